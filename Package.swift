@@ -1,0 +1,46 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "PoseCast",
+    platforms: [.macOS(.v15)],
+    products: [
+        .library(name: "RTCSession", targets: ["RTCSession"]),
+        .library(name: "PoseCastKit", targets: ["PoseCastKit"]),
+        .library(name: "PoseCastMedia", targets: ["PoseCastMedia"]),
+        .executable(name: "posecast-loopback", targets: ["posecast-loopback"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+    ],
+    targets: [
+        // GStreamer 1.22 as a system library (headers + pkg-config flags only).
+        .systemLibrary(
+            name: "CGStreamer",
+            pkgConfig: "gstreamer-1.0 gstreamer-webrtc-1.0 gstreamer-sdp-1.0 gstreamer-rtp-1.0 gstreamer-video-1.0 gstreamer-app-1.0",
+            providers: [.apt([
+                "libgstreamer1.0-dev", "libgstreamer-plugins-base1.0-dev",
+                "libgstreamer-plugins-bad1.0-dev", "libnice-dev",
+            ])]
+        ),
+        // The C that must be C: pose GstMeta, the RTP header extension subclass,
+        // and fixed-arity wrappers for variadic functions and macros.
+        .target(name: "CGstShim", dependencies: ["CGStreamer"]),
+        // Pose wire format and other domain code shared by both sides; no GStreamer.
+        .target(name: "PoseCastKit"),
+        // Swift wrapper around webrtcbin; knows nothing of poses.
+        .target(name: "RTCSession", dependencies: ["CGStreamer", "CGstShim"]),
+        // Publisher and subscriber media pipelines (pose attach/read, codecs).
+        .target(name: "PoseCastMedia", dependencies: ["RTCSession", "PoseCastKit", "CGStreamer", "CGstShim"]),
+        .executableTarget(
+            name: "posecast-loopback",
+            dependencies: [
+                "PoseCastMedia", "RTCSession", "PoseCastKit",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .testTarget(name: "PoseCastKitTests", dependencies: ["PoseCastKit"]),
+        .testTarget(name: "RTCSessionTests", dependencies: ["RTCSession"]),
+        .testTarget(name: "PoseCastMediaTests", dependencies: ["PoseCastMedia", "RTCSession", "PoseCastKit"]),
+    ]
+)

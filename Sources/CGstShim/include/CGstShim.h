@@ -1,0 +1,128 @@
+#ifndef CGSTSHIM_H
+#define CGSTSHIM_H
+/*
+ * CGstShim: the little C PoseCast cannot write in Swift. Every name is
+ * prefixed `pcg_`. Why each group exists:
+ *
+ *  - Pose meta: a GstMeta must be registered from C (gst_meta_register_custom
+ *    with an EMPTY tag list, so encoders, parsers, payloaders and decoders
+ *    carry it across; a tagged meta is dropped by them).
+ *  - Pose RTP header extension: a GObject subclass of GstRTPHeaderExtension
+ *    (class_init/instance_init and vfuncs), registered as an element factory
+ *    so depayloaders can create it from the `extmap` URI.
+ *  - Fixed-arity wrappers: Swift does not import C variadic functions
+ *    (g_object_set, g_signal_emit_by_name) nor function-like macros
+ *    (GST_PAD_PROBE_INFO_BUFFER, gst_buffer_make_writable, GST_OBJECT_NAME).
+ *
+ * Ownership is stated on every function: "(full)" means the caller receives a
+ * reference it must release, "(borrowed)" means it must not.
+ */
+#define GST_USE_UNSTABLE_API 1
+#include <gst/gst.h>
+#include <gst/webrtc/webrtc.h>
+#include <gst/rtp/rtp.h>
+
+/* --- Pose meta ---------------------------------------------------------- */
+
+/* Name of the custom meta and of the GstStructure it holds. */
+#define PCG_POSE_META_NAME "PoseCastPoseMeta"
+/* The URI of our RTP header extension (a URN of our own; negotiated via extmap). */
+#define PCG_POSE_EXT_URI "urn:x-posecast:rtp-hdrext:pose:1"
+/* Two-byte header extension elements carry at most 255 bytes. */
+#define PCG_POSE_MAX_BYTES 255
+
+/* Registers the pose meta once (thread safe) and returns its info (borrowed, static). */
+const GstMetaInfo *pcg_pose_meta_get_info(void);
+
+/* Attaches `size` bytes of encoded pose to a WRITABLE buffer, replacing any pose
+ * meta it already has (a buffer carries at most one pose). Fails (FALSE) when
+ * the buffer is not writable or size > PCG_POSE_MAX_BYTES. The bytes are copied. */
+gboolean pcg_buffer_set_pose(GstBuffer *buffer, const guint8 *data, gsize size);
+
+/* Copies the pose bytes of `buffer` into `out` (capacity `cap`, at least
+ * PCG_POSE_MAX_BYTES). Returns the byte count, or -1 when the buffer has no
+ * pose meta. The buffer is borrowed. */
+gssize pcg_buffer_get_pose(GstBuffer *buffer, guint8 *out, gsize cap);
+
+/* --- Pose RTP header extension ------------------------------------------ */
+
+/* GType of the GstRTPHeaderExtension subclass. */
+GType pcg_pose_hdrext_get_type(void);
+
+/* Registers the extension as element factory "posecastposehdrext" with rank
+ * MARGINAL, so gst_rtp_header_extension_create_from_uri() (used by
+ * depayloaders with auto-header-extension) finds it by PCG_POSE_EXT_URI.
+ * Idempotent; returns FALSE if registration failed. */
+gboolean pcg_pose_hdrext_register(void);
+
+/* Creates an extension instance with the given extmap id. Returns (full) a
+ * floating-sunk reference the caller must unref. */
+GstRTPHeaderExtension *pcg_pose_hdrext_new(guint ext_id);
+
+/* Counters of the extension (for diagnostics): packets written, frames read,
+ * and reads refused (oversized element or unwritable buffer). */
+void pcg_pose_hdrext_counters(GstRTPHeaderExtension *ext, guint64 *written,
+                              guint64 *read, guint64 *refused);
+
+/* --- Pad probes (macros in C) -------------------------------------------- */
+
+/* GST_PAD_PROBE_INFO_BUFFER: the buffer of a buffer probe (borrowed), or NULL. */
+GstBuffer *pcg_probe_info_get_buffer(GstPadProbeInfo *info);
+
+/* gst_buffer_make_writable on the probe's buffer, storing the (possibly new)
+ * buffer back into the probe info so downstream sees it. Returns it (borrowed). */
+GstBuffer *pcg_probe_info_make_buffer_writable(GstPadProbeInfo *info);
+
+/* GST_PAD_PROBE_INFO_EVENT: the event of an event probe (borrowed), or NULL. */
+GstEvent *pcg_probe_info_get_event(GstPadProbeInfo *info);
+
+/* --- Variadic wrappers --------------------------------------------------- */
+
+/* g_object_set(object, property, value, NULL) for object/boxed-pointer values. */
+void pcg_object_set_pointer(gpointer object, const gchar *property, gpointer value);
+
+/* g_object_get(object, property, &out, NULL) for int/enum properties. */
+gint pcg_object_get_int(gpointer object, const gchar *property);
+
+/* g_object_get for object-typed properties; returns (full) a reference or NULL. */
+gpointer pcg_object_get_pointer(gpointer object, const gchar *property);
+
+/* g_object_get for string properties; returns (full) a g_free-able string. */
+gchar *pcg_object_get_string(gpointer object, const gchar *property);
+
+/* g_signal_emit_by_name(instance, signal, arg, promise) - the shape of
+ * webrtcbin's create-offer, create-answer, set-local-description,
+ * set-remote-description and get-stats action signals. */
+void pcg_emit_with_promise(gpointer instance, const gchar *signal, gpointer arg,
+                           GstPromise *promise);
+
+/* webrtcbin "add-ice-candidate"(mline, candidate). */
+void pcg_webrtc_add_ice_candidate(GstElement *webrtc, guint mline, const gchar *candidate);
+
+/* webrtcbin "create-data-channel"(label, options) → (full) channel or NULL. */
+GstWebRTCDataChannel *pcg_webrtc_create_data_channel(GstElement *webrtc, const gchar *label,
+                                                     GstStructure *options);
+
+/* webrtcbin "add-transceiver"(direction, caps) → (full) transceiver or NULL. */
+GstWebRTCRTPTransceiver *pcg_webrtc_add_transceiver(GstElement *webrtc,
+                                                    GstWebRTCRTPTransceiverDirection direction,
+                                                    GstCaps *caps);
+
+/* RTP payloader "add-extension"(ext): the payloader takes its own reference. */
+void pcg_payloader_add_extension(GstElement *payloader, GstRTPHeaderExtension *ext);
+
+/* GST_OBJECT_NAME of an object (borrowed string). */
+const gchar *pcg_object_name(gpointer object);
+
+/* GST_MESSAGE_SRC_NAME of a message (borrowed string, may be NULL). */
+const gchar *pcg_message_src_name(GstMessage *message);
+
+/* gst_buffer_ref / unref are inline functions Swift may not see through
+ * GstMiniObject casts; these keep ownership calls explicit. */
+GstBuffer *pcg_buffer_ref(GstBuffer *buffer);
+void pcg_buffer_unref(GstBuffer *buffer);
+void pcg_caps_unref(GstCaps *caps);
+void pcg_message_unref(GstMessage *message);
+void pcg_event_unref(GstEvent *event);
+
+#endif

@@ -1,0 +1,334 @@
+/* CGstShim: see include/CGstShim.h for why each function exists. */
+#include "CGstShim.h"
+#include <string.h>
+
+/* ===== Pose meta ========================================================= */
+
+static const gchar *pose_field = "data";
+
+const GstMetaInfo *
+pcg_pose_meta_get_info (void)
+{
+  static gsize info = 0;
+  if (g_once_init_enter (&info)) {
+    /* Empty tag list on purpose: GstVideoEncoder/Decoder and the RTP
+     * (de)payloaders copy only metas without tags (or with video tags). */
+    const gchar *tags[] = { NULL };
+    const GstMetaInfo *registered =
+        gst_meta_register_custom (PCG_POSE_META_NAME, tags, NULL, NULL, NULL);
+    g_once_init_leave (&info, (gsize) registered);
+  }
+  return (const GstMetaInfo *) info;
+}
+
+gboolean
+pcg_buffer_set_pose (GstBuffer * buffer, const guint8 * data, gsize size)
+{
+  if (buffer == NULL || size > PCG_POSE_MAX_BYTES || !gst_buffer_is_writable (buffer))
+    return FALSE;
+  pcg_pose_meta_get_info ();
+  GstCustomMeta *meta = gst_buffer_get_custom_meta (buffer, PCG_POSE_META_NAME);
+  if (meta == NULL)
+    meta = gst_buffer_add_custom_meta (buffer, PCG_POSE_META_NAME);
+  if (meta == NULL)
+    return FALSE;
+  GBytes *bytes = g_bytes_new (data, size);
+  GstStructure *s = gst_custom_meta_get_structure (meta);
+  /* Replaces the field if an earlier pose was there: one pose per buffer. */
+  gst_structure_set (s, pose_field, G_TYPE_BYTES, bytes, NULL);
+  g_bytes_unref (bytes);
+  return TRUE;
+}
+
+/* Borrowed view of the pose bytes of a buffer, NULL when there is none. */
+static GBytes *
+pose_bytes_of (const GstBuffer * buffer)
+{
+  if (buffer == NULL)
+    return NULL;
+  pcg_pose_meta_get_info ();
+  GstCustomMeta *meta =
+      gst_buffer_get_custom_meta ((GstBuffer *) buffer, PCG_POSE_META_NAME);
+  if (meta == NULL)
+    return NULL;
+  const GValue *v = gst_structure_get_value (gst_custom_meta_get_structure (meta), pose_field);
+  if (v == NULL || !G_VALUE_HOLDS (v, G_TYPE_BYTES))
+    return NULL;
+  return (GBytes *) g_value_get_boxed (v);
+}
+
+gssize
+pcg_buffer_get_pose (GstBuffer * buffer, guint8 * out, gsize cap)
+{
+  GBytes *bytes = pose_bytes_of (buffer);
+  if (bytes == NULL)
+    return -1;
+  gsize size = 0;
+  const guint8 *data = g_bytes_get_data (bytes, &size);
+  if (size > cap)
+    size = cap;
+  if (size > 0)
+    memcpy (out, data, size);
+  return (gssize) size;
+}
+
+/* ===== Pose RTP header extension ======================================== */
+
+typedef struct
+{
+  GstRTPHeaderExtension parent;
+  guint64 written;              /* packets that carried the pose */
+  guint64 read;                 /* frames whose pose was read */
+  guint64 refused;              /* elements refused on read */
+} PcgPoseHdrExt;
+
+typedef struct
+{
+  GstRTPHeaderExtensionClass parent_class;
+} PcgPoseHdrExtClass;
+
+G_DEFINE_TYPE (PcgPoseHdrExt, pcg_pose_hdrext, GST_TYPE_RTP_HEADER_EXTENSION);
+
+static GstRTPHeaderExtensionFlags
+pose_hdrext_supported_flags (GstRTPHeaderExtension * ext)
+{
+  /* The pose is 58+ bytes: only the two-byte form (RFC 8285) can hold it. */
+  return GST_RTP_HEADER_EXTENSION_TWO_BYTE;
+}
+
+static gsize
+pose_hdrext_max_size (GstRTPHeaderExtension * ext, const GstBuffer * input_meta)
+{
+  GBytes *bytes = pose_bytes_of (input_meta);
+  return bytes ? g_bytes_get_size (bytes) : 0;
+}
+
+static gssize
+pose_hdrext_write (GstRTPHeaderExtension * ext, const GstBuffer * input_meta,
+    GstRTPHeaderExtensionFlags write_flags, GstBuffer * output, guint8 * data, gsize size)
+{
+  GBytes *bytes = pose_bytes_of (input_meta);
+  if (bytes == NULL)
+    return 0;                   /* frame without pose: no element in its packets */
+  gsize n = 0;
+  const guint8 *src = g_bytes_get_data (bytes, &n);
+  if (n > size)
+    return -1;
+  memcpy (data, src, n);
+  __atomic_fetch_add (&((PcgPoseHdrExt *) ext)->written, 1, __ATOMIC_RELAXED);
+  return (gssize) n;
+}
+
+static gboolean
+pose_hdrext_read (GstRTPHeaderExtension * ext, GstRTPHeaderExtensionFlags read_flags,
+    const guint8 * data, gsize size, GstBuffer * buffer)
+{
+  /* The bytes are validated in Swift where the pose is decoded (and counted
+   * there); here only what would break the meta itself is refused. The
+   * 1.22 depayloader calls read() once per frame, so setting replaces. */
+  if (!pcg_buffer_set_pose (buffer, data, size)) {
+    __atomic_fetch_add (&((PcgPoseHdrExt *) ext)->refused, 1, __ATOMIC_RELAXED);
+    GST_WARNING_OBJECT (ext, "refused pose element of %" G_GSIZE_FORMAT " bytes "
+        "(buffer writable: %d)", size, buffer ? gst_buffer_is_writable (buffer) : 0);
+    return FALSE;
+  }
+  __atomic_fetch_add (&((PcgPoseHdrExt *) ext)->read, 1, __ATOMIC_RELAXED);
+  return TRUE;
+}
+
+static void
+pcg_pose_hdrext_class_init (PcgPoseHdrExtClass * klass)
+{
+  GstElementClass *element_class = GST_ELEMENT_CLASS (klass);
+  GstRTPHeaderExtensionClass *ext_class = GST_RTP_HEADER_EXTENSION_CLASS (klass);
+
+  ext_class->get_supported_flags = pose_hdrext_supported_flags;
+  ext_class->get_max_size = pose_hdrext_max_size;
+  ext_class->write = pose_hdrext_write;
+  ext_class->read = pose_hdrext_read;
+
+  gst_element_class_set_static_metadata (element_class,
+      "PoseCast camera pose RTP header extension", GST_RTP_HDREXT_ELEMENT_CLASS,
+      "Carries each frame's camera pose (PoseCast wire format v1)", "PoseCast");
+  gst_rtp_header_extension_class_set_uri (ext_class, PCG_POSE_EXT_URI);
+}
+
+static void
+pcg_pose_hdrext_init (PcgPoseHdrExt * self)
+{
+}
+
+gboolean
+pcg_pose_hdrext_register (void)
+{
+  static gsize done = 0;
+  if (g_once_init_enter (&done)) {
+    pcg_pose_meta_get_info ();
+    gboolean ok = gst_element_register (NULL, "posecastposehdrext",
+        GST_RANK_MARGINAL, pcg_pose_hdrext_get_type ());
+    g_once_init_leave (&done, ok ? 1 : 2);
+  }
+  return done == 1;
+}
+
+GstRTPHeaderExtension *
+pcg_pose_hdrext_new (guint ext_id)
+{
+  GstRTPHeaderExtension *ext = g_object_new (pcg_pose_hdrext_get_type (), NULL);
+  gst_object_ref_sink (ext);
+  gst_rtp_header_extension_set_id (ext, ext_id);
+  return ext;
+}
+
+void
+pcg_pose_hdrext_counters (GstRTPHeaderExtension * ext, guint64 * written,
+    guint64 * read, guint64 * refused)
+{
+  PcgPoseHdrExt *self = (PcgPoseHdrExt *) ext;
+  if (written)
+    *written = __atomic_load_n (&self->written, __ATOMIC_RELAXED);
+  if (read)
+    *read = __atomic_load_n (&self->read, __ATOMIC_RELAXED);
+  if (refused)
+    *refused = __atomic_load_n (&self->refused, __ATOMIC_RELAXED);
+}
+
+/* ===== Pad probes ======================================================== */
+
+GstBuffer *
+pcg_probe_info_get_buffer (GstPadProbeInfo * info)
+{
+  if ((GST_PAD_PROBE_INFO_TYPE (info) & GST_PAD_PROBE_TYPE_BUFFER) == 0)
+    return NULL;
+  return GST_PAD_PROBE_INFO_BUFFER (info);
+}
+
+GstBuffer *
+pcg_probe_info_make_buffer_writable (GstPadProbeInfo * info)
+{
+  GstBuffer *buffer = pcg_probe_info_get_buffer (info);
+  if (buffer == NULL)
+    return NULL;
+  buffer = gst_buffer_make_writable (buffer);
+  GST_PAD_PROBE_INFO_DATA (info) = buffer;
+  return buffer;
+}
+
+GstEvent *
+pcg_probe_info_get_event (GstPadProbeInfo * info)
+{
+  if ((GST_PAD_PROBE_INFO_TYPE (info) & GST_PAD_PROBE_TYPE_EVENT_BOTH) == 0)
+    return NULL;
+  return GST_PAD_PROBE_INFO_EVENT (info);
+}
+
+/* ===== Variadic wrappers ================================================= */
+
+void
+pcg_object_set_pointer (gpointer object, const gchar * property, gpointer value)
+{
+  g_object_set (object, property, value, NULL);
+}
+
+gint
+pcg_object_get_int (gpointer object, const gchar * property)
+{
+  gint value = 0;
+  g_object_get (object, property, &value, NULL);
+  return value;
+}
+
+gpointer
+pcg_object_get_pointer (gpointer object, const gchar * property)
+{
+  gpointer value = NULL;
+  g_object_get (object, property, &value, NULL);
+  return value;
+}
+
+gchar *
+pcg_object_get_string (gpointer object, const gchar * property)
+{
+  gchar *value = NULL;
+  g_object_get (object, property, &value, NULL);
+  return value;
+}
+
+void
+pcg_emit_with_promise (gpointer instance, const gchar * signal, gpointer arg,
+    GstPromise * promise)
+{
+  g_signal_emit_by_name (instance, signal, arg, promise);
+}
+
+void
+pcg_webrtc_add_ice_candidate (GstElement * webrtc, guint mline, const gchar * candidate)
+{
+  g_signal_emit_by_name (webrtc, "add-ice-candidate", mline, candidate);
+}
+
+GstWebRTCDataChannel *
+pcg_webrtc_create_data_channel (GstElement * webrtc, const gchar * label,
+    GstStructure * options)
+{
+  GstWebRTCDataChannel *channel = NULL;
+  g_signal_emit_by_name (webrtc, "create-data-channel", label, options, &channel);
+  return channel;
+}
+
+GstWebRTCRTPTransceiver *
+pcg_webrtc_add_transceiver (GstElement * webrtc,
+    GstWebRTCRTPTransceiverDirection direction, GstCaps * caps)
+{
+  GstWebRTCRTPTransceiver *transceiver = NULL;
+  g_signal_emit_by_name (webrtc, "add-transceiver", direction, caps, &transceiver);
+  return transceiver;
+}
+
+void
+pcg_payloader_add_extension (GstElement * payloader, GstRTPHeaderExtension * ext)
+{
+  g_signal_emit_by_name (payloader, "add-extension", ext);
+}
+
+const gchar *
+pcg_object_name (gpointer object)
+{
+  return GST_OBJECT_NAME (object);
+}
+
+const gchar *
+pcg_message_src_name (GstMessage * message)
+{
+  return GST_MESSAGE_SRC (message) ? GST_MESSAGE_SRC_NAME (message) : NULL;
+}
+
+GstBuffer *
+pcg_buffer_ref (GstBuffer * buffer)
+{
+  return gst_buffer_ref (buffer);
+}
+
+void
+pcg_buffer_unref (GstBuffer * buffer)
+{
+  gst_buffer_unref (buffer);
+}
+
+void
+pcg_caps_unref (GstCaps * caps)
+{
+  gst_caps_unref (caps);
+}
+
+void
+pcg_message_unref (GstMessage * message)
+{
+  gst_message_unref (message);
+}
+
+void
+pcg_event_unref (GstEvent * event)
+{
+  gst_event_unref (event);
+}

@@ -1,0 +1,203 @@
+internal import CGStreamer
+import CGstShim
+import PoseCastKit
+import RTCSession
+import Synchronization
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Produces the pose of a frame: called once per captured frame, on the streaming thread.
+public typealias PoseSource = @Sendable (_ frameID: UInt32, _ captureTimeNanos: UInt64) -> FramePose
+
+public struct PublisherMediaConfig: Sendable {
+    public enum Source: Sendable, Equatable {
+        /// GStreamer's videotestsrc (live), with a pattern name ("ball", "smpte", …).
+        case test(pattern: String = "ball")
+        /// A V4L2 camera device.
+        case v4l2(device: String = "/dev/video0")
+    }
+    public var source: Source = .test()
+    public var width = 640, height = 480, fps = 30
+    public var codec: VideoCodec = .vp8
+    public var bitrateKbps = 2000
+    /// Frames between forced keyframes.
+    public var keyframeInterval = 30
+    /// Write each frame id into the picture (see `FrameStamp`), for end-to-end checks.
+    public var stampFrameIDs = false
+    /// Room reserved in every packet for application bytes in the pose element.
+    public var maxApplicationBytes = 0
+    /// Path MTU the RTP packets must fit in (extension included).
+    public var pathMTU = 1200
+    public var rtc = RTCConfiguration()
+    public init() {}
+}
+
+/// Counters of the publisher's pose tagging.
+public struct PublisherMediaStats: Sendable {
+    public var framesTagged: UInt64 = 0
+    public var poseEncodeErrors: UInt64 = 0
+    public var lastError: PoseWireError?
+}
+
+/// source → convert → caps → **pose attach** → encoder → payloader (+ pose extension) → tee,
+/// then one queue → webrtcbin branch per subscriber (one encode for all).
+public final class PublisherMedia: @unchecked Sendable {
+    public let pipeline: Pipeline
+    public let config: PublisherMediaConfig
+    private let tee: Element
+    private let payloaderSource: Pad
+    private let extensionRef: UnsafeMutablePointer<GstRTPHeaderExtension>
+    private let state = Mutex(State())
+
+    private struct State {
+        var stats = PublisherMediaStats()
+        var nextFrameID: UInt32 = 0
+        var peers: [ObjectIdentifier: (peer: WebRTCPeer, queue: Element, teePad: Pad)] = [:]
+    }
+
+    public init(config: PublisherMediaConfig, poseSource: @escaping PoseSource,
+                onPoseAttached: (@Sendable (FramePose) -> Void)? = nil) throws(RTCError) {
+        try PoseHeaderExtension.register()
+        guard config.width >= 64, config.height >= 64, (1...120).contains(config.fps) else {
+            throw .invalidArgument("video \(config.width)x\(config.height)@\(config.fps) is out of range")
+        }
+        self.config = config
+        pipeline = try Pipeline(name: "publisher")
+
+        var chain = try Self.makeSource(config)
+        let caps = try ElementFactory.make("capsfilter", name: "rawcaps")
+        caps.set("caps", "video/x-raw,format=I420,width=\(config.width),height=\(config.height),framerate=\(config.fps)/1")
+        let queue = try ElementFactory.make("queue", name: "encqueue")
+        queue.set("max-size-buffers", 2)
+        let encoder = try config.codec.makeEncoder(bitrateKbps: config.bitrateKbps, keyframeInterval: config.keyframeInterval)
+        let overhead = 4 + 2 + PoseWireFormat.fixedSize + config.maxApplicationBytes
+        let payloader = try config.codec.makePayloader(mtu: config.pathMTU - ((overhead + 3) / 4 * 4))
+        extensionRef = try PoseHeaderExtension.make(id: PoseHeaderExtension.defaultID)
+        pcg_payloader_add_extension(payloader.raw, extensionRef)
+        payloaderSource = payloader.staticPad("src")!
+        tee = try ElementFactory.make("tee", name: "fanout")
+        tee.set("allow-not-linked", true)
+        chain += [caps, queue, encoder, payloader, tee]
+        for e in chain { pipeline.add(e) }
+        try pipeline.link(chain)
+
+        // Pose attach: on the raw frame, after conversion, before the encoder.
+        let stamp = config.stampFrameIDs
+        caps.staticPad("src")!.addProbe(GST_PAD_PROBE_TYPE_BUFFER) { [weak self] probeInfo in
+            guard let self, let buffer = pcg_probe_info_make_buffer_writable(probeInfo) else { return GST_PAD_PROBE_OK }
+            let frameID = self.state.withLock { s in
+                defer { s.nextFrameID &+= 1 }
+                return s.nextFrameID
+            }
+            let captured = WallClock.nowNanos()
+            var pose = poseSource(frameID, captured)
+            var bytes: [UInt8]
+            var failure: PoseWireError?
+            do throws(PoseWireError) { bytes = try PoseWireFormat.encode(pose) } catch {
+                // Never invent a pose: send the frame flagged as having none.
+                failure = error
+                pose = FramePose(flags: .missing, frameID: frameID, captureTimeNanos: captured, position: .zero,
+                                 orientation: .identity, intrinsics: pose.intrinsics.fx > 0 ? pose.intrinsics
+                                     : CameraIntrinsics(horizontalFOVDegrees: 60, aspect: Float(config.width) / Float(config.height)))
+                bytes = (try? PoseWireFormat.encode(pose)) ?? []
+            }
+            if stamp {
+                var info = GstVideoInfo()
+                gst_video_info_set_format(&info, GST_VIDEO_FORMAT_I420, guint(config.width), guint(config.height))
+                _ = FrameStamp.write(frameID, into: buffer, info: &info)
+            }
+            let attached = PoseMeta.attach(bytes, to: buffer)
+            self.state.withLock { s in
+                if attached { s.stats.framesTagged += 1 }
+                if let failure { s.stats.poseEncodeErrors += 1; s.stats.lastError = failure }
+            }
+            onPoseAttached?(pose)
+            return GST_PAD_PROBE_OK
+        }
+    }
+
+    deinit {
+        pipeline.stop()
+        gst_object_unref(UnsafeMutableRawPointer(extensionRef))
+    }
+
+    private static func makeSource(_ config: PublisherMediaConfig) throws(RTCError) -> [Element] {
+        switch config.source {
+        case .test(let pattern):
+            let src = try ElementFactory.make("videotestsrc", name: "source")
+            src.set("is-live", true)
+            src.set("pattern", pattern)
+            return [src, try ElementFactory.make("videoconvert")]
+        case .v4l2(let device):
+            guard access(device, F_OK) == 0 else {
+                throw .deviceMissing(path: device, hint: "no camera there: use `--source test` (videotestsrc) instead")
+            }
+            let src = try ElementFactory.make("v4l2src", name: "source")
+            src.set("device", device)
+            return [src, try ElementFactory.make("videoconvert"), try ElementFactory.make("videoscale"),
+                    try ElementFactory.make("videorate")]
+        }
+    }
+
+    public func start() throws(RTCError) { try pipeline.play() }
+    public func stop() { pipeline.stop() }
+
+    public var stats: PublisherMediaStats { state.withLock { $0.stats } }
+
+    /// Pose extension counters: RTP packets that carried a pose element.
+    public var packetsWithPose: UInt64 {
+        var written: guint64 = 0
+        pcg_pose_hdrext_counters(extensionRef, &written, nil, nil)
+        return UInt64(written)
+    }
+
+    /// Adds a subscriber branch (tee → queue → new webrtcbin) and returns its peer; the
+    /// caller drives the offer. Call after `start()`: the branch's codec preferences are
+    /// the payloader's negotiated caps (with the pose `extmap`), so the offer is exact.
+    public func addPeer(name: String) async throws(RTCError) -> WebRTCPeer {
+        let preferences = try await sendCaps()
+        let peer = try WebRTCPeer(name: name, pipeline: pipeline, configuration: config.rtc)
+        let queue = try ElementFactory.make("queue", name: "\(name)-queue")
+        queue.set("leaky", "downstream")          // a stalled subscriber never blocks the encoder
+        queue.set("max-size-buffers", 60)
+        pipeline.add(queue)
+        let sendPad = try peer.requestSendPad(codecPreferences: preferences)
+        try queue.staticPad("src")!.link(to: sendPad)
+        guard let teePad = tee.requestPad("src_%u") else { throw .linkFailed(from: "tee", to: name) }
+        try teePad.link(to: queue.staticPad("sink")!)
+        queue.syncStateWithParent()
+        peer.webrtc.syncStateWithParent()
+        state.withLock { $0.peers[ObjectIdentifier(peer)] = (peer, queue, teePad) }
+        return peer
+    }
+
+    /// The payloader's output caps without per-stream fields, plus the RTCP feedback we
+    /// answer (PLI/FIR for keyframes, NACK). Waits up to 5 s for the first frame.
+    private func sendCaps() async throws(RTCError) -> String {
+        let deadline = ContinuousClock.now + .seconds(5)
+        while true {
+            // Per-stream and per-keyframe fields would pin the branch to one caps
+            // instance (sprop-parameter-sets changes with H.264 parameter sets).
+            if let caps = payloaderSource.negotiatedCaps(removing: [
+                "ssrc", "timestamp-offset", "seqnum-offset", "sprop-parameter-sets"]) {
+                return caps + ", rtcp-fb-nack-pli=(boolean)true, rtcp-fb-ccm-fir=(boolean)true, rtcp-fb-nack=(boolean)true"
+            }
+            guard ContinuousClock.now < deadline else {
+                throw .negotiation(peer: "publisher", reason: "no frame reached the payloader within 5 s (is the source producing?)")
+            }
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+    }
+
+    /// Closes a subscriber's peer and frees its branch.
+    public func removePeer(_ peer: WebRTCPeer) {
+        guard let entry = state.withLock({ $0.peers.removeValue(forKey: ObjectIdentifier(peer)) }) else { return }
+        entry.peer.close()
+        _ = gst_pad_unlink(entry.teePad.raw, entry.queue.staticPad("sink")!.raw)
+        gst_element_release_request_pad(tee.raw, entry.teePad.raw)
+        pipeline.remove(entry.queue)
+        pipeline.remove(entry.peer.webrtc)
+    }
+}

@@ -1,0 +1,157 @@
+internal import CGStreamer
+import CGstShim
+import PoseCastKit
+import RTCSession
+import Synchronization
+import Foundation
+
+public struct SubscriberMediaConfig: Sendable {
+    public enum Sink: Sendable, Equatable {
+        /// Decode and drop (headless, tests, benchmarks).
+        case discard
+        /// Show in a window (autovideosink).
+        case display
+    }
+    public var sink: Sink = .discard
+    /// Read the frame id written into the picture by a publisher with `stampFrameIDs`.
+    public var readFrameStamps = false
+    public var codecs: Set<VideoCodec> = Set(VideoCodec.allCases)
+    public var rtc = RTCConfiguration()
+    public init() {}
+}
+
+/// One decoded frame and what it carried.
+public struct DecodedFrame: Sendable {
+    /// The pose, if the frame had a valid one.
+    public var pose: FramePose?
+    /// Why the frame's pose element was rejected (the frame still played).
+    public var poseError: PoseWireError?
+    /// The id painted into the picture (only with `readFrameStamps`).
+    public var stampedFrameID: UInt32?
+    /// Host wall-clock time when the decoder output the frame.
+    public var decodedAtNanos: UInt64
+    public var codec: VideoCodec
+}
+
+public struct SubscriberMediaStats: Sendable {
+    public var framesDecoded: UInt64 = 0
+    public var framesWithPose: UInt64 = 0
+    public var framesWithoutPose: UInt64 = 0
+    public var posesRejected: [String: Int] = [:]
+}
+
+/// webrtcbin → depayloader (pose extension from the negotiated extmap) → decoder →
+/// **pose read** → sink. The publisher offers; `answer(_:)` applies it.
+public final class SubscriberMedia: @unchecked Sendable {
+    public let pipeline: Pipeline
+    public let peer: WebRTCPeer
+    public let config: SubscriberMediaConfig
+    public let rejections = PoseRejectionCounter()
+    private let state = Mutex(State())
+
+    private struct State {
+        var stats = SubscriberMediaStats()
+        var branches: [Element] = []
+    }
+
+    public init(config: SubscriberMediaConfig, name: String = "subscriber",
+                onFrame: (@Sendable (DecodedFrame) -> Void)? = nil) throws(RTCError) {
+        try PoseHeaderExtension.register()
+        self.config = config
+        pipeline = try Pipeline(name: name)
+        peer = try WebRTCPeer(name: "\(name)-webrtc", pipeline: pipeline, configuration: config.rtc)
+        // Fail now, not mid-call, if a decoder we would negotiate is missing.
+        for codec in config.codecs { _ = try codec.makeDecodeChain() }
+        peer.onIncomingStream { [weak self] pad in
+            guard let self else { return }
+            do throws(RTCError) { try self.attachDecodeBranch(to: pad, onFrame: onFrame) } catch {
+                self.peer.report(error)
+            }
+        }
+    }
+
+    deinit { pipeline.stop() }
+
+    public func start() throws(RTCError) { try pipeline.play() }
+    public func stop() { peer.close(); pipeline.stop() }
+
+    public var stats: SubscriberMediaStats {
+        var s = state.withLock { $0.stats }
+        s.posesRejected = rejections.byReason
+        return s
+    }
+
+    /// Adds the receive transceiver (with the offer's extmap), applies the offer and
+    /// returns the local answer to send back.
+    public func answer(_ offer: SessionDescription) async throws(RTCError) -> SessionDescription {
+        guard offer.kind == .offer else { throw .invalidDescription("expected an offer, got \(offer.kind.rawValue)") }
+        try peer.addReceiveTransceiver(matching: offer, encodings: Set(config.codecs.map(\.encodingName)))
+        try await peer.setRemoteDescription(offer)
+        let answer = try await peer.createAnswer()
+        try await peer.setLocalDescription(answer)
+        return answer
+    }
+
+    private func attachDecodeBranch(to pad: Pad, onFrame: (@Sendable (DecodedFrame) -> Void)?) throws(RTCError) {
+        let caps = pad.capsDescription
+        guard let encoding = caps.firstMatch(field: "encoding-name"), let codec = VideoCodec(encodingName: encoding),
+              config.codecs.contains(codec) else {
+            throw .negotiation(peer: peer.name, reason: "incoming stream has unsupported caps \(caps)")
+        }
+        var chain = try codec.makeDecodeChain()
+        let decoder = chain.last!
+        switch config.sink {
+        case .discard:
+            let sink = try ElementFactory.make("fakesink")
+            sink.set("sync", false)
+            chain.append(sink)
+        case .display:
+            let sink = try ElementFactory.make("autovideosink")
+            sink.set("sync", false)
+            chain += [try ElementFactory.make("videoconvert"), sink]
+        }
+        for e in chain { pipeline.add(e) }
+        try pipeline.link(chain)
+
+        let readStamps = config.readFrameStamps
+        let decoderSource = decoder.staticPad("src")!
+        decoderSource.addProbe(GST_PAD_PROBE_TYPE_BUFFER) { [weak self] info in
+            guard let self, let buffer = pcg_probe_info_get_buffer(info) else { return GST_PAD_PROBE_OK }
+            var frame = DecodedFrame(decodedAtNanos: WallClock.nowNanos(), codec: codec)
+            let bytes = PoseMeta.bytes(of: buffer)
+            if let bytes {
+                do throws(PoseWireError) { frame.pose = try PoseWireFormat.decode(bytes) } catch {
+                    frame.poseError = error
+                    self.rejections.record(error)
+                }
+            }
+            if readStamps, let padCaps = gst_pad_get_current_caps(decoderSource.raw) {
+                var videoInfo = GstVideoInfo()
+                if gst_video_info_from_caps(&videoInfo, padCaps) != 0 {
+                    frame.stampedFrameID = FrameStamp.read(from: buffer, info: &videoInfo)
+                }
+                pcg_caps_unref(padCaps)
+            }
+            self.state.withLock { s in
+                s.stats.framesDecoded += 1
+                if frame.pose != nil { s.stats.framesWithPose += 1 } else { s.stats.framesWithoutPose += 1 }
+            }
+            onFrame?(frame)
+            return GST_PAD_PROBE_OK
+        }
+        for e in chain { e.syncStateWithParent() }
+        try pad.link(to: chain[0].staticPad("sink")!)
+        state.withLock { $0.branches += chain }
+    }
+}
+
+extension String {
+    /// The value of `field=(type)value` or `field=value` in a caps string.
+    func firstMatch(field: String) -> String? {
+        guard let range = range(of: "\(field)=") else { return nil }
+        var rest = self[range.upperBound...]
+        if rest.hasPrefix("("), let close = rest.firstIndex(of: ")") { rest = rest[rest.index(after: close)...] }
+        let value = rest.prefix { $0 != "," && $0 != ";" && $0 != " " }
+        return String(value.filter { $0 != "\"" })
+    }
+}

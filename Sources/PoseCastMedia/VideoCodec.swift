@@ -1,0 +1,69 @@
+import RTCSession
+
+/// The video codecs PoseCast negotiates: VP8 by default, H.264 (OpenH264) as an option.
+public enum VideoCodec: String, Sendable, CaseIterable, Codable {
+    case vp8, h264
+
+    /// The RTP encoding name in SDP and caps.
+    public var encodingName: String { self == .vp8 ? "VP8" : "H264" }
+    var payloadType: Int { self == .vp8 ? 96 : 102 }
+
+    init?(encodingName: String) {
+        switch encodingName.uppercased() {
+        case "VP8": self = .vp8
+        case "H264": self = .h264
+        default: return nil
+        }
+    }
+
+    /// Encoder configured for real-time, low-latency streaming.
+    func makeEncoder(bitrateKbps: Int, keyframeInterval: Int) throws(RTCError) -> Element {
+        switch self {
+        case .vp8:
+            let e = try ElementFactory.make("vp8enc")
+            e.set("deadline", 1)                 // realtime
+            e.set("cpu-used", 8)
+            e.set("end-usage", "cbr")
+            e.set("target-bitrate", bitrateKbps * 1000)
+            e.set("keyframe-max-dist", keyframeInterval)
+            e.set("lag-in-frames", 0)
+            e.set("error-resilient", "default")
+            e.set("threads", 2)
+            return e
+        case .h264:
+            let e = try ElementFactory.make("openh264enc")
+            e.set("bitrate", bitrateKbps * 1000)
+            e.set("gop-size", keyframeInterval)
+            e.set("complexity", "low")
+            e.set("rate-control", "bitrate")
+            e.set("usage-type", "camera")
+            return e
+        }
+    }
+
+    /// Payloader; `mtu` leaves room for the header extension, which 1.22 does not count.
+    func makePayloader(mtu: Int) throws(RTCError) -> Element {
+        let p = try ElementFactory.make(self == .vp8 ? "rtpvp8pay" : "rtph264pay")
+        p.set("pt", payloadType)
+        p.set("mtu", mtu)
+        if self == .h264 {
+            p.set("config-interval", -1)          // SPS/PPS with every IDR
+            p.set("aggregate-mode", "zero-latency")
+        }
+        return p
+    }
+
+    /// Depayloader → (parser) → decoder, in link order.
+    func makeDecodeChain() throws(RTCError) -> [Element] {
+        switch self {
+        case .vp8:
+            let depay = try ElementFactory.make("rtpvp8depay")
+            depay.set("request-keyframe", true)
+            return [depay, try ElementFactory.make("vp8dec")]
+        case .h264:
+            let depay = try ElementFactory.make("rtph264depay")
+            depay.set("request-keyframe", true)
+            return [depay, try ElementFactory.make("h264parse"), try ElementFactory.make("openh264dec")]
+        }
+    }
+}

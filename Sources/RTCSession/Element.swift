@@ -1,0 +1,131 @@
+package import CGStreamer
+import CGstShim
+
+/// Reinterprets a GObject-family pointer as another C struct type (the C cast macros).
+@inline(__always)
+package func gcast<T>(_ pointer: UnsafeMutableRawPointer, to _: T.Type) -> UnsafeMutablePointer<T> {
+    pointer.assumingMemoryBound(to: T.self)
+}
+
+/// A GstElement this wrapper holds one full reference to, released in `deinit`.
+package final class Element: @unchecked Sendable {
+    package let raw: UnsafeMutablePointer<GstElement>
+
+    /// Takes a floating reference (fresh from a factory) and sinks it: we own it.
+    package init(takingFloating raw: UnsafeMutablePointer<GstElement>) {
+        self.raw = raw
+        gst_object_ref_sink(UnsafeMutableRawPointer(raw))
+    }
+
+    /// Adopts a full reference the caller transfers to us (`transfer full`).
+    package init(takingOwnership raw: UnsafeMutablePointer<GstElement>) {
+        self.raw = raw
+    }
+
+    /// Borrows a reference (`transfer none`) and adds our own.
+    package init(retaining raw: UnsafeMutablePointer<GstElement>) {
+        self.raw = raw
+        gst_object_ref(UnsafeMutableRawPointer(raw))
+    }
+
+    deinit { gst_object_unref(UnsafeMutableRawPointer(raw)) }
+
+    package var object: UnsafeMutableRawPointer { UnsafeMutableRawPointer(raw) }
+    package var name: String { String(cString: pcg_object_name(object)) }
+
+    /// Sets a property from its string form (any type GStreamer can parse: ints, enums, caps, bools).
+    package func set(_ property: String, _ value: String) {
+        gst_util_set_object_arg(UnsafeMutablePointer(OpaquePointer(object)), property, value)
+    }
+    package func set(_ property: String, _ value: Int) { set(property, String(value)) }
+    package func set(_ property: String, _ value: Bool) { set(property, value ? "true" : "false") }
+
+    /// Sets an object- or boxed-typed property (caps, another element); the element takes its own reference.
+    package func set(_ property: String, pointer: UnsafeMutableRawPointer?) {
+        pcg_object_set_pointer(object, property, pointer)
+    }
+
+    package func int(_ property: String) -> Int32 { pcg_object_get_int(object, property) }
+
+    package func staticPad(_ name: String) -> Pad? {
+        gst_element_get_static_pad(raw, name).map { Pad(takingOwnership: $0) }
+    }
+
+    package func requestPad(_ template: String) -> Pad? {
+        gst_element_request_pad_simple(raw, template).map { Pad(takingOwnership: $0) }
+    }
+
+    package func link(_ next: Element) throws(RTCError) {
+        guard gst_element_link(raw, next.raw) != 0 else { throw .linkFailed(from: name, to: next.name) }
+    }
+
+    /// Brings a just-added element to its bin's state (for elements added while playing).
+    package func syncStateWithParent() { _ = gst_element_sync_state_with_parent(raw) }
+}
+
+/// A GstPad this wrapper holds a full reference to.
+package final class Pad: @unchecked Sendable {
+    package let raw: UnsafeMutablePointer<GstPad>
+
+    package init(takingOwnership raw: UnsafeMutablePointer<GstPad>) { self.raw = raw }
+    package init(retaining raw: UnsafeMutablePointer<GstPad>) {
+        self.raw = raw
+        gst_object_ref(UnsafeMutableRawPointer(raw))
+    }
+    deinit { gst_object_unref(UnsafeMutableRawPointer(raw)) }
+
+    package var name: String { String(cString: pcg_object_name(UnsafeMutableRawPointer(raw))) }
+    package var isSource: Bool { raw.pointee.direction == GST_PAD_SRC }
+
+    /// The negotiated caps as a string, or the pad's possible caps if none are set yet.
+    package var capsDescription: String {
+        let caps = gst_pad_get_current_caps(raw) ?? gst_pad_query_caps(raw, nil)
+        guard let caps else { return "" }
+        defer { pcg_caps_unref(caps) }
+        guard let s = gst_caps_to_string(caps) else { return "" }
+        defer { g_free(s) }
+        return String(cString: s)
+    }
+
+    /// The negotiated caps as a string without the named fields, or nil before negotiation.
+    package func negotiatedCaps(removing fields: [String] = []) -> String? {
+        guard let current = gst_pad_get_current_caps(raw) else { return nil }
+        let caps = gst_caps_copy(current)!
+        pcg_caps_unref(current)
+        defer { pcg_caps_unref(caps) }
+        for i in 0..<gst_caps_get_size(caps) {
+            for field in fields { gst_structure_remove_field(gst_caps_get_structure(caps, i), field) }
+        }
+        guard let s = gst_caps_to_string(caps) else { return nil }
+        defer { g_free(s) }
+        return String(cString: s)
+    }
+
+    package func link(to sink: Pad) throws(RTCError) {
+        let result = gst_pad_link(raw, sink.raw)
+        guard result == GST_PAD_LINK_OK else {
+            throw .linkFailed(from: name, to: "\(sink.name) (\(result.rawValue))")
+        }
+    }
+
+    /// Installs a probe; the closure is boxed into user_data and freed by the destroy notify.
+    /// Returns the probe id (remove with `removeProbe`).
+    @discardableResult
+    package func addProbe(_ mask: GstPadProbeType,
+                          _ body: @escaping @Sendable (UnsafeMutablePointer<GstPadProbeInfo>) -> GstPadProbeReturn) -> UInt {
+        let box = Unmanaged.passRetained(ProbeBox(body)).toOpaque()
+        return UInt(gst_pad_add_probe(raw, mask, { _, info, userData in
+            let box = Unmanaged<ProbeBox>.fromOpaque(userData!).takeUnretainedValue()
+            return box.body(info!)
+        }, box, { userData in
+            Unmanaged<ProbeBox>.fromOpaque(userData!).release()
+        }))
+    }
+
+    package func removeProbe(_ id: UInt) { gst_pad_remove_probe(raw, gulong(id)) }
+}
+
+private final class ProbeBox {
+    let body: @Sendable (UnsafeMutablePointer<GstPadProbeInfo>) -> GstPadProbeReturn
+    init(_ body: @escaping @Sendable (UnsafeMutablePointer<GstPadProbeInfo>) -> GstPadProbeReturn) { self.body = body }
+}

@@ -1,0 +1,120 @@
+package import CGStreamer
+import CGstShim
+import Synchronization
+
+/// A bus message, copied out of GStreamer into Swift values.
+public enum BusMessage: Sendable, Equatable {
+    case error(source: String, message: String, debug: String)
+    case warning(source: String, message: String, debug: String)
+    case endOfStream
+    case stateChanged(source: String, old: String, new: String)
+}
+
+/// A GstPipeline (full reference) whose bus feeds any number of observers from a
+/// sync handler: the handler runs on the posting thread, observers must be quick.
+public final class Pipeline: @unchecked Sendable {
+    package let element: Element
+    private let observers = Mutex<[UInt: @Sendable (BusMessage) -> Void]>([:])
+    private let nextToken = Atomic<UInt>(1)
+    private let bus: UnsafeMutablePointer<GstBus>
+
+    public init(name: String) throws(RTCError) {
+        try GStreamer.initialize()
+        guard let raw = gst_pipeline_new(name) else { throw .invalidArgument("cannot create pipeline \(name)") }
+        element = Element(takingFloating: raw)
+        bus = gst_element_get_bus(raw)
+        let box = Unmanaged.passRetained(BusBox(self)).toOpaque()
+        gst_bus_set_sync_handler(bus, { _, message, userData in
+            let box = Unmanaged<BusBox>.fromOpaque(userData!).takeUnretainedValue()
+            if let message, let parsed = BusMessage(message) { box.pipeline?.dispatch(parsed) }
+            return GST_BUS_DROP
+        }, box, { userData in Unmanaged<BusBox>.fromOpaque(userData!).release() })
+    }
+
+    deinit {
+        gst_bus_set_sync_handler(bus, nil, nil, nil)
+        _ = gst_element_set_state(element.raw, GST_STATE_NULL)
+        gst_object_unref(UnsafeMutableRawPointer(bus))
+    }
+
+    public var name: String { element.name }
+
+    /// Observes bus messages; returns a token for `removeObserver`.
+    @discardableResult
+    public func addObserver(_ body: @escaping @Sendable (BusMessage) -> Void) -> UInt {
+        let token = nextToken.add(1, ordering: .relaxed).oldValue
+        observers.withLock { $0[token] = body }
+        return token
+    }
+
+    public func removeObserver(_ token: UInt) { _ = observers.withLock { $0.removeValue(forKey: token) } }
+
+    private func dispatch(_ message: BusMessage) {
+        let current = observers.withLock { Array($0.values) }
+        for body in current { body(message) }
+    }
+
+    package func add(_ elements: Element...) {
+        for e in elements { _ = gst_bin_add(gcast(element.object, to: GstBin.self), e.raw) }
+    }
+
+    package func remove(_ e: Element) {
+        _ = gst_element_set_state(e.raw, GST_STATE_NULL)
+        _ = gst_bin_remove(gcast(element.object, to: GstBin.self), e.raw)
+    }
+
+    /// Links a chain of elements in order.
+    package func link(_ chain: [Element]) throws(RTCError) {
+        for (a, b) in zip(chain, chain.dropFirst()) { try a.link(b) }
+    }
+
+    public func play() throws(RTCError) { try setState(GST_STATE_PLAYING, "PLAYING") }
+    public func stop() { _ = gst_element_set_state(element.raw, GST_STATE_NULL) }
+
+    package func setState(_ state: GstState, _ label: String) throws(RTCError) {
+        if gst_element_set_state(element.raw, state) == GST_STATE_CHANGE_FAILURE {
+            throw .stateChange(element: name, target: label)
+        }
+    }
+
+    /// Current running time of the pipeline in nanoseconds (clock time minus base time), if playing.
+    package var runningTimeNanos: UInt64? {
+        guard let clock = gst_element_get_clock(element.raw) else { return nil }
+        defer { gst_object_unref(UnsafeMutableRawPointer(clock)) }
+        return UInt64(gst_clock_get_time(clock) &- gst_element_get_base_time(element.raw))
+    }
+}
+
+private final class BusBox {
+    weak var pipeline: Pipeline?
+    init(_ pipeline: Pipeline) { self.pipeline = pipeline }
+}
+
+extension BusMessage {
+    init?(_ message: UnsafeMutablePointer<GstMessage>) {
+        let source = pcg_message_src_name(message).map { String(cString: $0) } ?? "?"
+        let type = message.pointee.type
+        if type == GST_MESSAGE_ERROR || type == GST_MESSAGE_WARNING {
+            var error: UnsafeMutablePointer<GError>? = nil
+            var debug: UnsafeMutablePointer<gchar>? = nil
+            if type == GST_MESSAGE_ERROR { gst_message_parse_error(message, &error, &debug) }
+            else { gst_message_parse_warning(message, &error, &debug) }
+            let text = error.map { String(cString: $0.pointee.message) } ?? ""
+            let debugText = debug.map { String(cString: $0) } ?? ""
+            if let error { g_error_free(error) }
+            g_free(debug)
+            self = type == GST_MESSAGE_ERROR
+                ? .error(source: source, message: text, debug: debugText)
+                : .warning(source: source, message: text, debug: debugText)
+        } else if type == GST_MESSAGE_EOS {
+            self = .endOfStream
+        } else if type == GST_MESSAGE_STATE_CHANGED {
+            var old = GST_STATE_NULL, new = GST_STATE_NULL, pending = GST_STATE_NULL
+            gst_message_parse_state_changed(message, &old, &new, &pending)
+            self = .stateChanged(source: source, old: String(cString: gst_element_state_get_name(old)),
+                                 new: String(cString: gst_element_state_get_name(new)))
+        } else {
+            return nil
+        }
+    }
+}

@@ -1,0 +1,289 @@
+package import CGStreamer
+import CGstShim
+import Synchronization
+
+/// Options of one peer connection.
+public struct RTCConfiguration: Sendable {
+    /// `stun://host:port`, or nil for host candidates only (loopback).
+    public var stunServer: String?
+    /// `turn://user:password@host:port`, or nil.
+    public var turnServer: String?
+    /// Receive jitter buffer latency in milliseconds (webrtcbin's default is 200).
+    public var jitterBufferLatencyMs: Int
+    public init(stunServer: String? = nil, turnServer: String? = nil, jitterBufferLatencyMs: Int = 200) {
+        self.stunServer = stunServer
+        self.turnServer = turnServer
+        self.jitterBufferLatencyMs = jitterBufferLatencyMs
+    }
+}
+
+/// A `webrtcbin` inside a `Pipeline`: offer/answer/ICE as async functions, data
+/// channels, stats, and every signal and bus error on one `events` stream.
+/// Signal handlers hold the peer weakly; `close()` disconnects them.
+public final class WebRTCPeer: @unchecked Sendable {
+    public let name: String
+    public let events: AsyncStream<RTCEvent>
+    package let webrtc: Element
+    package let pipeline: Pipeline
+    private let sink: AsyncStream<RTCEvent>.Continuation
+    private let state = Mutex(State())
+
+    private struct State {
+        var handlerIDs: [UInt] = []
+        var busToken: UInt?
+        var channels: [DataChannel] = []
+        var incomingStream: (@Sendable (Pad) -> Void)?
+        var closed = false
+    }
+
+    public init(name: String, pipeline: Pipeline, configuration: RTCConfiguration = .init()) throws(RTCError) {
+        self.name = name
+        self.pipeline = pipeline
+        (events, sink) = AsyncStream.makeStream(of: RTCEvent.self, bufferingPolicy: .unbounded)
+        webrtc = try ElementFactory.make("webrtcbin", name: name)
+        // Probe the plugins webrtcbin loads lazily, so a missing one is named now, not mid-call.
+        for factory in ["nicesrc", "dtlssrtpenc", "srtpenc", "sctpenc", "rtpbin"] where !ElementFactory.isAvailable(factory) {
+            _ = try ElementFactory.make(factory)
+        }
+        webrtc.set("bundle-policy", "max-bundle")
+        webrtc.set("latency", configuration.jitterBufferLatencyMs)
+        if let stun = configuration.stunServer { webrtc.set("stun-server", stun) }
+        if let turn = configuration.turnServer { webrtc.set("turn-server", turn) }
+        pipeline.add(webrtc)
+        connectSignals()
+    }
+
+    deinit { close() }
+
+    // MARK: Signals
+
+    private func connectSignals() {
+        let object = webrtc.object
+        let sink = self.sink
+        var ids: [UInt] = []
+        ids.append(Signal.connect(object, "on-negotiation-needed") { sink.yield(.negotiationNeeded) })
+        ids.append(Signal.connect(object, "on-ice-candidate") { (mline: UInt32, candidate: String) in
+            sink.yield(.localCandidate(ICECandidate(mlineIndex: mline, candidate: candidate)))
+        })
+        ids.append(Signal.connect(object, "on-data-channel") { [weak self] (channel: UnsafeMutableRawPointer?) in
+            guard let self, let channel else { return }
+            g_object_ref(channel)   // the signal lends it; the wrapper owns a reference
+            let wrapped = DataChannel(takingOwnership: channel, sink: sink)
+            self.state.withLock { $0.channels.append(wrapped) }
+            sink.yield(.dataChannel(wrapped))
+        })
+        ids.append(Signal.connect(object, "pad-added") { [weak self] (pad: UnsafeMutableRawPointer?) in
+            guard let self, let pad else { return }
+            let wrapped = Pad(retaining: gcast(pad, to: GstPad.self))
+            guard wrapped.isSource else { return }
+            let handler = self.state.withLock { $0.incomingStream }
+            sink.yield(.incomingStream(pad: wrapped.name, caps: wrapped.capsDescription))
+            handler?(wrapped)
+        })
+        ids.append(Signal.connect(object, "notify::connection-state") { [weak self] (_: UnsafeMutableRawPointer?) in
+            guard let self, let s = PeerConnectionState(rawValue: self.webrtc.int("connection-state")) else { return }
+            sink.yield(.connectionState(s))
+        })
+        ids.append(Signal.connect(object, "notify::ice-connection-state") { [weak self] (_: UnsafeMutableRawPointer?) in
+            guard let self, let s = ICEConnectionState(rawValue: self.webrtc.int("ice-connection-state")) else { return }
+            sink.yield(.iceConnectionState(s))
+        })
+        ids.append(Signal.connect(object, "notify::ice-gathering-state") { [weak self] (_: UnsafeMutableRawPointer?) in
+            guard let self, let s = ICEGatheringState(rawValue: self.webrtc.int("ice-gathering-state")) else { return }
+            sink.yield(.iceGatheringState(s))
+        })
+        ids.append(Signal.connect(object, "notify::signaling-state") { [weak self] (_: UnsafeMutableRawPointer?) in
+            guard let self, let s = SignalingState(rawValue: self.webrtc.int("signaling-state")) else { return }
+            sink.yield(.signalingState(s))
+        })
+        let token = pipeline.addObserver { message in
+            switch message {
+            case let .error(source, text, debug): sink.yield(.pipelineError(.pipeline(source: source, message: text, debug: debug)))
+            case let .warning(source, text, _): sink.yield(.pipelineWarning("\(source): \(text)"))
+            default: break
+            }
+        }
+        state.withLock { $0.handlerIDs = ids; $0.busToken = token }
+    }
+
+    /// Called synchronously on the streaming thread for each receive pad; it must
+    /// link the pad before returning (an unlinked pad stops the stream).
+    package func onIncomingStream(_ body: @escaping @Sendable (Pad) -> Void) {
+        state.withLock { $0.incomingStream = body }
+    }
+
+    /// Puts an error found by code built around this peer (e.g. a receive branch) on `events`.
+    package func report(_ error: RTCError) { sink.yield(.pipelineError(error)) }
+
+    // MARK: Offer / answer / ICE
+
+    public func createOffer() async throws(RTCError) -> SessionDescription {
+        try await createDescription("create-offer", field: "offer", kind: .offer)
+    }
+
+    public func createAnswer() async throws(RTCError) -> SessionDescription {
+        try await createDescription("create-answer", field: "answer", kind: .answer)
+    }
+
+    public func setLocalDescription(_ description: SessionDescription) async throws(RTCError) {
+        try await applyDescription("set-local-description", description)
+    }
+
+    public func setRemoteDescription(_ description: SessionDescription) async throws(RTCError) {
+        try await applyDescription("set-remote-description", description)
+    }
+
+    public func addICECandidate(_ candidate: ICECandidate) throws(RTCError) {
+        try ensureOpen()
+        let text = candidate.candidate
+        // webrtcbin accepts "candidate:..." with or without the "a=" prefix; an empty
+        // string marks end-of-candidates.
+        guard text.isEmpty || text.hasPrefix("candidate:") || text.hasPrefix("a=candidate:") else {
+            throw .invalidArgument("ICE candidate must start with 'candidate:' (got \(text.prefix(40)))")
+        }
+        pcg_webrtc_add_ice_candidate(webrtc.raw, guint(candidate.mlineIndex), text)
+    }
+
+    private func createDescription(_ signal: String, field: String,
+                                   kind: SessionDescription.Kind) async throws(RTCError) -> SessionDescription {
+        try ensureOpen()
+        let webrtc = self.webrtc
+        guard let reply = try await awaitPromise("\(name) \(signal)", { promise in
+            pcg_emit_with_promise(webrtc.object, signal, nil, promise)
+        }), let value = reply.value(field),
+            let boxed = g_value_get_boxed(value)?.assumingMemoryBound(to: GstWebRTCSessionDescription.self),
+            let text = gst_sdp_message_as_text(boxed.pointee.sdp) else {
+            throw .negotiation(peer: name, reason: "\(signal) replied without an \(field)")
+        }
+        defer { g_free(text) }
+        return SessionDescription(kind: kind, sdp: String(cString: text))
+    }
+
+    private func applyDescription(_ signal: String, _ description: SessionDescription) async throws(RTCError) {
+        try ensureOpen()
+        let gstDescription = try SDPMessage(parsing: description.sdp).takeDescription(description.kind)
+        defer { gst_webrtc_session_description_free(gstDescription) }
+        let webrtc = self.webrtc
+        _ = try await awaitPromise("\(name) \(signal)", { promise in
+            pcg_emit_with_promise(webrtc.object, signal, UnsafeMutableRawPointer(gstDescription), promise)
+        })
+    }
+
+    // MARK: Transceivers
+
+    /// Adds a receive-only transceiver whose codec preferences are the offer's own
+    /// payload types (with their `extmap` attributes), keeping only `encodings`.
+    /// webrtcbin 1.22 answers a header extension only when its transceiver's caps
+    /// carry it, so this must run before `setRemoteDescription(offer)`.
+    public func addReceiveTransceiver(matching offer: SessionDescription, media: String = "video",
+                                      encodings: Set<String>) throws(RTCError) {
+        try ensureOpen()
+        let sdp = try SDPMessage(parsing: offer.sdp)
+        guard let message = sdp.raw else { throw .invalidDescription("empty offer") }
+        let preferences = gst_caps_new_empty()!
+        defer { pcg_caps_unref(preferences) }
+        for m in 0..<gst_sdp_message_medias_len(message) {
+            guard let sdpMedia = gst_sdp_message_get_media(message, m),
+                  String(cString: gst_sdp_media_get_media(sdpMedia)) == media else { continue }
+            for f in 0..<gst_sdp_media_formats_len(sdpMedia) {
+                guard let pt = Int32(String(cString: gst_sdp_media_get_format(sdpMedia, f))),
+                      let caps = gst_sdp_media_get_caps_from_media(sdpMedia, pt) else { continue }
+                _ = gst_sdp_media_attributes_to_caps(sdpMedia, caps)
+                let s = gst_caps_get_structure(caps, 0)!
+                gst_structure_set_name(s, "application/x-rtp")
+                let encoding = gst_structure_get_string(s, "encoding-name").map { String(cString: $0) } ?? ""
+                if encodings.contains(encoding.uppercased()) {
+                    gst_caps_append(preferences, caps)   // takes ownership of caps
+                } else {
+                    pcg_caps_unref(caps)
+                }
+            }
+        }
+        guard gst_caps_is_empty(preferences) == 0 else {
+            throw .negotiation(peer: name, reason: "offer has no \(media) payload among \(encodings.sorted())")
+        }
+        guard let transceiver = pcg_webrtc_add_transceiver(webrtc.raw, GST_WEBRTC_RTP_TRANSCEIVER_DIRECTION_RECVONLY,
+                                                           preferences) else {
+            throw .negotiation(peer: name, reason: "add-transceiver refused")
+        }
+        gst_object_unref(UnsafeMutableRawPointer(transceiver))
+    }
+
+    /// Requests a send pad (`sink_%u`) and makes its transceiver send-only. With
+    /// `codecPreferences` (caps text) the offer is built from them at once, instead of
+    /// waiting for caps to reach the pad.
+    package func requestSendPad(codecPreferences: String? = nil) throws(RTCError) -> Pad {
+        try ensureOpen()
+        guard let pad = webrtc.requestPad("sink_%u") else {
+            throw .negotiation(peer: name, reason: "webrtcbin refused a sink pad")
+        }
+        guard let transceiver = pcg_object_get_pointer(UnsafeMutableRawPointer(pad.raw), "transceiver") else {
+            throw .negotiation(peer: name, reason: "sink pad has no transceiver")
+        }
+        defer { g_object_unref(transceiver) }
+        gst_util_set_object_arg(UnsafeMutablePointer(OpaquePointer(transceiver)), "direction", "sendonly")
+        if let codecPreferences {
+            guard let caps = gst_caps_from_string(codecPreferences) else {
+                throw .invalidArgument("codec preferences do not parse: \(codecPreferences)")
+            }
+            pcg_object_set_pointer(transceiver, "codec-preferences", UnsafeMutableRawPointer(caps))
+            pcg_caps_unref(caps)
+        }
+        return pad
+    }
+
+    // MARK: Data channels
+
+    /// Opens a data channel (reliable and ordered unless told otherwise).
+    public func createDataChannel(_ label: String, ordered: Bool = true,
+                                  maxRetransmits: Int? = nil) throws(RTCError) -> DataChannel {
+        try ensureOpen()
+        var options = "application/data-channel, ordered=(boolean)\(ordered)"
+        if let maxRetransmits { options += ", max-retransmits=(int)\(maxRetransmits)" }
+        let structure = gst_structure_from_string(options, nil)
+        defer { if let structure { gst_structure_free(structure) } }
+        guard let raw = pcg_webrtc_create_data_channel(webrtc.raw, label, structure) else {
+            throw .dataChannel(label: label, reason: "webrtcbin refused to create it (is the pipeline playing?)")
+        }
+        let channel = DataChannel(takingOwnership: UnsafeMutableRawPointer(raw), sink: sink)
+        state.withLock { $0.channels.append(channel) }
+        return channel
+    }
+
+    // MARK: Stats and state
+
+    public func stats() async throws(RTCError) -> RTCStats {
+        try ensureOpen()
+        let webrtc = self.webrtc
+        guard let reply = try await awaitPromise("\(name) get-stats", { promise in
+            pcg_emit_with_promise(webrtc.object, "get-stats", nil, promise)
+        }) else { throw .negotiation(peer: name, reason: "get-stats replied nothing") }
+        return RTCStats(reply)
+    }
+
+    public var connectionState: PeerConnectionState {
+        PeerConnectionState(rawValue: webrtc.int("connection-state")) ?? .closed
+    }
+
+    public var iceConnectionState: ICEConnectionState {
+        ICEConnectionState(rawValue: webrtc.int("ice-connection-state")) ?? .closed
+    }
+
+    /// Disconnects every handler, closes the data channels and ends `events`. Idempotent.
+    public func close() {
+        let (ids, token, channels) = state.withLock { s -> ([UInt], UInt?, [DataChannel]) in
+            if s.closed { return ([], nil, []) }
+            s.closed = true
+            defer { s.handlerIDs = []; s.channels = []; s.incomingStream = nil }
+            return (s.handlerIDs, s.busToken, s.channels)
+        }
+        for id in ids { Signal.disconnect(webrtc.object, id) }
+        if let token { pipeline.removeObserver(token) }
+        for channel in channels { channel.close() }
+        sink.finish()
+    }
+
+    private func ensureOpen() throws(RTCError) {
+        if state.withLock({ $0.closed }) { throw .closed("peer \(name)") }
+    }
+}
