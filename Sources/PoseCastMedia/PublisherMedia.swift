@@ -34,13 +34,6 @@ public struct PublisherMediaConfig: Sendable {
     public init() {}
 }
 
-/// Counters of the publisher's pose tagging.
-public struct PublisherMediaStats: Sendable {
-    public var framesTagged: UInt64 = 0
-    public var poseEncodeErrors: UInt64 = 0
-    public var lastError: PoseWireError?
-}
-
 /// source → convert → caps → **pose attach** → encoder → payloader (+ pose extension) → tee,
 /// then one queue → webrtcbin branch per subscriber (one encode for all).
 public final class PublisherMedia: @unchecked Sendable {
@@ -49,11 +42,10 @@ public final class PublisherMedia: @unchecked Sendable {
     private let tee: Element
     private let payloaderSource: Pad
     private let extensionRef: UnsafeMutablePointer<GstRTPHeaderExtension>
+    private let tagger: PoseTagger
     private let state = Mutex(State())
 
     private struct State {
-        var stats = PublisherMediaStats()
-        var nextFrameID: UInt32 = 0
         var peers: [ObjectIdentifier: (peer: WebRTCPeer, queue: Element, teePad: Pad)] = [:]
     }
 
@@ -84,38 +76,9 @@ public final class PublisherMedia: @unchecked Sendable {
         try pipeline.link(chain)
 
         // Pose attach: on the raw frame, after conversion, before the encoder.
-        let stamp = config.stampFrameIDs
-        caps.staticPad("src")!.addProbe(GST_PAD_PROBE_TYPE_BUFFER) { [weak self] probeInfo in
-            guard let self, let buffer = pcg_probe_info_make_buffer_writable(probeInfo) else { return GST_PAD_PROBE_OK }
-            let frameID = self.state.withLock { s in
-                defer { s.nextFrameID &+= 1 }
-                return s.nextFrameID
-            }
-            let captured = WallClock.nowNanos()
-            var pose = poseSource(frameID, captured)
-            var bytes: [UInt8]
-            var failure: PoseWireError?
-            do throws(PoseWireError) { bytes = try PoseWireFormat.encode(pose) } catch {
-                // Never invent a pose: send the frame flagged as having none.
-                failure = error
-                pose = FramePose(flags: .missing, frameID: frameID, captureTimeNanos: captured, position: .zero,
-                                 orientation: .identity, intrinsics: pose.intrinsics.fx > 0 ? pose.intrinsics
-                                     : CameraIntrinsics(horizontalFOVDegrees: 60, aspect: Float(config.width) / Float(config.height)))
-                bytes = (try? PoseWireFormat.encode(pose)) ?? []
-            }
-            if stamp {
-                var info = GstVideoInfo()
-                gst_video_info_set_format(&info, GST_VIDEO_FORMAT_I420, guint(config.width), guint(config.height))
-                _ = FrameStamp.write(frameID, into: buffer, info: &info)
-            }
-            let attached = PoseMeta.attach(bytes, to: buffer)
-            self.state.withLock { s in
-                if attached { s.stats.framesTagged += 1 }
-                if let failure { s.stats.poseEncodeErrors += 1; s.stats.lastError = failure }
-            }
-            onPoseAttached?(pose)
-            return GST_PAD_PROBE_OK
-        }
+        tagger = PoseTagger(width: config.width, height: config.height, stampFrameIDs: config.stampFrameIDs,
+                            poseSource: poseSource, onAttached: onPoseAttached)
+        tagger.install(on: caps.staticPad("src")!)
     }
 
     deinit {
@@ -144,7 +107,7 @@ public final class PublisherMedia: @unchecked Sendable {
     public func start() throws(RTCError) { try pipeline.play() }
     public func stop() { pipeline.stop() }
 
-    public var stats: PublisherMediaStats { state.withLock { $0.stats } }
+    public var stats: PoseTaggerStats { tagger.stats }
 
     /// Pose extension counters: RTP packets that carried a pose element.
     public var packetsWithPose: UInt64 {

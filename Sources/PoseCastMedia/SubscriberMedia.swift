@@ -50,7 +50,7 @@ public final class SubscriberMedia: @unchecked Sendable {
     private let state = Mutex(State())
 
     private struct State {
-        var stats = SubscriberMediaStats()
+        var readers: [PoseReader] = []
         var branches: [Element] = []
     }
 
@@ -76,9 +76,10 @@ public final class SubscriberMedia: @unchecked Sendable {
     public func stop() { peer.close(); pipeline.stop() }
 
     public var stats: SubscriberMediaStats {
-        var s = state.withLock { $0.stats }
-        s.posesRejected = rejections.byReason
-        return s
+        let readers = state.withLock { $0.readers }
+        let decoded = readers.reduce(0) { $0 + $1.framesDecoded }, withPose = readers.reduce(0) { $0 + $1.framesWithPose }
+        return SubscriberMediaStats(framesDecoded: decoded, framesWithPose: withPose,
+                                    framesWithoutPose: decoded - withPose, posesRejected: rejections.byReason)
     }
 
     /// Adds the receive transceiver (with the offer's extmap), applies the offer and
@@ -113,35 +114,11 @@ public final class SubscriberMedia: @unchecked Sendable {
         for e in chain { pipeline.add(e) }
         try pipeline.link(chain)
 
-        let readStamps = config.readFrameStamps
-        let decoderSource = decoder.staticPad("src")!
-        decoderSource.addProbe(GST_PAD_PROBE_TYPE_BUFFER) { [weak self] info in
-            guard let self, let buffer = pcg_probe_info_get_buffer(info) else { return GST_PAD_PROBE_OK }
-            var frame = DecodedFrame(decodedAtNanos: WallClock.nowNanos(), codec: codec)
-            let bytes = PoseMeta.bytes(of: buffer)
-            if let bytes {
-                do throws(PoseWireError) { frame.pose = try PoseWireFormat.decode(bytes) } catch {
-                    frame.poseError = error
-                    self.rejections.record(error)
-                }
-            }
-            if readStamps, let padCaps = gst_pad_get_current_caps(decoderSource.raw) {
-                var videoInfo = GstVideoInfo()
-                if gst_video_info_from_caps(&videoInfo, padCaps) != 0 {
-                    frame.stampedFrameID = FrameStamp.read(from: buffer, info: &videoInfo)
-                }
-                pcg_caps_unref(padCaps)
-            }
-            self.state.withLock { s in
-                s.stats.framesDecoded += 1
-                if frame.pose != nil { s.stats.framesWithPose += 1 } else { s.stats.framesWithoutPose += 1 }
-            }
-            onFrame?(frame)
-            return GST_PAD_PROBE_OK
-        }
+        let reader = PoseReader(codec: codec, readStamps: config.readFrameStamps, rejections: rejections, onFrame: onFrame)
+        reader.install(on: decoder.staticPad("src")!)
         for e in chain { e.syncStateWithParent() }
         try pad.link(to: chain[0].staticPad("sink")!)
-        state.withLock { $0.branches += chain }
+        state.withLock { $0.branches += chain; $0.readers.append(reader) }
     }
 }
 

@@ -1,6 +1,7 @@
 package import CGStreamer
 import CGstShim
 import Synchronization
+import Dispatch
 
 /// A bus message, copied out of GStreamer into Swift values.
 public enum BusMessage: Sendable, Equatable {
@@ -26,7 +27,16 @@ public final class Pipeline: @unchecked Sendable {
         let box = Unmanaged.passRetained(BusBox(self)).toOpaque()
         gst_bus_set_sync_handler(bus, { _, message, userData in
             let box = Unmanaged<BusBox>.fromOpaque(userData!).takeUnretainedValue()
-            if let message, let parsed = BusMessage(message) { box.pipeline?.dispatch(parsed) }
+            guard let message, let pipeline = box.pipeline else { return GST_BUS_DROP }
+            if message.pointee.type == GST_MESSAGE_LATENCY {
+                // A sink's latency changed (e.g. a subscriber branch joined): redistribute it,
+                // off the streaming thread as GStreamer asks.
+                DispatchQueue.global().async { [weak pipeline] in
+                    if let pipeline { _ = gst_bin_recalculate_latency(gcast(pipeline.element.object, to: GstBin.self)) }
+                }
+            } else if let parsed = BusMessage(message) {
+                pipeline.dispatch(parsed)
+            }
             return GST_BUS_DROP
         }, box, { userData in Unmanaged<BusBox>.fromOpaque(userData!).release() })
     }
