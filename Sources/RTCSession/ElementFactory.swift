@@ -33,12 +33,15 @@ package enum ElementFactory {
 
     /// Makes an element (full reference, sunk). Throws `.elementMissing` naming the package.
     package static func make(_ factory: String, name: String? = nil) throws(RTCError) -> Element {
-        guard let raw = gst_element_factory_make(factory, name) else {
-            let known = knownFactories[factory]
-            throw .elementMissing(factory: factory, plugin: known?.plugin ?? "unknown",
-                                  package: known?.package ?? "the GStreamer plugin package providing '\(factory)'")
-        }
+        guard let raw = gst_element_factory_make(factory, name) else { throw missing(factory) }
         return Element(takingFloating: raw)
+    }
+
+    /// The error for an absent factory, naming its plugin and package where known.
+    package static func missing(_ factory: String) -> RTCError {
+        let known = knownFactories[factory]
+        return .elementMissing(factory: factory, plugin: known?.plugin ?? "unknown",
+                               package: known?.package ?? "the GStreamer plugin package providing '\(factory)'")
     }
 
     /// True when the factory is installed (no element is created).

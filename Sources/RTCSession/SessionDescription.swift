@@ -31,13 +31,14 @@ final class SDPMessage {
     private(set) var raw: UnsafeMutablePointer<GstSDPMessage>?
 
     init(parsing text: String) throws(RTCError) {
+        // GStreamer's parser is lenient (it skips lines it does not know), so check the
+        // mandatory shape first: "v=0" then an origin line.
+        guard text.hasPrefix("v=0"), text.split(whereSeparator: \.isNewline).contains(where: { $0.hasPrefix("o=") }) else {
+            throw .invalidDescription("SDP must start with 'v=0' and have an 'o=' line")
+        }
         var message: UnsafeMutablePointer<GstSDPMessage>? = nil
         guard gst_sdp_message_new_from_text(text, &message) == GST_SDP_OK, let message else {
             throw .invalidDescription("SDP does not parse")
-        }
-        guard gst_sdp_message_medias_len(message) > 0 || text.contains("v=0") else {
-            gst_sdp_message_free(message)
-            throw .invalidDescription("SDP has no session")
         }
         raw = message
     }
