@@ -122,3 +122,21 @@ struct PoseWireFormatTests {
         for error in all { #expect(error.description.count > 20) }
     }
 }
+
+@Suite("orbit trajectory")
+struct OrbitTrajectoryTests {
+    @Test("the camera's −Z axis points at the target, and every pose encodes", arguments: [0.0, 1.3, 4.7, 11.9])
+    func looksAtTarget(seconds: Double) throws {
+        let orbit = OrbitTrajectory(intrinsics: CameraIntrinsics(horizontalFOVDegrees: 60, aspect: 4 / 3))
+        let pose = orbit.pose(at: seconds, frameID: 1, captureTimeNanos: 2)
+        let q = pose.orientation
+        // Rotate (0, 0, -1) by q: third column of the rotation matrix, negated.
+        let forward = Vector3(-(2 * (q.x * q.z + q.w * q.y)), -(2 * (q.y * q.z - q.w * q.x)), -(1 - 2 * (q.x * q.x + q.y * q.y)))
+        let toTarget = Vector3(-pose.position.x, -pose.position.y, -pose.position.z)
+        let n = (toTarget.x * toTarget.x + toTarget.y * toTarget.y + toTarget.z * toTarget.z).squareRoot()
+        let cosine = (forward.x * toTarget.x + forward.y * toTarget.y + forward.z * toTarget.z) / n
+        #expect(cosine > 0.99999)
+        #expect(abs(q.norm - 1) < 1e-5)
+        _ = try PoseWireFormat.encode(pose)
+    }
+}
