@@ -1,4 +1,4 @@
-package import CGStreamer
+internal import CGStreamer
 
 /// Creates elements by factory name, turning a missing plugin into an error that
 /// names the plugin and the Debian package to install.

@@ -1,4 +1,4 @@
-package import CGStreamer
+internal import CGStreamer
 import CGstShim
 import Synchronization
 
