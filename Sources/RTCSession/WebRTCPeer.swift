@@ -80,22 +80,18 @@ public final class WebRTCPeer: @unchecked Sendable {
             sink.yield(.incomingStream(pad: wrapped.name, caps: wrapped.capsDescription))
             handler?(wrapped)
         })
-        ids.append(Signal.connect(object, "notify::connection-state") { [weak self] (_: UnsafeMutableRawPointer?) in
-            guard let self, let s = PeerConnectionState(rawValue: self.webrtc.int("connection-state")) else { return }
-            sink.yield(.connectionState(s))
-        })
-        ids.append(Signal.connect(object, "notify::ice-connection-state") { [weak self] (_: UnsafeMutableRawPointer?) in
-            guard let self, let s = ICEConnectionState(rawValue: self.webrtc.int("ice-connection-state")) else { return }
-            sink.yield(.iceConnectionState(s))
-        })
-        ids.append(Signal.connect(object, "notify::ice-gathering-state") { [weak self] (_: UnsafeMutableRawPointer?) in
-            guard let self, let s = ICEGatheringState(rawValue: self.webrtc.int("ice-gathering-state")) else { return }
-            sink.yield(.iceGatheringState(s))
-        })
-        ids.append(Signal.connect(object, "notify::signaling-state") { [weak self] (_: UnsafeMutableRawPointer?) in
-            guard let self, let s = SignalingState(rawValue: self.webrtc.int("signaling-state")) else { return }
-            sink.yield(.signalingState(s))
-        })
+        // Each state property, read back on change and reported as its enum.
+        func watch<S: RawRepresentable & Sendable>(_ property: String,
+                                        _ event: @escaping @Sendable (S) -> RTCEvent) -> UInt where S.RawValue == Int32 {
+            Signal.connect(object, "notify::\(property)") { [weak self] (_: UnsafeMutableRawPointer?) in
+                guard let self, let value = S(rawValue: self.webrtc.int(property)) else { return }
+                sink.yield(event(value))
+            }
+        }
+        ids.append(watch("connection-state", RTCEvent.connectionState))
+        ids.append(watch("ice-connection-state", RTCEvent.iceConnectionState))
+        ids.append(watch("ice-gathering-state", RTCEvent.iceGatheringState))
+        ids.append(watch("signaling-state", RTCEvent.signalingState))
         let token = pipeline.addObserver { message in
             switch message {
             case let .error(source, text, debug): sink.yield(.pipelineError(.pipeline(source: source, message: text, debug: debug)))
