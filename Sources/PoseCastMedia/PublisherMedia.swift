@@ -3,7 +3,6 @@ import CGstShim
 import PoseCastKit
 import RTCSession
 import Synchronization
-import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif

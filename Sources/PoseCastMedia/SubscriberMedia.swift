@@ -3,7 +3,6 @@ import CGstShim
 import PoseCastKit
 import RTCSession
 import Synchronization
-import Foundation
 
 public struct SubscriberMediaConfig: Sendable {
     public enum Sink: Sendable, Equatable {
@@ -94,10 +93,9 @@ public final class SubscriberMedia: @unchecked Sendable {
     }
 
     private func attachDecodeBranch(to pad: Pad, onFrame: (@Sendable (DecodedFrame) -> Void)?) throws(RTCError) {
-        let caps = pad.capsDescription
-        guard let encoding = caps.firstMatch(field: "encoding-name"), let codec = VideoCodec(encodingName: encoding),
+        guard let encoding = pad.capsField("encoding-name"), let codec = VideoCodec(encodingName: encoding),
               config.codecs.contains(codec) else {
-            throw .negotiation(peer: peer.name, reason: "incoming stream has unsupported caps \(caps)")
+            throw .negotiation(peer: peer.name, reason: "incoming stream has unsupported caps \(pad.capsDescription)")
         }
         var chain = try codec.makeDecodeChain()
         let decoder = chain.last!
@@ -119,16 +117,5 @@ public final class SubscriberMedia: @unchecked Sendable {
         for e in chain { e.syncStateWithParent() }
         try pad.link(to: chain[0].staticPad("sink")!)
         state.withLock { $0.branches += chain; $0.readers.append(reader) }
-    }
-}
-
-extension String {
-    /// The value of `field=(type)value` or `field=value` in a caps string.
-    func firstMatch(field: String) -> String? {
-        guard let range = range(of: "\(field)=") else { return nil }
-        var rest = self[range.upperBound...]
-        if rest.hasPrefix("("), let close = rest.firstIndex(of: ")") { rest = rest[rest.index(after: close)...] }
-        let value = rest.prefix { $0 != "," && $0 != ";" && $0 != " " }
-        return String(value.filter { $0 != "\"" })
     }
 }

@@ -87,6 +87,16 @@ package final class Pad: @unchecked Sendable {
         return String(cString: s)
     }
 
+    /// A string field of the pad's caps (negotiated, else possible), e.g. "encoding-name".
+    package func capsField(_ field: String) -> String? {
+        guard let caps = gst_pad_get_current_caps(raw) ?? gst_pad_query_caps(raw, nil) else { return nil }
+        defer { pcg_caps_unref(caps) }
+        guard gst_caps_get_size(caps) > 0, let value = gst_structure_get_string(gst_caps_get_structure(caps, 0), field) else {
+            return nil
+        }
+        return String(cString: value)
+    }
+
     /// The negotiated caps as a string without the named fields, or nil before negotiation.
     package func negotiatedCaps(removing fields: [String] = []) -> String? {
         guard let current = gst_pad_get_current_caps(raw) else { return nil }
