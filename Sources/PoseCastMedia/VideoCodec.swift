@@ -28,7 +28,9 @@ public enum VideoCodec: String, Sendable, CaseIterable, Codable {
             e.set("keyframe-max-dist", keyframeInterval)
             e.set("lag-in-frames", 0)
             e.set("error-resilient", "default")
-            e.set("threads", 2)
+            // One thread: libvpx's worker threads busy-wait on each other, which turns into
+            // a stall when the cores are shared (tests in parallel, many subscribers).
+            e.set("threads", 1)
             return e
         case .h264:
             let e = try ElementFactory.make("openh264enc")

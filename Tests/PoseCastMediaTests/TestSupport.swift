@@ -23,10 +23,17 @@ func withTimeout<T: Sendable>(_ seconds: Double, _ what: String,
     }
 }
 
-/// Polls `condition` every 50 ms until it holds or `seconds` pass.
-func waitUntil(_ seconds: Double, _ what: String, _ condition: @escaping @Sendable () -> Bool) async throws {
-    try await withTimeout(seconds, what) {
-        while !condition() { try await Task.sleep(for: .milliseconds(50)) }
+/// Polls `condition` every 50 ms until it holds or `seconds` pass; on a timeout the
+/// error says how far things got (`progress`), so a slow machine and a stall differ.
+func waitUntil(_ seconds: Double, _ what: String, progress: (@Sendable () -> String)? = nil,
+               _ condition: @escaping @Sendable () -> Bool) async throws {
+    do {
+        try await withTimeout(seconds, what) {
+            while !condition() { try await Task.sleep(for: .milliseconds(50)) }
+        }
+    } catch let error as TimeoutError {
+        guard let progress else { throw error }
+        throw TimeoutError(what: "\(what) (got: \(progress()))", seconds: seconds)
     }
 }
 

@@ -71,7 +71,10 @@ struct WebRTCLoopbackTests {
         #expect(atSubscriber == .text("{\"type\":\"hello\",\"from\":\"publisher\"}"))
         #expect(atPublisher == [.text("{\"type\":\"hello\",\"from\":\"expert\"}"), .binary([0, 1, 2, 255])])
 
-        try await waitUntil(60, "\(Self.framesRequired) decoded frames") {
+        try await waitUntil(60, "\(Self.framesRequired) decoded frames", progress: {
+            "\(received.withLock { $0.count }) decoded, \(sent.withLock { $0.count }) tagged, "
+                + "\(publisher.packetsWithPose) packets with pose, subscriber \(subscriber.stats)"
+        }) {
             received.withLock { $0.count } >= Self.framesRequired
         }
         let frames = received.withLock { $0 }
