@@ -8,10 +8,17 @@ let package = Package(
         .library(name: "RTCSession", targets: ["RTCSession"]),
         .library(name: "PoseCastKit", targets: ["PoseCastKit"]),
         .library(name: "PoseCastMedia", targets: ["PoseCastMedia"]),
+        .library(name: "Signaling", targets: ["Signaling"]),
         .executable(name: "posecast-loopback", targets: ["posecast-loopback"]),
+        .executable(name: "posecast-signaling", targets: ["posecast-signaling"]),
+        .executable(name: "posecast-publisher", targets: ["posecast-publisher"]),
+        .executable(name: "posecast-subscriber", targets: ["posecast-subscriber"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.0"),
     ],
     targets: [
         // GStreamer 1.22 as a system library (headers + pkg-config flags only).
@@ -32,6 +39,33 @@ let package = Package(
         .target(name: "RTCSession", dependencies: ["CGStreamer", "CGstShim"]),
         // Publisher and subscriber media pipelines (pose attach/read, codecs).
         .target(name: "PoseCastMedia", dependencies: ["RTCSession", "PoseCastKit", "CGStreamer", "CGstShim"]),
+        // Signaling protocol (Codable), the hub state machine, the WebSocket server
+        // (Hummingbird) and the WebSocket client both executables use.
+        .target(name: "Signaling", dependencies: [
+            .product(name: "Hummingbird", package: "hummingbird"),
+            .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+            .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
+            .product(name: "Logging", package: "swift-log"),
+        ]),
+        // Publisher and subscriber sessions: signaling ⇄ webrtcbin glue, control channel.
+        .target(name: "PoseCastSession", dependencies: [
+            "PoseCastMedia", "RTCSession", "PoseCastKit", "Signaling",
+            .product(name: "Logging", package: "swift-log"),
+        ]),
+        .executableTarget(name: "posecast-signaling", dependencies: [
+            "Signaling", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            .product(name: "Logging", package: "swift-log"),
+        ]),
+        .executableTarget(name: "posecast-publisher", dependencies: [
+            "PoseCastSession", "PoseCastMedia", "PoseCastKit", "Signaling", "RTCSession",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            .product(name: "Logging", package: "swift-log"),
+        ]),
+        .executableTarget(name: "posecast-subscriber", dependencies: [
+            "PoseCastSession", "PoseCastMedia", "PoseCastKit", "Signaling", "RTCSession",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            .product(name: "Logging", package: "swift-log"),
+        ]),
         .executableTarget(
             name: "posecast-loopback",
             dependencies: [
@@ -42,5 +76,12 @@ let package = Package(
         .testTarget(name: "PoseCastKitTests", dependencies: ["PoseCastKit"]),
         .testTarget(name: "RTCSessionTests", dependencies: ["RTCSession"]),
         .testTarget(name: "PoseCastMediaTests", dependencies: ["PoseCastMedia", "RTCSession", "PoseCastKit"]),
+        .testTarget(name: "SignalingTests", dependencies: [
+            "Signaling", .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
+            .product(name: "Logging", package: "swift-log"),
+        ]),
+        .testTarget(name: "PoseCastSessionTests", dependencies: ["PoseCastSession", "PoseCastKit", "Signaling"]),
+        // Real executables on loopback (built by `swift build` before the tests run).
+        .testTarget(name: "SystemTests", dependencies: ["PoseCastKit"]),
     ]
 )

@@ -214,6 +214,16 @@ pcg_probe_info_make_buffer_writable (GstPadProbeInfo * info)
   return buffer;
 }
 
+gsize
+pcg_probe_info_data_size (GstPadProbeInfo * info)
+{
+  if (GST_PAD_PROBE_INFO_TYPE (info) & GST_PAD_PROBE_TYPE_BUFFER)
+    return gst_buffer_get_size (GST_PAD_PROBE_INFO_BUFFER (info));
+  if (GST_PAD_PROBE_INFO_TYPE (info) & GST_PAD_PROBE_TYPE_BUFFER_LIST)
+    return gst_buffer_list_calculate_size (GST_PAD_PROBE_INFO_BUFFER_LIST (info));
+  return 0;
+}
+
 GstEvent *
 pcg_probe_info_get_event (GstPadProbeInfo * info)
 {

@@ -33,6 +33,20 @@ public struct PublisherMediaConfig: Sendable {
     public init() {}
 }
 
+/// Drops a branch's frames until its peer has connected.
+final class BranchGate: Sendable {
+    private let flag = Atomic<Bool>(false)
+    var isOpen: Bool { flag.load(ordering: .relaxed) }
+    func open() { flag.store(true, ordering: .relaxed) }
+}
+
+/// Bytes counted on a streaming thread, read from anywhere.
+final class ByteCounter: Sendable {
+    private let value = Atomic<UInt64>(0)
+    func add(_ n: UInt64) { value.add(n, ordering: .relaxed) }
+    var total: UInt64 { value.load(ordering: .relaxed) }
+}
+
 /// source → convert → caps → **pose attach** → encoder → payloader (+ pose extension) → tee,
 /// then one queue → webrtcbin branch per subscriber (one encode for all).
 public final class PublisherMedia: @unchecked Sendable {
@@ -43,9 +57,10 @@ public final class PublisherMedia: @unchecked Sendable {
     private let extensionRef: UnsafeMutablePointer<GstRTPHeaderExtension>
     private let tagger: PoseTagger
     private let state = Mutex(State())
+    private let bytes = ByteCounter()
 
     private struct State {
-        var peers: [ObjectIdentifier: (peer: WebRTCPeer, queue: Element, teePad: Pad)] = [:]
+        var peers: [ObjectIdentifier: (peer: WebRTCPeer, queue: Element, teePad: Pad, gate: BranchGate)] = [:]
     }
 
     public init(config: PublisherMediaConfig, poseSource: @escaping PoseSource,
@@ -78,7 +93,16 @@ public final class PublisherMedia: @unchecked Sendable {
         tagger = PoseTagger(width: config.width, height: config.height, stampFrameIDs: config.stampFrameIDs,
                             poseSource: poseSource, onAttached: onPoseAttached)
         tagger.install(on: caps.staticPad("src")!)
+        let bytes = self.bytes
+        let data = GstPadProbeType(GST_PAD_PROBE_TYPE_BUFFER.rawValue | GST_PAD_PROBE_TYPE_BUFFER_LIST.rawValue)
+        _ = payloaderSource.addProbe(data) { info in
+            bytes.add(UInt64(pcg_probe_info_data_size(info)))
+            return GST_PAD_PROBE_OK
+        }
     }
+
+    /// RTP bytes the payloader has produced (the encoded stream, once for all subscribers).
+    public var rtpBytesProduced: UInt64 { bytes.total }
 
     deinit {
         pipeline.stop()
@@ -128,12 +152,34 @@ public final class PublisherMedia: @unchecked Sendable {
         let sendPad = try peer.requestSendPad(codecPreferences: preferences)
         try queue.staticPad("src")!.link(to: sendPad)
         guard let teePad = tee.requestPad("src_%u") else { throw .linkFailed(from: "tee", to: name) }
+        // Until the peer connects its frames would only pile up and arrive late; drop
+        // them at the tee and start the branch with a fresh keyframe (`peerConnected`).
+        let gate = BranchGate()
+        let data = GstPadProbeType(GST_PAD_PROBE_TYPE_BUFFER.rawValue | GST_PAD_PROBE_TYPE_BUFFER_LIST.rawValue)
+        _ = teePad.addProbe(data) { _ in gate.isOpen ? GST_PAD_PROBE_OK : GST_PAD_PROBE_DROP }
         try teePad.link(to: queue.staticPad("sink")!)
         queue.syncStateWithParent()
         peer.webrtc.syncStateWithParent()
-        state.withLock { $0.peers[ObjectIdentifier(peer)] = (peer, queue, teePad) }
+        state.withLock { $0.peers[ObjectIdentifier(peer)] = (peer, queue, teePad, gate) }
         return peer
     }
+
+    /// Call when `peer` reports `connected`: lets its frames through and asks the
+    /// encoder for a keyframe, so a subscriber joining mid-stream sees a picture at once.
+    public func peerConnected(_ peer: WebRTCPeer) {
+        guard let entry = state.withLock({ $0.peers[ObjectIdentifier(peer)] }) else { return }
+        entry.gate.open()
+        requestKeyframe(via: entry.teePad)
+    }
+
+    /// Sends an upstream force-key-unit event from a branch pad to the encoder.
+    private func requestKeyframe(via pad: Pad) {
+        guard let event = gst_video_event_new_upstream_force_key_unit(GstClockTime.max, 1, 0) else { return }
+        _ = gst_pad_send_event(pad.raw, event)
+    }
+
+    /// Subscriber branches currently attached.
+    public var subscriberCount: Int { state.withLock { $0.peers.count } }
 
     /// The payloader's output caps without per-stream fields, plus the RTCP feedback we
     /// answer (PLI/FIR for keyframes, NACK). Waits up to 5 s for the first frame.

@@ -16,6 +16,9 @@ public struct SubscriberMediaConfig: Sendable {
     public var readFrameStamps = false
     public var codecs: Set<VideoCodec> = Set(VideoCodec.allCases)
     public var rtc = RTCConfiguration()
+    /// Mouse clicks on the window (`.display` only): button (1 left, 3 right) and
+    /// the point on the video, normalised.
+    public var onClick: (@Sendable (_ button: Int, _ point: NormalizedPoint) -> Void)?
     public init() {}
 }
 
@@ -72,6 +75,13 @@ public final class SubscriberMedia: @unchecked Sendable {
     deinit { pipeline.stop() }
 
     public func start() throws(RTCError) { try pipeline.play() }
+
+    /// Blocks (≤ 2 s) until the pipeline has reached PLAYING: webrtcbin must be fully
+    /// up before a transceiver is added and an offer applied, or its transports can
+    /// come out with different DTLS fingerprints ("Fingerprint in media 1 differs").
+    public func waitUntilPlaying() {
+        _ = gst_element_get_state(pipeline.element.raw, nil, nil, 2 * 1_000_000_000)
+    }
     public func stop() { peer.close(); pipeline.stop() }
 
     public var stats: SubscriberMediaStats {
@@ -92,6 +102,22 @@ public final class SubscriberMedia: @unchecked Sendable {
         return answer
     }
 
+    /// The video sink sends navigation events upstream, in video pixels; a probe
+    /// where they pass turns button presses into normalised clicks.
+    private static func watchClicks(on pad: Pad, onClick: @escaping @Sendable (Int, NormalizedPoint) -> Void) {
+        _ = pad.addProbe(GST_PAD_PROBE_TYPE_EVENT_UPSTREAM) { [pad] info in
+            guard let event = pcg_probe_info_get_event(info),
+                  gst_navigation_event_get_type(event) == GST_NAVIGATION_EVENT_MOUSE_BUTTON_PRESS else { return GST_PAD_PROBE_OK }
+            var button: Int32 = 0
+            var x = 0.0, y = 0.0
+            guard gst_navigation_event_parse_mouse_button_event(event, &button, &x, &y) != 0,
+                  let width = pad.capsInt("width").map(Double.init), let height = pad.capsInt("height").map(Double.init),
+                  width > 0, height > 0 else { return GST_PAD_PROBE_OK }
+            onClick(Int(button), NormalizedPoint(x: Float(x / width), y: Float(y / height)))
+            return GST_PAD_PROBE_OK
+        }
+    }
+
     private func attachDecodeBranch(to pad: Pad, onFrame: (@Sendable (DecodedFrame) -> Void)?) throws(RTCError) {
         guard let encoding = pad.capsField("encoding-name"), let codec = VideoCodec(encodingName: encoding),
               config.codecs.contains(codec) else {
@@ -107,7 +133,9 @@ public final class SubscriberMedia: @unchecked Sendable {
         case .display:
             let sink = try ElementFactory.make("autovideosink")
             sink.set("sync", false)
-            chain += [try ElementFactory.make("videoconvert"), sink]
+            let convert = try ElementFactory.make("videoconvert")
+            chain += [convert, sink]
+            if let onClick = config.onClick { Self.watchClicks(on: convert.staticPad("src")!, onClick: onClick) }
         }
         for e in chain { pipeline.add(e) }
         try pipeline.link(chain)

@@ -97,6 +97,17 @@ package final class Pad: @unchecked Sendable {
         return String(cString: value)
     }
 
+    /// An integer field of the pad's negotiated caps (e.g. "width"), or nil.
+    package func capsInt(_ field: String) -> Int? {
+        guard let caps = gst_pad_get_current_caps(raw) else { return nil }
+        defer { pcg_caps_unref(caps) }
+        var value: Int32 = 0
+        guard gst_caps_get_size(caps) > 0, gst_structure_get_int(gst_caps_get_structure(caps, 0), field, &value) != 0 else {
+            return nil
+        }
+        return Int(value)
+    }
+
     /// The negotiated caps as a string without the named fields, or nil before negotiation.
     package func negotiatedCaps(removing fields: [String] = []) -> String? {
         guard let current = gst_pad_get_current_caps(raw) else { return nil }

@@ -187,6 +187,15 @@ public final class WebRTCPeer: @unchecked Sendable {
                 _ = gst_sdp_media_attributes_to_caps(sdpMedia, caps)
                 let s = gst_caps_get_structure(caps, 0)!
                 gst_structure_set_name(s, "application/x-rtp")
+                // attributes_to_caps also turns session attributes into `a-*` fields
+                // (a-ice-ufrag, a-fingerprint, a-setup …) and ssrc lines into `ssrc-*`;
+                // webrtcbin would copy them into our answer as if they were ours.
+                var foreign: [String] = []
+                for i in 0..<gst_structure_n_fields(s) {
+                    let field = String(cString: gst_structure_nth_field_name(s, UInt32(i)))
+                    if field.hasPrefix("a-") || field.hasPrefix("ssrc-") { foreign.append(field) }
+                }
+                for field in foreign { gst_structure_remove_field(s, field) }
                 let encoding = gst_structure_get_string(s, "encoding-name").map { String(cString: $0) } ?? ""
                 if encodings.contains(encoding.uppercased()) {
                     gst_caps_append(preferences, caps)   // takes ownership of caps

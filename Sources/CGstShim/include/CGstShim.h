@@ -73,6 +73,10 @@ GstBuffer *pcg_probe_info_get_buffer(GstPadProbeInfo *info);
  * buffer back into the probe info so downstream sees it. Returns it (borrowed). */
 GstBuffer *pcg_probe_info_make_buffer_writable(GstPadProbeInfo *info);
 
+/* Bytes in a buffer or buffer-list probe (payloaders push lists, whose macro
+ * GST_PAD_PROBE_INFO_BUFFER_LIST Swift cannot import); 0 for anything else. */
+gsize pcg_probe_info_data_size(GstPadProbeInfo *info);
+
 /* GST_PAD_PROBE_INFO_EVENT: the event of an event probe (borrowed), or NULL. */
 GstEvent *pcg_probe_info_get_event(GstPadProbeInfo *info);
 

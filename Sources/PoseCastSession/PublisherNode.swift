@@ -1,0 +1,209 @@
+import Logging
+import PoseCastKit
+import PoseCastMedia
+import RTCSession
+import Signaling
+import Synchronization
+
+public struct PublisherNodeConfig: Sendable {
+    public var signalingURL: String
+    public var room = "default"
+    public var token: String?
+    /// Shown to other peers in the producer's `meta`.
+    public var name = "posecast-publisher"
+    /// Pause between signaling reconnection attempts.
+    public var reconnectDelay: Duration = .seconds(1)
+    public init(signalingURL: String) { self.signalingURL = signalingURL }
+}
+
+public enum PublisherNodeEvent: Sendable {
+    case signalingConnected(url: String, peerId: String)
+    case signalingLost(reason: String)
+    /// The server refused something we sent (a token, the room …).
+    case serverError(code: SignalingErrorCode?, details: String)
+    case sessionStarted(sessionId: String, consumer: String, role: RoomRole)
+    case subscriberConnected(sessionId: String)
+    case sessionEnded(sessionId: String, reason: String)
+    /// A control request and what we answered.
+    case control(sessionId: String, request: String?, reply: ControlReply)
+    case error(String)
+}
+
+/// The publisher side of a call: registers as the room's producer, opens one
+/// webrtcbin branch per subscriber session (one encoder for all), answers the control
+/// channel and keeps the annotation list in step on every expert's side. Media keeps
+/// flowing while the signaling connection is down; it reconnects by itself.
+public final class PublisherNode: Sendable {
+    public let media: PublisherMedia
+    public let config: PublisherNodeConfig
+    public let board = AnnotationBoard()
+    private let control: PublisherControl
+    private let logger: Logger
+    private let onEvent: @Sendable (PublisherNodeEvent) -> Void
+    private let state = Mutex(State())
+
+    private struct Session {
+        var peer: WebRTCPeer
+        var role: RoomRole
+        var consumer: String
+        var channel: DataChannel?
+        var connected = false
+        var events: Task<Void, Never>?
+    }
+
+    private struct State {
+        var client: SignalingClient?
+        var sessions: [String: Session] = [:]
+        var sessionNumber = 0
+    }
+
+    public init(media: PublisherMedia, config: PublisherNodeConfig, logger: Logger,
+                onEvent: @escaping @Sendable (PublisherNodeEvent) -> Void) {
+        self.media = media
+        self.config = config
+        self.logger = logger
+        self.onEvent = onEvent
+        control = PublisherControl(board: board)
+    }
+
+    /// Sessions with a connected subscriber / all sessions.
+    public var subscriberCounts: (connected: Int, total: Int) {
+        state.withLock { s in (s.sessions.values.filter(\.connected).count, s.sessions.count) }
+    }
+
+    /// Runs until the task is cancelled: connect, register, serve; on a lost
+    /// connection wait `reconnectDelay` and start again.
+    public func run() async {
+        while !Task.isCancelled {
+            do throws(SignalingClientError) {
+                let client = try await SignalingClient.connect(url: config.signalingURL, logger: logger)
+                state.withLock { $0.client = client }
+                try client.send(.setPeerStatus(PeerStatus(
+                    roles: [.producer], meta: .object(["name": .string(config.name)]),
+                    room: config.room, role: .publisher, token: config.token)))
+                onEvent(.signalingConnected(url: config.signalingURL, peerId: client.peerId))
+                await withTaskCancellationHandler {
+                    for await message in client.messages { await handle(message, from: client) }
+                } onCancel: { client.close() }
+                state.withLock { $0.client = nil }
+                if !Task.isCancelled { onEvent(.signalingLost(reason: "the signaling server closed the connection")) }
+            } catch {
+                state.withLock { $0.client = nil }
+                onEvent(.signalingLost(reason: error.description))
+            }
+            try? await Task.sleep(for: config.reconnectDelay)
+        }
+        for id in state.withLock({ Array($0.sessions.keys) }) { endSession(id, reason: "publisher stopping", tellServer: false) }
+    }
+
+    private func handle(_ message: ServerMessage, from client: SignalingClient) async {
+        switch message {
+        case let .startSession(consumer, sessionId, role, _):
+            // Negotiation awaits the pipeline; never block the message loop on it.
+            Task { await self.startSession(sessionId, consumer: consumer, role: role ?? .viewer, client: client) }
+        case .peer(let message):
+            guard let peer = state.withLock({ $0.sessions[message.sessionId]?.peer }) else {
+                logger.debug("peer message for an unknown session \(message.sessionId)")
+                return
+            }
+            do throws(RTCError) {
+                switch message.payload {
+                case .sdp(let sdp):
+                    guard sdp.type == "answer" else { throw .invalidDescription("expected an answer, got \(sdp.type)") }
+                    try await peer.setRemoteDescription(SessionDescription(kind: .answer, sdp: sdp.sdp))
+                case .ice(let ice):
+                    try peer.addICECandidate(ICECandidate(mlineIndex: ice.sdpMLineIndex, candidate: ice.candidate))
+                }
+            } catch {
+                onEvent(.error("session \(message.sessionId): \(error)"))
+                if case .sdp = message.payload { endSession(message.sessionId, reason: "bad answer: \(error)", tellServer: true) }
+            }
+        case .endSession(let sessionId):
+            endSession(sessionId, reason: "ended by the subscriber or the server", tellServer: false)
+        case let .error(details, code):
+            onEvent(.serverError(code: code, details: details))
+        case .welcome, .peerStatusChanged, .list, .sessionStarted:
+            break
+        }
+    }
+
+    private func startSession(_ sessionId: String, consumer: String, role: RoomRole, client: SignalingClient) async {
+        let number = state.withLock { s in s.sessionNumber += 1; return s.sessionNumber }
+        do throws(RTCError) {
+            let peer = try await media.addPeer(name: "session\(number)")
+            let events = Task { [weak self] in
+                for await event in peer.events {
+                    guard let self else { return }
+                    self.handle(event, session: sessionId)
+                }
+            }
+            state.withLock { $0.sessions[sessionId] = Session(peer: peer, role: role, consumer: consumer, events: events) }
+            onEvent(.sessionStarted(sessionId: sessionId, consumer: consumer, role: role))
+            let channel = try peer.createDataChannel("control")
+            state.withLock { $0.sessions[sessionId]?.channel = channel }
+            let offer = try await peer.createOffer()
+            try await peer.setLocalDescription(offer)
+            try? client.send(.peer(PeerMessage(sessionId: sessionId, payload: .sdp(SignalingSDP(type: "offer", sdp: offer.sdp)))))
+        } catch {
+            onEvent(.error("session \(sessionId) could not start: \(error)"))
+            endSession(sessionId, reason: "could not start: \(error)", tellServer: true)
+        }
+    }
+
+    private func handle(_ event: RTCEvent, session sessionId: String) {
+        switch event {
+        case .localCandidate(let candidate):
+            let client = state.withLock { $0.client }
+            try? client?.send(.peer(PeerMessage(sessionId: sessionId, payload: .ice(
+                SignalingICE(candidate: candidate.candidate, sdpMLineIndex: candidate.mlineIndex)))))
+        case .connectionState(.connected):
+            guard let peer = state.withLock({ s -> WebRTCPeer? in
+                s.sessions[sessionId]?.connected = true
+                return s.sessions[sessionId]?.peer
+            }) else { return }
+            media.peerConnected(peer)
+            onEvent(.subscriberConnected(sessionId: sessionId))
+        case .connectionState(.failed), .connectionState(.closed):
+            endSession(sessionId, reason: "peer connection \(event)", tellServer: true)
+        case .dataChannelOpen(let label) where label == "control":
+            send(.annotations(board.all), to: sessionId)
+        case .dataChannelMessage(_, .text(let text)):
+            guard let (role, consumer) = state.withLock({ s in s.sessions[sessionId].map { ($0.role, $0.consumer) } }) else { return }
+            let outcome = control.handle(text, from: consumer, role: role)
+            send(outcome.reply, to: sessionId)
+            onEvent(.control(sessionId: sessionId, request: outcome.requestType, reply: outcome.reply))
+            if outcome.annotationsChanged { broadcastAnnotations() }
+        case .dataChannelMessage(_, .binary(let bytes)):
+            let reply = ControlReply.error(ControlError(id: nil, code: .malformed,
+                message: "binary message of \(bytes.count) bytes: the control channel carries JSON text"))
+            send(reply, to: sessionId)
+            onEvent(.control(sessionId: sessionId, request: nil, reply: reply))
+        case .pipelineError(let error):
+            onEvent(.error("session \(sessionId): \(error)"))
+        default:
+            break
+        }
+    }
+
+    private func send(_ reply: ControlReply, to sessionId: String) {
+        guard let channel = state.withLock({ $0.sessions[sessionId]?.channel }), channel.readyState == .open else { return }
+        do throws(RTCError) { try channel.send(ControlCodec.encode(reply)) } catch {
+            logger.warning("control reply to \(sessionId) not sent: \(error)")
+        }
+    }
+
+    /// Sends the current list to every session (viewers see annotations too).
+    private func broadcastAnnotations() {
+        let ids = state.withLock { Array($0.sessions.keys) }
+        let list = ControlReply.annotations(board.all)
+        for id in ids { send(list, to: id) }
+    }
+
+    private func endSession(_ sessionId: String, reason: String, tellServer: Bool) {
+        guard let session = state.withLock({ $0.sessions.removeValue(forKey: sessionId) }) else { return }
+        session.events?.cancel()
+        media.removePeer(session.peer)
+        if tellServer, let client = state.withLock({ $0.client }) { try? client.send(.endSession(sessionId: sessionId)) }
+        onEvent(.sessionEnded(sessionId: sessionId, reason: reason))
+    }
+}

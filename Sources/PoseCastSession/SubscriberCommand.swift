@@ -1,0 +1,76 @@
+import PoseCastKit
+
+/// One line of the headless command language (stdin or --script).
+public enum SubscriberCommand: Equatable, Sendable {
+    case tap(NormalizedPoint, label: String)
+    case focus(NormalizedPoint, FocusMode)
+    case meter(NormalizedPoint?, lockDuration: Double?)
+    case lock, unlock
+    case remove(String)
+    case clear
+    case pose
+    case status
+    case sleep(Double)
+    case quit
+
+    public static let help = """
+    commands: tap X Y [LABEL] | focus X Y [auto|tapToAutoFocus|tapToLockFocus] | meter [X Y] [LOCK_SECONDS] | \
+    lock | unlock | remove ANNOTATION_ID | clear | pose | status | sleep SECONDS | quit   (X, Y normalised 0…1)
+    """
+
+    /// Parses a line; nil for blank lines and `#` comments.
+    public static func parse(_ line: String) throws(CommandError) -> SubscriberCommand? {
+        let words = line.split(whereSeparator: \.isWhitespace).map(String.init)
+        guard let verb = words.first, !verb.hasPrefix("#") else { return nil }
+        let args = Array(words.dropFirst())
+        func number(_ i: Int, _ what: String) throws(CommandError) -> Double {
+            guard i < args.count else { throw CommandError("\(verb): missing \(what)") }
+            guard let v = Double(args[i]), v.isFinite else { throw CommandError("\(verb): \(what) must be a finite number, got \"\(args[i])\"") }
+            return v
+        }
+        func point() throws(CommandError) -> NormalizedPoint {
+            let p = NormalizedPoint(x: Float(try number(0, "X")), y: Float(try number(1, "Y")))
+            guard p.isInImage else { throw CommandError("\(verb): the point must lie in the image, X and Y in 0…1") }
+            return p
+        }
+        switch verb.lowercased() {
+        case "tap":
+            return .tap(try point(), label: args.dropFirst(2).joined(separator: " "))
+        case "focus":
+            let p = try point()
+            guard args.count <= 3 else { throw CommandError("focus: too many arguments") }
+            guard let mode = args.count == 3 ? FocusMode(rawValue: args[2]) : .tapToAutoFocus else {
+                throw CommandError("focus: mode must be auto, tapToAutoFocus or tapToLockFocus, got \"\(args[2])\"")
+            }
+            return .focus(p, mode)
+        case "meter":
+            switch args.count {
+            case 0: return .meter(nil, lockDuration: nil)
+            case 1: return .meter(nil, lockDuration: try number(0, "LOCK_SECONDS"))
+            case 2: return .meter(try point(), lockDuration: nil)
+            case 3: return .meter(try point(), lockDuration: try number(2, "LOCK_SECONDS"))
+            default: throw CommandError("meter: too many arguments")
+            }
+        case "lock": return .lock
+        case "unlock": return .unlock
+        case "remove":
+            guard args.count == 1 else { throw CommandError("remove: give one annotation id") }
+            return .remove(args[0])
+        case "clear": return .clear
+        case "pose": return .pose
+        case "status": return .status
+        case "sleep":
+            let s = try number(0, "SECONDS")
+            guard s >= 0 else { throw CommandError("sleep: SECONDS must not be negative") }
+            return .sleep(s)
+        case "quit", "exit": return .quit
+        default:
+            throw CommandError("unknown command \"\(verb)\"; \(help)")
+        }
+    }
+}
+
+public struct CommandError: Error, CustomStringConvertible, Equatable {
+    public let description: String
+    public init(_ description: String) { self.description = description }
+}

@@ -1,0 +1,305 @@
+import Logging
+import PoseCastKit
+import PoseCastMedia
+import RTCSession
+import Signaling
+import Synchronization
+
+public struct SubscriberNodeConfig: Sendable {
+    public var signalingURL: String
+    public var room = "default"
+    public var token: String?
+    public var role: RoomRole = .expert
+    /// Only this producer; nil: the room's first.
+    public var producerId: String?
+    public var media = SubscriberMediaConfig()
+    /// Where a tap lands along its ray until the geometry issue adds planes (metres).
+    public var tapDistance: Float = 1.5
+    public var reconnectDelay: Duration = .seconds(1)
+    /// A session that decodes nothing for this long is torn down and sought again.
+    public var stallTimeout: Duration = .seconds(5)
+    public init(signalingURL: String) { self.signalingURL = signalingURL }
+}
+
+public enum SubscriberNodeEvent: Sendable {
+    case signalingConnected(url: String, peerId: String)
+    case signalingLost(reason: String)
+    case serverError(code: SignalingErrorCode?, details: String)
+    case sessionStarted(sessionId: String, producer: String)
+    case connected(sessionId: String)
+    case sessionEnded(sessionId: String, reason: String)
+    case controlOpen
+    /// A request we sent on the control channel.
+    case requestSent(id: String, type: String, text: String)
+    /// What the publisher answered or announced.
+    case reply(ControlReply)
+    case error(String)
+}
+
+/// The expert side: finds the room's publisher, answers its offer, decodes the video
+/// with each frame's pose, turns taps into `annotate` requests from the pose of the
+/// frame on screen, and comes back by itself when the publisher or the server does.
+public final class SubscriberNode: Sendable {
+    public let config: SubscriberNodeConfig
+    private let logger: Logger
+    private let onEvent: @Sendable (SubscriberNodeEvent) -> Void
+    private let state = Mutex(State())
+    private let frames = Mutex(FrameWindow())
+
+    private enum Phase {
+        case idle
+        case requested(producer: String)
+        case active(sessionId: String, producer: String)
+    }
+
+    private struct State {
+        var client: SignalingClient?
+        var phase: Phase = .idle
+        var media: SubscriberMedia?
+        var channel: DataChannel?
+        var events: Task<Void, Never>?
+        var connected = false
+        var controlAnnounced = false
+        var sessionStartedAt: ContinuousClock.Instant?
+        var lastFrameAt: ContinuousClock.Instant?
+        var requestNumber = 0
+    }
+
+    public init(config: SubscriberNodeConfig, logger: Logger, onEvent: @escaping @Sendable (SubscriberNodeEvent) -> Void) {
+        self.config = config
+        self.logger = logger
+        self.onEvent = onEvent
+    }
+
+    public var frameWindow: FrameWindow { frames.withLock { $0 } }
+    public func tickFrameWindow() { frames.withLock { $0.tick(now: WallClock.nowNanos()) } }
+    public var isConnected: Bool { state.withLock { $0.connected } }
+    public var rejections: PoseRejectionCounter? { state.withLock { $0.media?.rejections } }
+
+    // MARK: running
+
+    public func run() async {
+        let watchdog = Task { [weak self] in
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .milliseconds(500))
+                self?.checkStall()
+            }
+        }
+        defer { watchdog.cancel() }
+        while !Task.isCancelled {
+            do throws(SignalingClientError) {
+                let client = try await SignalingClient.connect(url: config.signalingURL, logger: logger)
+                state.withLock { $0.client = client }
+                try client.send(.setPeerStatus(PeerStatus(roles: [.listener, .consumer], room: config.room,
+                                                          role: config.role, token: config.token)))
+                try client.send(.list)
+                onEvent(.signalingConnected(url: config.signalingURL, peerId: client.peerId))
+                await withTaskCancellationHandler {
+                    for await message in client.messages { await handle(message, from: client) }
+                } onCancel: { client.close() }
+                if !Task.isCancelled { onEvent(.signalingLost(reason: "the signaling server closed the connection")) }
+            } catch {
+                onEvent(.signalingLost(reason: error.description))
+            }
+            state.withLock { $0.client = nil }
+            // A request or negotiation that was under way died with the connection;
+            // a connected session keeps its media (the watchdog ends it if it stalls).
+            if !isConnected { endSession(reason: "signaling connection lost", tellServer: false) }
+            try? await Task.sleep(for: config.reconnectDelay)
+        }
+        endSession(reason: "subscriber stopping", tellServer: true)
+    }
+
+    private func handle(_ message: ServerMessage, from client: SignalingClient) async {
+        switch message {
+        case .list(let producers):
+            if let producer = producers.first(where: { config.producerId == nil || $0.id == config.producerId }) {
+                requestSession(with: producer.id, client: client)
+            }
+        case let .peerStatusChanged(peerId, roles, _, _, _):
+            if roles.contains(.producer), config.producerId == nil || config.producerId == peerId {
+                requestSession(with: peerId, client: client)
+            } else if roles.isEmpty, case .active(_, let producer) = state.withLock({ $0.phase }), producer == peerId {
+                endSession(reason: "the publisher left", tellServer: false)
+            }
+        case let .sessionStarted(producer, sessionId):
+            state.withLock { s in
+                s.phase = .active(sessionId: sessionId, producer: producer)
+                s.sessionStartedAt = .now
+                s.lastFrameAt = nil
+            }
+            onEvent(.sessionStarted(sessionId: sessionId, producer: producer))
+        case .peer(let message):
+            await handlePeer(message, client: client)
+        case .endSession(let sessionId):
+            guard case .active(let current, _) = state.withLock({ $0.phase }), current == sessionId else { return }
+            endSession(reason: "ended by the publisher or the server", tellServer: false)
+            try? client.send(.list)
+        case let .error(details, code):
+            onEvent(.serverError(code: code, details: details))
+            // A refused startSession leaves us waiting for nothing: look again.
+            if case .requested = state.withLock({ $0.phase }) {
+                state.withLock { $0.phase = .idle }
+            }
+        case .welcome, .startSession:
+            break
+        }
+    }
+
+    private func requestSession(with producer: String, client: SignalingClient) {
+        let go = state.withLock { s -> Bool in
+            guard case .idle = s.phase else { return false }
+            s.phase = .requested(producer: producer)
+            return true
+        }
+        if go { try? client.send(.startSession(peerId: producer)) }
+    }
+
+    private func handlePeer(_ message: PeerMessage, client: SignalingClient) async {
+        guard case .active(let sessionId, _) = state.withLock({ $0.phase }), sessionId == message.sessionId else {
+            logger.debug("peer message for session \(message.sessionId), not ours")
+            return
+        }
+        do throws(RTCError) {
+            switch message.payload {
+            case .sdp(let sdp):
+                guard sdp.type == "offer" else { throw .invalidDescription("expected an offer, got \(sdp.type)") }
+                let media = try makeMedia(sessionId: sessionId)
+                let answer = try await media.answer(SessionDescription(kind: .offer, sdp: sdp.sdp))
+                try? client.send(.peer(PeerMessage(sessionId: sessionId, payload: .sdp(SignalingSDP(type: "answer", sdp: answer.sdp)))))
+            case .ice(let ice):
+                guard let media = state.withLock({ $0.media }) else { return }
+                try media.peer.addICECandidate(ICECandidate(mlineIndex: ice.sdpMLineIndex, candidate: ice.candidate))
+            }
+        } catch {
+            onEvent(.error("session \(sessionId): \(error)"))
+            if case .sdp = message.payload {
+                endSession(reason: "could not answer: \(error)", tellServer: true)
+            }
+        }
+    }
+
+    /// A fresh pipeline per session: nothing of a dead session can leak into the next.
+    private func makeMedia(sessionId: String) throws(RTCError) -> SubscriberMedia {
+        let media = try SubscriberMedia(config: config.media, name: "subscriber") { [weak self] frame in
+            guard let self else { return }
+            self.frames.withLock { $0.record(frame) }
+            self.state.withLock { $0.lastFrameAt = .now }
+        }
+        try media.start()
+        media.waitUntilPlaying()
+        let events = Task { [weak self] in
+            for await event in media.peer.events {
+                guard let self else { return }
+                self.handle(event, session: sessionId)
+            }
+        }
+        let old = state.withLock { s -> SubscriberMedia? in
+            let old = s.media
+            s.events?.cancel()
+            s.media = media; s.events = events; s.channel = nil; s.connected = false; s.controlAnnounced = false
+            return old
+        }
+        old?.stop()
+        return media
+    }
+
+    private func handle(_ event: RTCEvent, session sessionId: String) {
+        switch event {
+        case .localCandidate(let candidate):
+            let client = state.withLock { $0.client }
+            try? client?.send(.peer(PeerMessage(sessionId: sessionId, payload: .ice(
+                SignalingICE(candidate: candidate.candidate, sdpMLineIndex: candidate.mlineIndex)))))
+        case .connectionState(.connected):
+            state.withLock { $0.connected = true }
+            onEvent(.connected(sessionId: sessionId))
+        case .connectionState(.failed), .connectionState(.closed):
+            endSession(reason: "peer connection \(event)", tellServer: true)
+        case .dataChannel(let channel) where channel.label == "control":
+            state.withLock { $0.channel = channel }
+            if channel.readyState == .open { announceControlOpen() }
+        case .dataChannelOpen(let label) where label == "control":
+            announceControlOpen()
+        case .dataChannelMessage(_, .text(let text)):
+            do throws(ControlError) { onEvent(.reply(try ControlCodec.decodeReply(text))) } catch {
+                onEvent(.error("unreadable control message from the publisher (\(error)): \(text.prefix(200))"))
+            }
+        case .pipelineError(let error):
+            onEvent(.error("session \(sessionId): \(error)"))
+        default:
+            break
+        }
+    }
+
+    /// The channel may arrive already open or open later; say so once per session.
+    private func announceControlOpen() {
+        let first = state.withLock { s in defer { s.controlAnnounced = true }; return !s.controlAnnounced }
+        if first { onEvent(.controlOpen) }
+    }
+
+    private func checkStall() {
+        let stalled = state.withLock { s -> Bool in
+            guard case .active = s.phase, let started = s.sessionStartedAt else { return false }
+            let last = s.lastFrameAt ?? started
+            return ContinuousClock.now - last > config.stallTimeout
+        }
+        guard stalled else { return }
+        endSession(reason: "no frames for \(config.stallTimeout)", tellServer: true)
+        try? state.withLock { $0.client }?.send(.list)
+    }
+
+    private func endSession(reason: String, tellServer: Bool) {
+        let (sessionId, media, events, client) = state.withLock { s -> (String?, SubscriberMedia?, Task<Void, Never>?, SignalingClient?) in
+            var sessionId: String?
+            if case .active(let id, _) = s.phase { sessionId = id }
+            let result = (sessionId, s.media, s.events, s.client)
+            s.phase = .idle; s.media = nil; s.events = nil; s.channel = nil; s.connected = false
+            s.sessionStartedAt = nil; s.lastFrameAt = nil
+            return result
+        }
+        events?.cancel()
+        media?.stop()
+        guard let sessionId else { return }
+        if tellServer { try? client?.send(.endSession(sessionId: sessionId)) }
+        onEvent(.sessionEnded(sessionId: sessionId, reason: reason))
+    }
+
+    // MARK: commands
+
+    /// Sends a control request; returns its id.
+    @discardableResult
+    public func send(_ request: ControlRequest) throws(ControlError) -> String {
+        let (channel, number) = state.withLock { s -> (DataChannel?, Int) in
+            s.requestNumber += 1
+            return (s.channel, s.requestNumber)
+        }
+        let id = "r\(number)"
+        guard let channel, channel.readyState == .open else {
+            throw ControlError(id: id, code: .unsupported, message: "no control channel open (not connected to a publisher)")
+        }
+        let text = ControlCodec.encode(ControlEnvelope(id: id, request: request))
+        do throws(RTCError) { try channel.send(text) } catch {
+            throw ControlError(id: id, code: .unsupported, message: "control channel: \(error)")
+        }
+        onEvent(.requestSent(id: id, type: request.type, text: text))
+        return id
+    }
+
+    /// A tap on the frame on screen → `annotate` at the world point it designates
+    /// (fixed distance along the ray, from that frame's own pose).
+    @discardableResult
+    public func tap(at point: NormalizedPoint, kind: AnnotationKind = .pin, label: String = "",
+                    color: String = "#FF3B30") throws(ControlError) -> String {
+        guard point.isInImage else {
+            throw ControlError(id: nil, code: .invalidValue, message: "tap (\(point.x), \(point.y)) is outside the image: x and y must be in 0…1")
+        }
+        guard let frame = frames.withLock({ $0.lastFrame }) else {
+            throw ControlError(id: nil, code: .unsupported, message: "no frame on screen yet")
+        }
+        guard let pose = frame.pose, let ray = CameraRay(pose: pose, through: point) else {
+            throw ControlError(id: nil, code: .unsupported, message: "the frame on screen carries no usable pose; tap again")
+        }
+        return try send(.annotate(AnnotationRequest(kind: kind, position: ray.point(atDistance: config.tapDistance),
+                                                    frameId: pose.frameID, tap: point, label: label, color: color)))
+    }
+}

@@ -1,0 +1,90 @@
+// What the hub allows: size and count limits, and which token opens which room.
+// Both are plain values handed to `SignalingHub.init`; neither touches I/O.
+
+/// Size and count limits the hub enforces.
+public struct HubLimits: Sendable, Hashable {
+    /// Largest message text, in UTF-8 bytes, the hub reads; larger ones are refused with `tooLarge` unparsed.
+    public var maxMessageBytes: Int
+    /// Most peers that may have declared themselves (`setPeerStatus`) in one room.
+    public var maxPeersPerRoom: Int
+    /// Most sessions one producer may have open at once.
+    public var maxSessionsPerProducer: Int
+
+    public init(maxMessageBytes: Int = 64 * 1024, maxPeersPerRoom: Int = 16, maxSessionsPerProducer: Int = 16) {
+        self.maxMessageBytes = maxMessageBytes
+        self.maxPeersPerRoom = maxPeersPerRoom
+        self.maxSessionsPerProducer = maxSessionsPerProducer
+    }
+}
+
+/// Which token a peer must present to take a role in a room.
+///
+/// A token set for `(room, role)` is the only one accepted for that role; otherwise the
+/// room's token is required; a room with neither is open, unless `requireTokens` is set,
+/// in which case it is closed to everyone. `description` and `customMirror` never show
+/// the tokens, so logging a policy leaks nothing.
+public struct AccessPolicy: Sendable, Hashable {
+    /// Refuse every room and role that has no token configured.
+    public var requireTokens: Bool
+    private var roomTokens: [String: String]
+    private var roleTokens: [String: [RoomRole: String]]
+
+    /// No tokens, nothing required.
+    public static var open: AccessPolicy { AccessPolicy() }
+
+    /// - Parameters:
+    ///   - roomTokens: room name → token for every role in that room.
+    ///   - roleTokens: room name → role → token, overriding the room's token for that role.
+    public init(roomTokens: [String: String] = [:], roleTokens: [String: [RoomRole: String]] = [:],
+                requireTokens: Bool = false) {
+        self.roomTokens = roomTokens
+        self.roleTokens = roleTokens
+        self.requireTokens = requireTokens
+    }
+
+    /// Sets the token for `room`, or for `role` in `room` when a role is given.
+    public mutating func setToken(_ token: String, room: String, role: RoomRole? = nil) {
+        if let role {
+            roleTokens[room, default: [:]][role] = token
+        } else {
+            roomTokens[room] = token
+        }
+    }
+
+    /// Whether a token is configured for exactly this room (and role, if given).
+    public func hasToken(room: String, role: RoomRole? = nil) -> Bool {
+        if let role { return roleTokens[room]?[role] != nil }
+        return roomTokens[room] != nil
+    }
+
+    /// Why a peer may not take `role` in `room` with `token`, in words that never
+    /// contain a token; `nil` when it may.
+    public func refusal(room: String, role: RoomRole, token: String?) -> String? {
+        guard let expected = roleTokens[room]?[role] ?? roomTokens[room] else {
+            return requireTokens ? "room \"\(room)\" is not open to role \(role.rawValue)" : nil
+        }
+        guard let token else { return "room \"\(room)\" requires a token for role \(role.rawValue)" }
+        return Self.constantTimeEqual(token, expected) ? nil : "wrong token for role \(role.rawValue) in room \"\(room)\""
+    }
+
+    /// Compares without returning early at the first differing byte.
+    private static func constantTimeEqual(_ a: String, _ b: String) -> Bool {
+        let x = Array(a.utf8), y = Array(b.utf8)
+        var difference = UInt8(truncatingIfNeeded: x.count ^ y.count)
+        for i in 0..<max(x.count, y.count) {
+            difference |= (i < x.count ? x[i] : 0) ^ (i < y.count ? y[i] : 0)
+        }
+        return difference == 0 && x.count == y.count
+    }
+}
+
+extension AccessPolicy: CustomStringConvertible, CustomReflectable {
+    public var description: String {
+        let rooms = Set(roomTokens.keys).union(roleTokens.keys).sorted()
+        return "AccessPolicy(tokens for rooms: \(rooms), requireTokens: \(requireTokens))"
+    }
+
+    public var customMirror: Mirror {
+        Mirror(self, children: ["description": description], displayStyle: .struct)
+    }
+}

@@ -1,0 +1,277 @@
+import Hummingbird
+import HummingbirdWebSocket
+import Logging
+import NIOCore
+import ServiceLifecycle
+
+/// Where and how the signaling server listens.
+public struct SignalingServerConfiguration: Sendable {
+    public var host: String
+    /// 0 picks any free port; read the bound one from `SignalingServer.port`.
+    public var port: Int
+    /// The HTTP path that upgrades to WebSocket (GStreamer's clients use `/`).
+    public var path: String
+    public var limits: HubLimits
+    public var access: AccessPolicy
+
+    public init(host: String = "127.0.0.1", port: Int = 8443, path: String = "/",
+                limits: HubLimits = .init(), access: AccessPolicy = .open) {
+        self.host = host
+        self.port = port
+        self.path = path
+        self.limits = limits
+        self.access = access
+    }
+
+    /// Largest message the hub may be asked to read; bigger limits are refused at start.
+    public static let maxMessageBytesCeiling = 16 << 20
+
+    /// Largest WebSocket message (and frame) the transport reads before closing the
+    /// connection with 1009: twice the hub's limit (at least 4 KiB more), so the hub can
+    /// answer `tooLarge` itself for anything in between.
+    var transportMaxBytes: Int { limits.maxMessageBytes + max(limits.maxMessageBytes, 4096) }
+
+    func validate() throws(SignalingServerError) {
+        guard !host.isEmpty else { throw .invalidConfiguration("the host is empty") }
+        guard (0...65535).contains(port) else { throw .invalidConfiguration("port \(port) is not in 0...65535") }
+        guard path.hasPrefix("/") else { throw .invalidConfiguration("path \"\(path)\" does not start with /") }
+        guard (1...Self.maxMessageBytesCeiling).contains(limits.maxMessageBytes) else {
+            throw .invalidConfiguration("max message bytes \(limits.maxMessageBytes) is not in 1...\(Self.maxMessageBytesCeiling)")
+        }
+        guard limits.maxPeersPerRoom >= 1 else { throw .invalidConfiguration("max peers per room must be at least 1") }
+        guard limits.maxSessionsPerProducer >= 1 else {
+            throw .invalidConfiguration("max sessions per producer must be at least 1")
+        }
+    }
+}
+
+public enum SignalingServerError: Error, CustomStringConvertible, Sendable {
+    case invalidConfiguration(String)
+    /// Binding or starting failed (port in use, unknown host …).
+    case startFailed(address: String, reason: String)
+
+    public var description: String {
+        switch self {
+        case .invalidConfiguration(let reason): "invalid signaling server configuration: \(reason)"
+        case let .startFailed(address, reason): "signaling server could not listen on \(address): \(reason)"
+        }
+    }
+}
+
+/// The WebSocket signaling server: Hummingbird plumbing around one `SignalingHub`.
+///
+/// Each connection gets a peer id from the hub; its text messages go to the hub in order
+/// and every resulting delivery is queued on the addressed connection's outgoing stream,
+/// which that connection's writer drains to the socket. Binary messages are refused with
+/// `malformed`. A message larger than `limits.maxMessageBytes` is answered `tooLarge` by
+/// the hub, up to twice that size; beyond it the transport closes the connection (1009).
+/// A connection whose outgoing queue overflows (a peer that stopped reading) is closed.
+public final class SignalingServer: Sendable {
+    /// The bound port (the real one when the configuration asked for 0).
+    public let port: Int
+    /// `ws://HOST:PORT/PATH`, what clients connect to.
+    public let url: String
+
+    private let registry: ConnectionRegistry
+    private let serviceGroup: ServiceGroup
+    private let runTask: Task<Void, Never>
+
+    private init(port: Int, url: String, registry: ConnectionRegistry, serviceGroup: ServiceGroup, runTask: Task<Void, Never>) {
+        self.port = port
+        self.url = url
+        self.registry = registry
+        self.serviceGroup = serviceGroup
+        self.runTask = runTask
+    }
+
+    /// Starts listening; returns once the socket is bound.
+    public static func start(_ configuration: SignalingServerConfiguration, logger: Logger) async throws -> SignalingServer {
+        try configuration.validate()
+        let registry = ConnectionRegistry(hub: SignalingHub(limits: configuration.limits, access: configuration.access),
+                                          logger: logger)
+        let transportMax = configuration.transportMaxBytes
+
+        let webSocketRouter = Router(context: BasicWebSocketRequestContext.self)
+        webSocketRouter.ws(RouterPath(configuration.path)) { inbound, outbound, context in
+            await ServerConnection.run(inbound: inbound, outbound: outbound, registry: registry,
+                                       maxMessageBytes: transportMax, logger: context.logger)
+        }
+
+        let (startup, startupContinuation) = AsyncStream.makeStream(of: Startup.self)
+        let app = Application(
+            router: Router(),
+            server: .http1WebSocketUpgrade(
+                webSocketRouter: webSocketRouter,
+                configuration: .init(ws: .init(maxFrameSize: transportMax))),
+            configuration: .init(address: .hostname(configuration.host, port: configuration.port)),
+            onServerRunning: { channel in
+                startupContinuation.yield(.listening(port: channel.localAddress?.port ?? configuration.port))
+            },
+            logger: logger)
+        var groupConfiguration = ServiceGroupConfiguration(services: [app], logger: logger)
+        groupConfiguration.maximumGracefulShutdownDuration = .seconds(5)
+        let serviceGroup = ServiceGroup(configuration: groupConfiguration)
+        let runTask = Task {
+            do {
+                try await serviceGroup.run()
+            } catch {
+                startupContinuation.yield(.failed(reason: "\(error)"))
+            }
+            startupContinuation.finish()
+        }
+
+        var outcome: Startup?
+        for await event in startup {
+            outcome = event
+            break
+        }
+        let address = "\(configuration.host):\(configuration.port)"
+        switch outcome {
+        case .listening(let port):
+            let url = "ws://\(urlHost(configuration.host)):\(port)\(configuration.path)"
+            logger.info("signaling server listening", metadata: ["url": "\(url)"])
+            return SignalingServer(port: port, url: url, registry: registry, serviceGroup: serviceGroup, runTask: runTask)
+        case .failed(let reason):
+            await runTask.value
+            throw SignalingServerError.startFailed(address: address, reason: reason)
+        case nil:
+            // The caller was cancelled before the server came up.
+            await serviceGroup.triggerGracefulShutdown()
+            await runTask.value
+            throw CancellationError()
+        }
+    }
+
+    /// Closes every connection (close code 1001), stops listening and waits until the
+    /// server has shut down. Calling it again does nothing more.
+    public func stop() async {
+        await registry.closeAll()
+        await serviceGroup.triggerGracefulShutdown()
+        await runTask.value
+    }
+
+    private enum Startup: Sendable {
+        case listening(port: Int)
+        case failed(reason: String)
+    }
+
+    private static func urlHost(_ host: String) -> String {
+        host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host
+    }
+}
+
+/// One WebSocket connection: a reader feeding the registry and a writer draining the
+/// connection's outgoing stream; when either ends, the other is stopped and the peer leaves.
+enum ServerConnection {
+    /// How long the writer waits, after starting a close handshake, for the reader to see it finish.
+    static let closeGrace: Duration = .seconds(5)
+
+    static func run(inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter,
+                    registry: ConnectionRegistry, maxMessageBytes: Int, logger: Logger) async {
+        let (outgoing, outlet) = AsyncStream.makeStream(
+            of: ServerMessage.self, bufferingPolicy: .bufferingOldest(ConnectionRegistry.outletCapacity))
+        guard let peer = await registry.connect(outlet) else { return }
+        var logger = logger
+        logger[metadataKey: "peer"] = "\(peer)"
+        logger.debug("peer connected")
+
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { [logger] in
+                do {
+                    for try await message in inbound.messages(maxSize: maxMessageBytes) {
+                        switch message {
+                        case .text(let text):
+                            await registry.receive(text, from: peer)
+                        case .binary:
+                            await registry.refuse(peer, code: .malformed, details: "expected a text frame, got a binary one")
+                        }
+                    }
+                } catch {
+                    logger.debug("reading stopped", metadata: ["error": "\(error)"])
+                }
+            }
+            group.addTask { [logger] in
+                for await message in outgoing {
+                    do {
+                        try await outbound.write(.text(SignalingCodec.encode(message)))
+                    } catch {
+                        logger.debug("writing stopped", metadata: ["error": "\(error)"])
+                        break
+                    }
+                }
+                // The queue ended: the server is stopping or the peer fell too far behind.
+                // (After a normal close this is a no-op and the sleep ends at once, cancelled.)
+                try? await outbound.close(.goingAway, reason: nil)
+                try? await Task.sleep(for: closeGrace)
+            }
+            await group.next()
+            group.cancelAll()
+        }
+        await registry.disconnect(peer)
+        logger.debug("peer disconnected")
+    }
+}
+
+/// The connection registry: the hub and every connection's outgoing queue, behind one actor.
+actor ConnectionRegistry {
+    typealias Outlet = AsyncStream<ServerMessage>.Continuation
+    /// Messages queued for one connection before it counts as stuck and is closed.
+    static let outletCapacity = 1024
+
+    private var hub: SignalingHub
+    private var outlets: [String: Outlet] = [:]
+    private var isClosed = false
+    private let logger: Logger
+
+    init(hub: SignalingHub, logger: Logger) {
+        self.hub = hub
+        self.logger = logger
+    }
+
+    /// Registers a connection; `nil` (and the outlet finished) once the server is stopping.
+    func connect(_ outlet: Outlet) -> String? {
+        guard !isClosed else {
+            outlet.finish()
+            return nil
+        }
+        let (peer, deliveries) = hub.connect()
+        outlets[peer] = outlet
+        deliver(deliveries)
+        return peer
+    }
+
+    func receive(_ text: String, from peer: String) {
+        deliver(hub.receive(text, from: peer))
+    }
+
+    /// An error the transport detects itself (a binary frame).
+    func refuse(_ peer: String, code: SignalingErrorCode, details: String) {
+        deliver([Delivery(to: peer, message: .error(details: details, code: code))])
+    }
+
+    func disconnect(_ peer: String) {
+        guard let outlet = outlets.removeValue(forKey: peer) else { return }
+        outlet.finish()
+        deliver(hub.disconnect(peer))
+    }
+
+    /// Ends every connection's queue (their writers then close them) and refuses new ones.
+    func closeAll() {
+        isClosed = true
+        for outlet in outlets.values { outlet.finish() }
+    }
+
+    private func deliver(_ deliveries: [Delivery]) {
+        var stuck: [String] = []
+        for delivery in deliveries {
+            guard let outlet = outlets[delivery.to] else { continue }
+            if case .dropped = outlet.yield(delivery.message) {
+                stuck.append(delivery.to)
+            }
+        }
+        for peer in stuck {
+            logger.warning("closing a peer that stopped reading", metadata: ["peer": "\(peer)"])
+            disconnect(peer)
+        }
+    }
+}

@@ -1,0 +1,172 @@
+import ArgumentParser
+import Foundation
+import Logging
+import PoseCastKit
+import PoseCastMedia
+import PoseCastSession
+import RTCSession
+import Signaling
+import Synchronization
+
+extension VideoCodec: ExpressibleByArgument {}
+
+/// The field worker's side: camera → pose-tagged frames → one encoder → every subscriber.
+@main
+struct Publisher: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "posecast-publisher",
+        abstract: "Send the camera, every frame tagged with its pose, to remote experts over WebRTC.",
+        discussion: """
+        Without --signaling it embeds the signaling server (--listen, default 127.0.0.1:8443), so a
+        subscriber can connect straight away: posecast-subscriber --signaling ws://127.0.0.1:8443/
+        """)
+
+    @Option(help: "Video source: 'v4l2' (the camera at --device), a device path such as /dev/video2, or 'test' (videotestsrc).")
+    var source = "v4l2"
+    @Option(help: "V4L2 device for --source v4l2.") var device = "/dev/video0"
+    @Option var width = 640
+    @Option var height = 480
+    @Option var fps = 30
+    @Option(help: "vp8 or h264.") var codec: VideoCodec = .vp8
+    @Option(help: "Target bitrate in kbit/s.") var bitrate = 2000
+    @Option(help: "Signaling server URL (ws:// or wss://). Without it the publisher embeds one.") var signaling: String?
+    @Option(help: "Address of the embedded signaling server, HOST:PORT (port 0: any free port).") var listen = "127.0.0.1:8443"
+    @Option(help: "Room to publish in.") var room = "default"
+    @Option(help: "Room token, when the signaling server requires one.") var token: String?
+    @Option(help: "STUN server, stun://HOST:PORT.") var stun: String?
+    @Option(help: "TURN server, turn://USER:PASSWORD@HOST:PORT.") var turn: String?
+    @Option(help: "Degrees per second of the built-in orbit pose source.") var orbitSpeed: Float = 30
+    @Flag(help: "Print events and a status object per second as JSON lines on stdout.") var json = false
+
+    mutating func validate() throws {
+        guard listen.split(separator: ":").count == 2, Int(listen.split(separator: ":")[1]) != nil else {
+            throw ValidationError("--listen must be HOST:PORT, got \(listen)")
+        }
+        if let signaling, !(signaling.hasPrefix("ws://") || signaling.hasPrefix("wss://")) {
+            throw ValidationError("--signaling must be a ws:// or wss:// URL, got \(signaling)")
+        }
+    }
+
+    func run() async throws {
+        let logger = Logger(label: "posecast.publisher")
+        let out = EventOutput(json: json)
+
+        var mediaConfig = PublisherMediaConfig()
+        switch source {
+        case "test": mediaConfig.source = .test(pattern: "ball")
+        case "v4l2": mediaConfig.source = .v4l2(device: device)
+        case let path where path.hasPrefix("/"): mediaConfig.source = .v4l2(device: path)
+        default: throw ValidationError("--source must be v4l2, test or a device path, got \(source)")
+        }
+        mediaConfig.width = width; mediaConfig.height = height; mediaConfig.fps = fps
+        mediaConfig.codec = codec; mediaConfig.bitrateKbps = bitrate
+        mediaConfig.rtc.stunServer = stun; mediaConfig.rtc.turnServer = turn
+
+        let orbit = {
+            var o = OrbitTrajectory(intrinsics: CameraIntrinsics(horizontalFOVDegrees: 60, aspect: Float(width) / Float(height)))
+            o.degreesPerSecond = orbitSpeed
+            return o
+        }()
+        let start = WallClock.nowNanos()
+        let media: PublisherMedia
+        do {
+            media = try PublisherMedia(config: mediaConfig) { id, t in
+                orbit.pose(at: Double(t &- start) / 1e9, frameID: id, captureTimeNanos: t)
+            }
+            try media.start()
+        } catch {
+            ProcessSupport.printError("posecast-publisher: error: \(error)")
+            throw ExitCode(2)
+        }
+
+        var server: SignalingServer?
+        let url: String
+        if let signaling {
+            url = signaling
+        } else {
+            let parts = listen.split(separator: ":")
+            var serverConfig = SignalingServerConfiguration()
+            serverConfig.host = String(parts[0]); serverConfig.port = Int(parts[1])!
+            do {
+                server = try await SignalingServer.start(serverConfig, logger: Logger(label: "posecast.signaling"))
+            } catch {
+                ProcessSupport.printError("posecast-publisher: error: cannot listen on \(listen): \(error)")
+                media.stop()
+                throw ExitCode(2)
+            }
+            url = server!.url
+            out.event("listening", ["url": url], human: "signaling: listening on \(url) (embedded)")
+        }
+
+        var nodeConfig = PublisherNodeConfig(signalingURL: url)
+        nodeConfig.room = room; nodeConfig.token = token
+        let fatal = Mutex<String?>(nil)
+        let node = PublisherNode(media: media, config: nodeConfig, logger: logger) { event in
+            out.publisherEvent(event)
+            if case let .serverError(code, details) = event, code == .unauthorized || code == .roomFull || code == .wrongRole {
+                fatal.withLock { $0 = details }
+            }
+        }
+        let runner = Task { await node.run() }
+        let signals = ProcessSupport.terminationSignals()
+        let stopper = Task { for await _ in signals { runner.cancel(); return } }
+
+        var lastFrames = media.stats.framesTagged, lastBytes = media.rtpBytesProduced
+        var lastTime = ContinuousClock.now
+        while !runner.isCancelled {
+            try? await Task.sleep(for: .seconds(1))
+            if let reason = fatal.withLock({ $0 }) {
+                ProcessSupport.printError("posecast-publisher: error: the signaling server refused us: \(reason)")
+                runner.cancel()
+                _ = await runner.value
+                media.stop()
+                await server?.stop()
+                throw ExitCode(3)
+            }
+            let now = ContinuousClock.now
+            let seconds = Double((now - lastTime).components.attoseconds) / 1e18 + Double((now - lastTime).components.seconds)
+            let frames = media.stats.framesTagged, bytes = media.rtpBytesProduced
+            let (connected, total) = node.subscriberCounts
+            let fpsNow = Double(frames - lastFrames) / max(seconds, 0.001)
+            let kbps = Double(bytes - lastBytes) * 8 / 1000 / max(seconds, 0.001)
+            out.status([
+                "subscribers": connected, "sessions": total, "fps": (fpsNow * 10).rounded() / 10,
+                "kbps": kbps.rounded(), "frames_with_pose": Int(frames),
+                "annotations": node.board.all.count,
+            ], human: String(format: "subscribers %d (%d sessions)  %.1f fps  %.0f kbit/s  frames sent with pose %llu  annotations %d",
+                             connected, total, fpsNow, kbps, frames, node.board.all.count))
+            (lastFrames, lastBytes, lastTime) = (frames, bytes, now)
+        }
+        _ = await runner.value
+        stopper.cancel()
+        media.stop()
+        await server?.stop()
+        out.event("stopped", [:], human: "stopped")
+    }
+}
+
+extension EventOutput {
+    func publisherEvent(_ event: PublisherNodeEvent) {
+        switch event {
+        case let .signalingConnected(url, peerId):
+            self.event("signalingConnected", ["url": url, "peerId": peerId], human: "signaling: connected to \(url) as \(peerId)")
+        case .signalingLost(let reason):
+            self.event("signalingLost", ["reason": reason], human: "signaling: \(reason); reconnecting")
+        case let .serverError(code, details):
+            self.event("serverError", ["code": code?.rawValue ?? "", "details": details], human: "signaling error: \(details)")
+        case let .sessionStarted(sessionId, consumer, role):
+            self.event("sessionStarted", ["sessionId": sessionId, "consumer": consumer, "role": role.rawValue],
+                       human: "session \(sessionId): \(role.rawValue) \(consumer) joining")
+        case .subscriberConnected(let sessionId):
+            self.event("subscriberConnected", ["sessionId": sessionId], human: "session \(sessionId): connected")
+        case let .sessionEnded(sessionId, reason):
+            self.event("sessionEnded", ["sessionId": sessionId, "reason": reason], human: "session \(sessionId): ended (\(reason))")
+        case let .control(sessionId, request, reply):
+            let answer = ControlCodec.encode(reply)
+            self.event("control", ["sessionId": sessionId, "request": request ?? "", "reply": answer],
+                       human: "session \(sessionId): \(request ?? "unreadable request") → \(answer)")
+        case .error(let message):
+            self.event("error", ["message": message], human: "error: \(message)")
+        }
+    }
+}

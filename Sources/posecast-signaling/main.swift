@@ -1,0 +1,131 @@
+import ArgumentParser
+import Dispatch
+import Foundation
+import Logging
+import Signaling
+
+/// The standalone signaling server. GStreamer's webrtcsink and webrtcsrc can use it too.
+@main
+struct SignalingCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "posecast-signaling",
+        abstract: "WebSocket signaling server for PoseCast publishers and subscribers (GStreamer webrtcsink protocol).",
+        discussion: """
+        Prints one line, `listening ws://HOST:PORT/`, on stdout once it accepts connections; logs go
+        to stderr. Stops cleanly on SIGINT or SIGTERM.
+
+        Tokens: --token lab=S lets every role into room "lab" with token S; --token lab/publisher=P
+        makes P the only token for publishing there. Rooms without a token are open unless
+        --require-tokens is given.
+        """)
+
+    @Option(help: "Address to listen on.") var host = "127.0.0.1"
+    @Option(help: "Port to listen on (0: any free port).") var port = 8443
+    @Option(name: .customLong("token"), parsing: .singleValue,
+            help: ArgumentHelp("A room's token: ROOM=SECRET, or ROOM/ROLE=SECRET for one role (publisher, expert, viewer). Repeatable.",
+                               valueName: "ROOM[/ROLE]=SECRET"))
+    var tokens: [String] = []
+    @Flag(help: "Refuse rooms and roles that have no token.") var requireTokens = false
+    @Option(help: "Most peers that may declare themselves in one room.") var maxPeersPerRoom = HubLimits().maxPeersPerRoom
+    @Option(help: "Most sessions one publisher may have at once.") var maxSessionsPerProducer = HubLimits().maxSessionsPerProducer
+    @Option(help: "Largest message accepted, in bytes.") var maxMessageBytes = HubLimits().maxMessageBytes
+    @Option(help: "trace, debug, info, notice, warning, error or critical.") var logLevel = "info"
+
+    mutating func validate() throws {
+        guard (0...65535).contains(port) else { throw ValidationError("--port must be in 0...65535, got \(port)") }
+        guard maxPeersPerRoom >= 1 else { throw ValidationError("--max-peers-per-room must be at least 1") }
+        guard maxSessionsPerProducer >= 1 else { throw ValidationError("--max-sessions-per-producer must be at least 1") }
+        let ceiling = SignalingServerConfiguration.maxMessageBytesCeiling
+        guard (1024...ceiling).contains(maxMessageBytes) else {
+            throw ValidationError("--max-message-bytes must be in 1024...\(ceiling), got \(maxMessageBytes)")
+        }
+        guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown --log-level \(logLevel)") }
+        _ = try accessPolicy()
+    }
+
+    func run() async throws {
+        let level = Logger.Level(rawValue: logLevel) ?? .info
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+        let logger = Logger(label: "posecast.signaling")
+        let configuration = SignalingServerConfiguration(
+            host: host, port: port,
+            limits: HubLimits(maxMessageBytes: maxMessageBytes, maxPeersPerRoom: maxPeersPerRoom,
+                              maxSessionsPerProducer: maxSessionsPerProducer),
+            access: try accessPolicy())
+
+        let stopSignals = StopSignals()
+        guard let server = await Self.start(configuration, logger: logger) else { throw ExitCode(2) }
+        FileHandle.standardOutput.write(Data("listening \(server.url)\n".utf8))
+
+        let signal = await stopSignals.next()
+        logger.info("stopping", metadata: ["signal": "\(signal)"])
+        await server.stop()
+        logger.info("stopped")
+    }
+
+    /// The server, or `nil` after saying on stderr why it could not start.
+    private static func start(_ configuration: SignalingServerConfiguration, logger: Logger) async -> SignalingServer? {
+        do {
+            return try await SignalingServer.start(configuration, logger: logger)
+        } catch {
+            FileHandle.standardError.write(Data("posecast-signaling: error: \(error)\n".utf8))
+            return nil
+        }
+    }
+
+    /// The `--token` options as a policy; errors never repeat the secret.
+    private func accessPolicy() throws -> AccessPolicy {
+        var policy = AccessPolicy(requireTokens: requireTokens)
+        var seen: Set<String> = []
+        for spec in tokens {
+            guard let equals = spec.firstIndex(of: "=") else {
+                throw ValidationError("--token expects ROOM=SECRET or ROOM/ROLE=SECRET")
+            }
+            let target = String(spec[..<equals])
+            let secret = String(spec[spec.index(after: equals)...])
+            var room = target
+            var role: RoomRole?
+            if let slash = target.lastIndex(of: "/") {
+                let name = String(target[target.index(after: slash)...])
+                guard let parsed = RoomRole(rawValue: name) else {
+                    throw ValidationError("--token \(target)=…: unknown role \"\(name)\" (publisher, expert or viewer)")
+                }
+                room = String(target[..<slash])
+                role = parsed
+            }
+            guard !room.isEmpty else { throw ValidationError("--token \(target)=…: the room name is empty") }
+            guard !secret.isEmpty else { throw ValidationError("--token \(target)=…: the secret is empty") }
+            guard seen.insert(target).inserted else { throw ValidationError("--token \(target) is given twice") }
+            policy.setToken(secret, room: room, role: role)
+        }
+        return policy
+    }
+}
+
+/// SIGINT and SIGTERM as an async wait (the default actions are turned off).
+private struct StopSignals {
+    private let stream: AsyncStream<Int32>
+    private let sources: [any DispatchSourceSignal]
+
+    init() {
+        let (stream, continuation) = AsyncStream.makeStream(of: Int32.self)
+        self.stream = stream
+        self.sources = [SIGINT, SIGTERM].map { number in
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler { continuation.yield(number) }
+            source.resume()
+            return source
+        }
+    }
+
+    /// The first signal received.
+    func next() async -> Int32 {
+        for await number in stream { return number }
+        return SIGTERM
+    }
+}
