@@ -51,12 +51,6 @@ public struct AccessPolicy: Sendable, Hashable {
         }
     }
 
-    /// Whether a token is configured for exactly this room (and role, if given).
-    public func hasToken(room: String, role: RoomRole? = nil) -> Bool {
-        if let role { return roleTokens[room]?[role] != nil }
-        return roomTokens[room] != nil
-    }
-
     /// Why a peer may not take `role` in `room` with `token`, in words that never
     /// contain a token; `nil` when it may.
     public func refusal(room: String, role: RoomRole, token: String?) -> String? {

@@ -171,9 +171,15 @@ public enum SignalingCodec {
             throw SignalingDecodeError(code: .malformed, details: "null for \"\(path(context.codingPath))\"")
         } catch let DecodingError.dataCorrupted(context) {
             let field = path(context.codingPath)
+            guard field.isEmpty else {
+                throw SignalingDecodeError(code: .malformed, details: "bad value for \"\(field)\": \(context.debugDescription)")
+            }
+            // Foundation reports a number that does not fit its field (-1 for a UInt32) as
+            // invalid JSON with no coding path; do not call such an object "not JSON".
+            let isObject = (try? JSONSerialization.jsonObject(with: Data(text.utf8))) is [String: Any]
             throw SignalingDecodeError(code: .malformed,
-                                       details: field.isEmpty ? "not a JSON object: \(context.debugDescription)"
-                                                              : "bad value for \"\(field)\": \(context.debugDescription)")
+                                       details: isObject ? "a number is out of range for its field (negative, fractional or too large)"
+                                                         : "not a JSON object: \(context.debugDescription)")
         } catch {
             throw SignalingDecodeError(code: .malformed, details: "unreadable message: \(error)")
         }

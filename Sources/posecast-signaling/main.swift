@@ -59,6 +59,7 @@ struct SignalingCommand: AsyncParsableCommand {
 
         let stopSignals = StopSignals()
         guard let server = await Self.start(configuration, logger: logger) else { throw ExitCode(2) }
+        logger.info("access", metadata: ["policy": "\(configuration.access)"])
         FileHandle.standardOutput.write(Data("listening \(server.url)\n".utf8))
 
         let signal = await stopSignals.next()

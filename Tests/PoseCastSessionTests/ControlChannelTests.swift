@@ -9,7 +9,7 @@ struct ControlChannelTests {
     let control = PublisherControl(board: AnnotationBoard())
 
     func annotate(id: String = "r1", x: Double = 0.5) -> String {
-        #"{"type":"annotate","id":"\#(id)","position":{"x":0.1,"y":0.2,"z":-1.5},"frameId":42,"tap":{"x":\#(x),"y":0.25},"kind":"arrow","label":"valve","color":"#00ff00"}"#
+        ##"{"type":"annotate","id":"\##(id)","position":{"x":0.1,"y":0.2,"z":-1.5},"frameId":42,"tap":{"x":\##(x),"y":0.25},"kind":"arrow","label":"valve","color":"#00ff00"}"##
     }
 
     @Test("every request type round-trips through the codec")

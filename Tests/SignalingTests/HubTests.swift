@@ -385,7 +385,7 @@ struct BadInput: Sendable, CustomTestStringConvertible {
         .init(name: "neither sdp nor ice", text: #"{"type":"peer","sessionId":"id5"}"#, code: .malformed, mentioning: "exactly one"),
         .init(name: "sdp without text", text: #"{"type":"peer","sessionId":"id5","sdp":{"type":"offer"}}"#, code: .malformed, mentioning: "sdp"),
         .init(name: "negative mline", text: #"{"type":"peer","sessionId":"id5","ice":{"candidate":"c","sdpMLineIndex":-1}}"#,
-              code: .malformed, mentioning: "sdpMLineIndex"),
+              code: .malformed, mentioning: "out of range"),
         .init(name: "deeply nested meta",
               text: #"{"type":"setPeerStatus","roles":[],"meta":"# + String(repeating: "[", count: 20000) + String(repeating: "]", count: 20000) + "}",
               code: .malformed, mentioning: nil),
