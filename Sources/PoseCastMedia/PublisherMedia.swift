@@ -3,6 +3,7 @@ import CGstShim
 import PoseCastKit
 import RTCSession
 import Synchronization
+import Dispatch
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -152,11 +153,21 @@ public final class PublisherMedia: @unchecked Sendable {
         let sendPad = try peer.requestSendPad(codecPreferences: preferences)
         try queue.staticPad("src")!.link(to: sendPad)
         guard let teePad = tee.requestPad("src_%u") else { throw .linkFailed(from: "tee", to: name) }
-        // Until the peer connects its frames would only pile up and arrive late; drop
-        // them at the tee and start the branch with a fresh keyframe (`peerConnected`).
+        // Until the peer connects its frames would only pile up and arrive late: drop
+        // them at the tee. The first frame after the connection opens the gate and asks
+        // the encoder for a keyframe, so a subscriber joining mid-stream sees a picture
+        // at once.
         let gate = BranchGate()
         let data = GstPadProbeType(GST_PAD_PROBE_TYPE_BUFFER.rawValue | GST_PAD_PROBE_TYPE_BUFFER_LIST.rawValue)
-        _ = teePad.addProbe(data) { _ in gate.isOpen ? GST_PAD_PROBE_OK : GST_PAD_PROBE_DROP }
+        // Weak: the pad owns this closure; the branch entry below owns the wrappers.
+        _ = teePad.addProbe(data) { [weak peer, weak teePad] _ in
+            if gate.isOpen { return GST_PAD_PROBE_OK }
+            guard let peer, peer.connectionState == .connected else { return GST_PAD_PROBE_DROP }
+            gate.open()
+            // Not from this streaming thread: the event travels back up through it.
+            if let pad = teePad { DispatchQueue.global().async { Self.requestKeyframe(via: pad) } }
+            return GST_PAD_PROBE_OK
+        }
         try teePad.link(to: queue.staticPad("sink")!)
         queue.syncStateWithParent()
         peer.webrtc.syncStateWithParent()
@@ -164,16 +175,8 @@ public final class PublisherMedia: @unchecked Sendable {
         return peer
     }
 
-    /// Call when `peer` reports `connected`: lets its frames through and asks the
-    /// encoder for a keyframe, so a subscriber joining mid-stream sees a picture at once.
-    public func peerConnected(_ peer: WebRTCPeer) {
-        guard let entry = state.withLock({ $0.peers[ObjectIdentifier(peer)] }) else { return }
-        entry.gate.open()
-        requestKeyframe(via: entry.teePad)
-    }
-
     /// Sends an upstream force-key-unit event from a branch pad to the encoder.
-    private func requestKeyframe(via pad: Pad) {
+    private static func requestKeyframe(via pad: Pad) {
         guard let event = gst_video_event_new_upstream_force_key_unit(GstClockTime.max, 1, 0) else { return }
         _ = gst_pad_send_event(pad.raw, event)
     }

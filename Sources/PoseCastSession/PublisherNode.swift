@@ -157,11 +157,10 @@ public final class PublisherNode: Sendable {
             try? client?.send(.peer(PeerMessage(sessionId: sessionId, payload: .ice(
                 SignalingICE(candidate: candidate.candidate, sdpMLineIndex: candidate.mlineIndex)))))
         case .connectionState(.connected):
-            guard let peer = state.withLock({ s -> WebRTCPeer? in
+            guard state.withLock({ s -> Bool in
                 s.sessions[sessionId]?.connected = true
-                return s.sessions[sessionId]?.peer
+                return s.sessions[sessionId] != nil
             }) else { return }
-            media.peerConnected(peer)
             onEvent(.subscriberConnected(sessionId: sessionId))
         case .connectionState(.failed), .connectionState(.closed):
             endSession(sessionId, reason: "peer connection \(event)", tellServer: true)
