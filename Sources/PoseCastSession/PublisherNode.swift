@@ -54,6 +54,10 @@ public final class PublisherNode: Sendable {
     private struct State {
         var client: SignalingClient?
         var sessions: [String: Session] = [:]
+        /// Sessions announced but still being set up (their branch is being built).
+        var starting: Set<String> = []
+        /// Sessions ended by the server while still being set up.
+        var endedWhileStarting: Set<String> = []
         var sessionNumber = 0
     }
 
@@ -119,6 +123,7 @@ public final class PublisherNode: Sendable {
                 if case .sdp = message.payload { endSession(message.sessionId, reason: "bad answer: \(error)", tellServer: true) }
             }
         case .endSession(let sessionId):
+            state.withLock { s in if s.starting.contains(sessionId) { s.endedWhileStarting.insert(sessionId) } }
             endSession(sessionId, reason: "ended by the subscriber or the server", tellServer: false)
         case let .error(details, code):
             onEvent(.serverError(code: code, details: details))
@@ -128,9 +133,18 @@ public final class PublisherNode: Sendable {
     }
 
     private func startSession(_ sessionId: String, consumer: String, role: RoomRole, client: SignalingClient) async {
-        let number = state.withLock { s in s.sessionNumber += 1; return s.sessionNumber }
+        let number = state.withLock { s in s.sessionNumber += 1; s.starting.insert(sessionId); return s.sessionNumber }
         do throws(RTCError) {
             let peer = try await media.addPeer(name: "session\(number)")
+            let endedMeanwhile = state.withLock { s in
+                s.starting.remove(sessionId)
+                return s.endedWhileStarting.remove(sessionId) != nil
+            }
+            guard !endedMeanwhile else {
+                media.removePeer(peer)
+                onEvent(.sessionEnded(sessionId: sessionId, reason: "ended before it was set up"))
+                return
+            }
             let events = Task { [weak self] in
                 for await event in peer.events {
                     guard let self else { return }
@@ -145,6 +159,7 @@ public final class PublisherNode: Sendable {
             try await peer.setLocalDescription(offer)
             try? client.send(.peer(PeerMessage(sessionId: sessionId, payload: .sdp(SignalingSDP(type: "offer", sdp: offer.sdp)))))
         } catch {
+            state.withLock { s in s.starting.remove(sessionId); s.endedWhileStarting.remove(sessionId) }
             onEvent(.error("session \(sessionId) could not start: \(error)"))
             endSession(sessionId, reason: "could not start: \(error)", tellServer: true)
         }

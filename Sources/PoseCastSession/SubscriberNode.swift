@@ -60,6 +60,7 @@ public final class SubscriberNode: Sendable {
         var events: Task<Void, Never>?
         var connected = false
         var controlAnnounced = false
+        var earlyCandidates: [ICECandidate] = []
         var sessionStartedAt: ContinuousClock.Instant?
         var lastFrameAt: ContinuousClock.Instant?
         var requestNumber = 0
@@ -167,9 +168,16 @@ public final class SubscriberNode: Sendable {
                 let media = try makeMedia(sessionId: sessionId)
                 let answer = try await media.answer(SessionDescription(kind: .offer, sdp: sdp.sdp))
                 try? client.send(.peer(PeerMessage(sessionId: sessionId, payload: .sdp(SignalingSDP(type: "answer", sdp: answer.sdp)))))
+                let early = state.withLock { s in defer { s.earlyCandidates.removeAll() }; return s.earlyCandidates }
+                for candidate in early { try media.peer.addICECandidate(candidate) }
             case .ice(let ice):
-                guard let media = state.withLock({ $0.media }) else { return }
-                try media.peer.addICECandidate(ICECandidate(mlineIndex: ice.sdpMLineIndex, candidate: ice.candidate))
+                // Trickled candidates can overtake the offer: keep them until it is applied.
+                let candidate = ICECandidate(mlineIndex: ice.sdpMLineIndex, candidate: ice.candidate)
+                guard let media = state.withLock({ s -> SubscriberMedia? in
+                    if s.media == nil { s.earlyCandidates.append(candidate) }
+                    return s.media
+                }) else { return }
+                try media.peer.addICECandidate(candidate)
             }
         } catch {
             onEvent(.error("session \(sessionId): \(error)"))
@@ -254,7 +262,7 @@ public final class SubscriberNode: Sendable {
             if case .active(let id, _) = s.phase { sessionId = id }
             let result = (sessionId, s.media, s.events, s.client)
             s.phase = .idle; s.media = nil; s.events = nil; s.channel = nil; s.connected = false
-            s.sessionStartedAt = nil; s.lastFrameAt = nil
+            s.sessionStartedAt = nil; s.lastFrameAt = nil; s.earlyCandidates.removeAll()
             return result
         }
         events?.cancel()
