@@ -61,7 +61,7 @@ public final class PublisherMedia: @unchecked Sendable {
     private let bytes = ByteCounter()
 
     private struct State {
-        var peers: [ObjectIdentifier: (peer: WebRTCPeer, queue: Element, teePad: Pad, gate: BranchGate)] = [:]
+        var peers: [ObjectIdentifier: (peer: WebRTCPeer, queue: Element, teePad: Pad)] = [:]
     }
 
     public init(config: PublisherMediaConfig, poseSource: @escaping PoseSource,
@@ -171,7 +171,7 @@ public final class PublisherMedia: @unchecked Sendable {
         try teePad.link(to: queue.staticPad("sink")!)
         queue.syncStateWithParent()
         peer.webrtc.syncStateWithParent()
-        state.withLock { $0.peers[ObjectIdentifier(peer)] = (peer, queue, teePad, gate) }
+        state.withLock { $0.peers[ObjectIdentifier(peer)] = (peer, queue, teePad) }
         return peer
     }
 
