@@ -75,11 +75,13 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        // Time limits on waits and a deterministic random source, for every test target.
+        .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "PoseCastKitTests", dependencies: ["PoseCastKit"]),
         .testTarget(name: "RTCSessionTests", dependencies: ["RTCSession"]),
-        .testTarget(name: "PoseCastMediaTests", dependencies: ["PoseCastMedia", "RTCSession", "PoseCastKit"]),
+        .testTarget(name: "PoseCastMediaTests", dependencies: ["PoseCastMedia", "RTCSession", "PoseCastKit", "TestSupport"]),
         .testTarget(name: "SignalingTests", dependencies: [
-            "Signaling", .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
+            "Signaling", "TestSupport", .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
             .product(name: "Logging", package: "swift-log"),
         ]),
         .testTarget(name: "PoseCastSessionTests", dependencies: ["PoseCastSession", "PoseCastKit", "Signaling"]),

@@ -181,8 +181,6 @@ public final class PublisherMedia: @unchecked Sendable {
         _ = gst_pad_send_event(pad.raw, event)
     }
 
-    /// Subscriber branches currently attached.
-    public var subscriberCount: Int { state.withLock { $0.peers.count } }
 
     /// The payloader's output caps without per-stream fields, plus the RTCP feedback we
     /// answer (PLI/FIR for keyframes, NACK). Waits up to 5 s for the first frame.

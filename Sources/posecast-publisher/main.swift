@@ -124,7 +124,7 @@ struct Publisher: AsyncParsableCommand {
                 throw ExitCode(3)
             }
             let now = ContinuousClock.now
-            let seconds = Double((now - lastTime).components.attoseconds) / 1e18 + Double((now - lastTime).components.seconds)
+            let seconds = (now - lastTime) / .seconds(1)
             let frames = media.stats.framesTagged, bytes = media.rtpBytesProduced
             let (connected, total) = node.subscriberCounts
             let fpsNow = Double(frames - lastFrames) / max(seconds, 0.001)

@@ -2,6 +2,7 @@
 import PoseCastKit
 import RTCSession
 import Synchronization
+import TestSupport
 import Testing
 
 /// Component test: the pose meta crosses encoder → payloader (+extension) →

@@ -1,6 +1,7 @@
 import PoseCastKit
 import PoseCastMedia
 import RTCSession
+import TestSupport
 import Testing
 
 @Suite("publisher bad input")

@@ -1,41 +1,7 @@
+import TestSupport
 import Foundation
 import PoseCastKit
 import Synchronization
-
-struct TimeoutError: Error, CustomStringConvertible {
-    let what: String
-    let seconds: Double
-    var description: String { "timed out after \(seconds) s waiting for \(what)" }
-}
-
-/// Runs `body`, failing with `TimeoutError` when it takes longer than `seconds`.
-func withTimeout<T: Sendable>(_ seconds: Double, _ what: String,
-                              _ body: @escaping @Sendable () async throws -> T) async throws -> T {
-    try await withThrowingTaskGroup(of: T.self) { group in
-        group.addTask { try await body() }
-        group.addTask {
-            try await Task.sleep(for: .seconds(seconds))
-            throw TimeoutError(what: what, seconds: seconds)
-        }
-        let result = try await group.next()!
-        group.cancelAll()
-        return result
-    }
-}
-
-/// Polls `condition` every 50 ms until it holds or `seconds` pass; on a timeout the
-/// error says how far things got (`progress`), so a slow machine and a stall differ.
-func waitUntil(_ seconds: Double, _ what: String, progress: (@Sendable () -> String)? = nil,
-               _ condition: @escaping @Sendable () -> Bool) async throws {
-    do {
-        try await withTimeout(seconds, what) {
-            while !condition() { try await Task.sleep(for: .milliseconds(50)) }
-        }
-    } catch let error as TimeoutError {
-        guard let progress else { throw error }
-        throw TimeoutError(what: "\(what) (got: \(progress()))", seconds: seconds)
-    }
-}
 
 /// Deterministic, varied poses: every field differs frame to frame and uses full
 /// float precision, so a bit-for-bit comparison means something.
@@ -55,17 +21,5 @@ struct PoseGenerator: Sendable {
             orientation: Quaternion(x: q.0 / n, y: q.1 / n, z: q.2 / n, w: q.3 / n),
             intrinsics: CameraIntrinsics(fx: 0.5 + unit(), fy: 0.6 + unit(), cx: 0.4 + unit() * 0.2, cy: 0.4 + unit() * 0.2),
             applicationData: (0..<appCount).map { _ in UInt8(truncatingIfNeeded: rng.next()) })
-    }
-}
-
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

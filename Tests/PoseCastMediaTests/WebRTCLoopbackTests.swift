@@ -2,6 +2,7 @@ import PoseCastKit
 import PoseCastMedia
 import RTCSession
 import Synchronization
+import TestSupport
 import Testing
 
 /// Two real webrtcbins in one process (publisher → subscriber over ICE/DTLS/SRTP on

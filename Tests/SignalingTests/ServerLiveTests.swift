@@ -3,6 +3,7 @@ import HummingbirdWSClient
 import Logging
 import NIOCore
 import Signaling
+import TestSupport
 import Testing
 
 /// The real server on port 0 with real WebSocket clients.

@@ -4,29 +4,6 @@ import Signaling
 import Synchronization
 import Testing
 
-/// A wait that took longer than its limit.
-struct TimeoutError: Error, CustomStringConvertible {
-    let what: String
-    let seconds: Double
-    var description: String { "timed out after \(seconds) s waiting for \(what)" }
-}
-
-/// Runs `body`, failing with `TimeoutError` if it takes longer than `seconds`.
-/// `body` must respond to cancellation (every await in these tests does).
-func withTimeout<T: Sendable>(_ seconds: Double = 10, _ what: String = "the operation",
-                              _ body: @escaping @Sendable () async throws -> T) async throws -> T {
-    try await withThrowingTaskGroup(of: T.self) { group in
-        group.addTask { try await body() }
-        group.addTask {
-            try await Task.sleep(for: .seconds(seconds))
-            throw TimeoutError(what: what, seconds: seconds)
-        }
-        defer { group.cancelAll() }
-        guard let first = try await group.next() else { throw TimeoutError(what: what, seconds: seconds) }
-        return first
-    }
-}
-
 /// Ids "id1", "id2", … in the order the hub asks for them (peers and sessions share the counter).
 func sequentialIDs(prefix: String = "id") -> @Sendable () -> String {
     final class Counter: Sendable { let value = Mutex(0) }
