@@ -9,7 +9,9 @@ let package = Package(
         .library(name: "PoseCastKit", targets: ["PoseCastKit"]),
         .library(name: "PoseCastMedia", targets: ["PoseCastMedia"]),
         .library(name: "Signaling", targets: ["Signaling"]),
+        .library(name: "SyntheticCamera", targets: ["SyntheticCamera"]),
         .executable(name: "posecast-loopback", targets: ["posecast-loopback"]),
+        .executable(name: "posecast-scene", targets: ["posecast-scene"]),
         .executable(name: "posecast-signaling", targets: ["posecast-signaling"]),
         .executable(name: "posecast-publisher", targets: ["posecast-publisher"]),
         .executable(name: "posecast-subscriber", targets: ["posecast-subscriber"]),
@@ -20,6 +22,7 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
     ],
     targets: [
         // GStreamer 1.22 as a system library (headers + pkg-config flags only).
@@ -31,15 +34,22 @@ let package = Package(
                 "libgstreamer-plugins-bad1.0-dev", "libnice-dev",
             ])]
         ),
+        // cairo (2D vector drawing and text) for the annotation sprites the publisher blends into frames.
+        .systemLibrary(name: "CCairo", pkgConfig: "cairo", providers: [.apt(["libcairo2-dev"])]),
         // The C that must be C: pose GstMeta, the RTP header extension subclass,
         // and fixed-arity wrappers for variadic functions and macros.
         .target(name: "CGstShim", dependencies: ["CGStreamer"]),
         // Pose wire format and other domain code shared by both sides; no GStreamer.
         .target(name: "PoseCastKit"),
+        // The synthetic AR camera: a known 3D scene rendered from a pose through a simulated
+        // lens, into I420. Pure Swift; optimised even in debug builds, because the tests
+        // render real-time video with it.
+        .target(name: "SyntheticCamera", dependencies: ["PoseCastKit"],
+                swiftSettings: [.unsafeFlags(["-O", "-enforce-exclusivity=unchecked"], .when(configuration: .debug))]),
         // Swift wrapper around webrtcbin; knows nothing of poses.
         .target(name: "RTCSession", dependencies: ["CGStreamer", "CGstShim"]),
         // Publisher and subscriber media pipelines (pose attach/read, codecs).
-        .target(name: "PoseCastMedia", dependencies: ["RTCSession", "PoseCastKit", "CGStreamer", "CGstShim"]),
+        .target(name: "PoseCastMedia", dependencies: ["RTCSession", "PoseCastKit", "SyntheticCamera", "CGStreamer", "CGstShim", "CCairo"]),
         // Signaling protocol (Codable), the hub state machine, the WebSocket server
         // (Hummingbird) and the WebSocket client both executables use.
         .target(name: "Signaling", dependencies: [
@@ -53,6 +63,8 @@ let package = Package(
         .target(name: "PoseCastSession", dependencies: [
             "PoseCastMedia", "RTCSession", "PoseCastKit", "Signaling",
             .product(name: "Logging", package: "swift-log"),
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOPosix", package: "swift-nio"),
         ]),
         .executableTarget(name: "posecast-signaling", dependencies: [
             "Signaling", .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -75,9 +87,13 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        .executableTarget(name: "posecast-scene", dependencies: [
+            "SyntheticCamera", "PoseCastKit", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        ]),
         // Time limits on waits and a deterministic random source, for every test target.
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "PoseCastKitTests", dependencies: ["PoseCastKit"]),
+        .testTarget(name: "SyntheticCameraTests", dependencies: ["SyntheticCamera", "PoseCastKit"]),
         .testTarget(name: "RTCSessionTests", dependencies: ["RTCSession"]),
         .testTarget(name: "PoseCastMediaTests", dependencies: ["PoseCastMedia", "RTCSession", "PoseCastKit", "TestSupport"]),
         .testTarget(name: "SignalingTests", dependencies: [

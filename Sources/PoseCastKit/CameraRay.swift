@@ -23,20 +23,15 @@ public struct CameraRay: Sendable, Hashable {
     /// Unit direction in world coordinates.
     public var direction: Vector3
 
-    /// The ray through `point` of the frame taken with `pose`: camera looks down −Z
-    /// with +Y up, image y grows downwards. Nil when the pose is flagged missing.
+    public init(origin: Vector3, direction: Vector3) { self.origin = origin; self.direction = direction }
+
+    /// The ray through `point` of the frame taken with `pose`. Nil when the pose is
+    /// flagged missing or the point is not finite.
     public init?(pose: FramePose, through point: NormalizedPoint) {
-        guard !pose.flags.contains(.missing), point.x.isFinite, point.y.isFinite else { return nil }
-        let k = pose.intrinsics
-        let camera = Vector3((point.x - k.cx) / k.fx, -(point.y - k.cy) / k.fy, -1)
-        let n = (camera.x * camera.x + camera.y * camera.y + camera.z * camera.z).squareRoot()
-        let world = pose.orientation.rotate(Vector3(camera.x / n, camera.y / n, camera.z / n))
-        origin = pose.position
-        direction = world
+        guard point.x.isFinite, point.y.isFinite, let camera = CameraModel(pose: pose) else { return nil }
+        self = camera.ray(through: point)
     }
 
     /// The point `distance` metres along the ray (the fixed-depth placement).
-    public func point(atDistance distance: Float) -> Vector3 {
-        Vector3(origin.x + direction.x * distance, origin.y + direction.y * distance, origin.z + direction.z * distance)
-    }
+    public func point(atDistance distance: Float) -> Vector3 { origin + direction * distance }
 }

@@ -1,0 +1,1 @@
+print("posecast-scene: placeholder")
