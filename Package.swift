@@ -95,7 +95,7 @@ let package = Package(
         .testTarget(name: "PoseCastKitTests", dependencies: ["PoseCastKit"]),
         .testTarget(name: "SyntheticCameraTests", dependencies: ["SyntheticCamera", "PoseCastKit"]),
         .testTarget(name: "RTCSessionTests", dependencies: ["RTCSession"]),
-        .testTarget(name: "PoseCastMediaTests", dependencies: ["PoseCastMedia", "RTCSession", "PoseCastKit", "TestSupport"]),
+        .testTarget(name: "PoseCastMediaTests", dependencies: ["PoseCastMedia", "RTCSession", "PoseCastKit", "SyntheticCamera", "TestSupport"]),
         .testTarget(name: "SignalingTests", dependencies: [
             "Signaling", "TestSupport", .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
             .product(name: "Logging", package: "swift-log"),

@@ -18,18 +18,32 @@ public enum MeteringMode: String, Sendable, Hashable, Codable, CaseIterable {
     case uniform, spot, weighted
 }
 
+/// Who turns an `annotate` tap into a world position.
+public enum AnnotationPlacement: String, Sendable, Hashable, Codable, CaseIterable {
+    /// The expert did (from the pose of the frame it tapped) and sends `position`.
+    case world
+    /// The publisher does, from its own depth of the tapped frame (`frameId`) at `tap`.
+    case publisherDepth
+    /// Naive screen coordinates: the publisher unprojects `tap` with the pose of its newest
+    /// frame on its placement planes. Wrong as soon as the camera moved while the message
+    /// travelled; kept as the baseline the benchmark compares against.
+    case screen
+}
+
 /// A new annotation as the expert asks for it.
 public struct AnnotationRequest: Sendable, Hashable {
     public var annotationId: String?
     public var kind: AnnotationKind
-    public var position: Vector3
+    public var placement: AnnotationPlacement
+    /// Required with `.world` placement, absent otherwise.
+    public var position: Vector3?
     public var frameId: UInt32
     public var tap: NormalizedPoint
     public var label: String
     public var color: String
-    public init(annotationId: String? = nil, kind: AnnotationKind = .pin, position: Vector3, frameId: UInt32,
-                tap: NormalizedPoint, label: String = "", color: String = "#FF3B30") {
-        self.annotationId = annotationId; self.kind = kind; self.position = position
+    public init(annotationId: String? = nil, kind: AnnotationKind = .pin, placement: AnnotationPlacement = .world,
+                position: Vector3?, frameId: UInt32, tap: NormalizedPoint, label: String = "", color: String = "#FF3B30") {
+        self.annotationId = annotationId; self.kind = kind; self.placement = placement; self.position = position
         self.frameId = frameId; self.tap = tap; self.label = label; self.color = color
     }
 }
@@ -134,10 +148,22 @@ public enum ControlCodec {
         let request: ControlRequest
         switch type {
         case "annotate":
+            let placement = try fields.optionalEnum("placement", AnnotationPlacement.self) ?? .world
+            let position: Vector3?
+            if placement == .world {
+                position = try fields.vector("position")
+            } else {
+                guard object["position"] == nil else {
+                    throw ControlError(id: id, code: .invalidValue,
+                                       message: "\"position\" must be left out with placement \"\(placement.rawValue)\": the publisher places it")
+                }
+                position = nil
+            }
             request = .annotate(AnnotationRequest(
                 annotationId: try fields.optionalString("annotationId", maxCount: maxIdCharacters),
                 kind: try fields.optionalEnum("kind", AnnotationKind.self) ?? .pin,
-                position: try fields.vector("position"),
+                placement: placement,
+                position: position,
                 frameId: try fields.uint32("frameId"),
                 tap: try fields.point("tap"),
                 label: try fields.optionalString("label", maxCount: maxLabelCharacters) ?? "",
@@ -172,7 +198,8 @@ public enum ControlCodec {
         case .annotate(let a):
             o["annotationId"] = a.annotationId
             o["kind"] = a.kind.rawValue
-            o["position"] = vector(a.position)
+            if a.placement != .world { o["placement"] = a.placement.rawValue }
+            o["position"] = a.position.map(vector)
             o["frameId"] = a.frameId
             o["tap"] = point(a.tap)
             o["label"] = a.label

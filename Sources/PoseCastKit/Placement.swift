@@ -3,7 +3,8 @@ public struct Plane: Sendable, Hashable, Codable {
     public var normal: Vector3
     public var offset: Float
 
-    /// The plane through `point` with the given normal (normalised here).
+    /// The plane through `point` with the given normal (normalised here; a zero normal
+    /// makes a plane no ray meets).
     public init(normal: Vector3, through point: Vector3 = .zero) {
         self.normal = normal.normalized
         self.offset = self.normal.dot(point)
@@ -33,6 +34,7 @@ public enum PlacementError: Error, Sendable, Hashable, CustomStringConvertible {
     case parallelRay
     case behindCamera
     case invalidDepth(Float)
+    case missingDepth
     case noPlanes
 
     public var description: String {
@@ -42,6 +44,7 @@ public enum PlacementError: Error, Sendable, Hashable, CustomStringConvertible {
         case .parallelRay: "the tap's ray runs parallel to every placement plane and never meets one"
         case .behindCamera: "the tap's ray meets the placement plane only behind the camera (looking away from it)"
         case .invalidDepth(let d): "depth \(d) m is not a finite positive distance"
+        case .missingDepth: "publisher-depth placement needs the depth at the tap, and none was given"
         case .noPlanes: "plane placement needs at least one plane"
         }
     }
@@ -68,12 +71,13 @@ public enum PlacementMode: Sendable, Hashable {
             guard d.isFinite, d > 0 else { throw .invalidDepth(d) }
             return ray.point(atDistance: d)
         case .publisherDepth:
-            guard let d = depth, d.isFinite, d > 0 else { throw .invalidDepth(depth ?? .nan) }
+            guard let d = depth else { throw .missingDepth }
+            guard d.isFinite, d > 0 else { throw .invalidDepth(d) }
             return camera.unproject(tap, depth: d)
         case .planes(let planes):
             guard !planes.isEmpty else { throw .noPlanes }
             var best: Float?
-            var firstError: PlacementError = .parallelRay
+            var lastError: PlacementError = .parallelRay
             var sawBehind = false
             for plane in planes {
                 do throws(PlacementError) {
@@ -81,10 +85,10 @@ public enum PlacementMode: Sendable, Hashable {
                     if best == nil || t < best! { best = t }
                 } catch {
                     if error == .behindCamera { sawBehind = true }
-                    firstError = error
+                    lastError = error
                 }
             }
-            guard let t = best else { throw sawBehind ? .behindCamera : firstError }
+            guard let t = best else { throw sawBehind ? .behindCamera : lastError }
             return ray.point(atDistance: t)
         }
     }

@@ -35,7 +35,10 @@ package final class OfflineCodecChain: Sendable {
         for e in chain { pipeline.add(e) }
         try pipeline.link(chain)
 
-        PoseTagger(width: width, height: height, stampFrameIDs: true, poseSource: poseSource, onAttached: onAttached)
+        let attached: (@Sendable (UnsafeMutablePointer<GstBuffer>, FramePose) -> Void)? = onAttached.map { report in
+            { @Sendable _, pose in report(pose) }
+        }
+        PoseTagger(width: width, height: height, stampFrameIDs: true, poseSource: poseSource, onAttached: attached)
             .install(on: caps.staticPad("src")!)
         if let n = corruptEveryNth {
             let count = Mutex(0)

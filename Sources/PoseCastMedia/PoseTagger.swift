@@ -14,16 +14,18 @@ public struct PoseTaggerStats: Sendable {
 /// The pose attach step: a buffer probe on raw frames that numbers each frame,
 /// asks the pose source for its pose, and attaches the encoded pose as meta.
 /// A pose that cannot be encoded is never sent as is: the frame goes out flagged
-/// `.missing` and the error is counted.
+/// `.missing` and the error is counted. A frame that arrives with a pose already
+/// (the synthetic camera attaches the pose it rendered from) keeps it, id included.
 package final class PoseTagger: Sendable {
     private let width: Int, height: Int
     private let stampFrameIDs: Bool
     private let poseSource: PoseSource
-    private let onAttached: (@Sendable (FramePose) -> Void)?
+    private let onAttached: (@Sendable (UnsafeMutablePointer<GstBuffer>, FramePose) -> Void)?
     private let state = Mutex((nextFrameID: UInt32(0), stats: PoseTaggerStats()))
 
-    package init(width: Int, height: Int, stampFrameIDs: Bool, poseSource: @escaping PoseSource,
-                 onAttached: (@Sendable (FramePose) -> Void)?) {
+    /// `onAttached` runs on the streaming thread with the (writable) frame and its pose.
+    init(width: Int, height: Int, stampFrameIDs: Bool, poseSource: @escaping PoseSource,
+                 onAttached: (@Sendable (UnsafeMutablePointer<GstBuffer>, FramePose) -> Void)?) {
         self.width = width; self.height = height; self.stampFrameIDs = stampFrameIDs
         self.poseSource = poseSource; self.onAttached = onAttached
     }
@@ -39,6 +41,12 @@ package final class PoseTagger: Sendable {
     }
 
     private func tag(_ buffer: UnsafeMutablePointer<GstBuffer>) {
+        if let bytes = PoseMeta.bytes(of: buffer), let pose = try? PoseWireFormat.decode(bytes) {
+            if stampFrameIDs { stamp(pose.frameID, into: buffer) }
+            state.withLock { $0.stats.framesTagged += 1 }
+            onAttached?(buffer, pose)
+            return
+        }
         let frameID = state.withLock { s in
             defer { s.nextFrameID &+= 1 }
             return s.nextFrameID
@@ -57,17 +65,19 @@ package final class PoseTagger: Sendable {
                              orientation: .identity, intrinsics: intrinsics)
             bytes = (try? PoseWireFormat.encode(pose)) ?? []
         }
-        if stampFrameIDs {
-            var info = GstVideoInfo()
-            gst_video_info_set_format(&info, GST_VIDEO_FORMAT_I420, guint(width), guint(height))
-            _ = FrameStamp.write(frameID, into: buffer, info: &info)
-        }
+        if stampFrameIDs { stamp(frameID, into: buffer) }
         let attached = PoseMeta.attach(bytes, to: buffer)
         state.withLock { s in
             if attached { s.stats.framesTagged += 1 }
             if let failure { s.stats.poseEncodeErrors += 1; s.stats.lastError = failure }
         }
-        onAttached?(pose)
+        onAttached?(buffer, pose)
+    }
+
+    private func stamp(_ frameID: UInt32, into buffer: UnsafeMutablePointer<GstBuffer>) {
+        var info = GstVideoInfo()
+        gst_video_info_set_format(&info, GST_VIDEO_FORMAT_I420, guint(width), guint(height))
+        _ = FrameStamp.write(frameID, into: buffer, info: &info)
     }
 }
 
@@ -79,11 +89,13 @@ package final class PoseReader: Sendable {
     private let codec: VideoCodec
     private let readStamps: Bool
     private let onFrame: (@Sendable (DecodedFrame) -> Void)?
+    private let onPicture: (@Sendable (DecodedPicture) -> Void)?
     private let counters = Mutex((decoded: UInt64(0), withPose: UInt64(0)))
 
     package init(codec: VideoCodec, readStamps: Bool, rejections: PoseRejectionCounter,
-                 onFrame: (@Sendable (DecodedFrame) -> Void)?) {
-        self.codec = codec; self.readStamps = readStamps; self.rejections = rejections; self.onFrame = onFrame
+                 onFrame: (@Sendable (DecodedFrame) -> Void)?, onPicture: (@Sendable (DecodedPicture) -> Void)? = nil) {
+        self.codec = codec; self.readStamps = readStamps; self.rejections = rejections
+        self.onFrame = onFrame; self.onPicture = onPicture
     }
 
     package var framesDecoded: UInt64 { counters.withLock { $0.decoded } }
@@ -104,13 +116,42 @@ package final class PoseReader: Sendable {
                 rejections.record(error)
             }
         }
-        if readStamps, let caps = gst_pad_get_current_caps(pad.raw) {
-            var info = GstVideoInfo()
-            if gst_video_info_from_caps(&info, caps) != 0 { frame.stampedFrameID = FrameStamp.read(from: buffer, info: &info) }
+        var info = GstVideoInfo()
+        var haveInfo = false
+        if let caps = gst_pad_get_current_caps(pad.raw) {
+            haveInfo = gst_video_info_from_caps(&info, caps) != 0
             pcg_caps_unref(caps)
+        }
+        if haveInfo {
+            frame.width = Int(info.width); frame.height = Int(info.height)
+            if readStamps { frame.stampedFrameID = FrameStamp.read(from: buffer, info: &info) }
         }
         let hasPose = frame.pose != nil
         counters.withLock { $0.decoded += 1; if hasPose { $0.withPose += 1 } }
         onFrame?(frame)
+        if let onPicture, haveInfo, info.finfo.pointee.format == GST_VIDEO_FORMAT_I420,
+           let picture = Self.copyPicture(buffer, info: &info, frame: frame) {
+            onPicture(picture)
+        }
+    }
+
+    /// Copies the three planes out, row by row (the decoder's strides may be padded).
+    private static func copyPicture(_ buffer: UnsafeMutablePointer<GstBuffer>, info: inout GstVideoInfo,
+                                    frame: DecodedFrame) -> DecodedPicture? {
+        var video = GstVideoFrame()
+        guard gst_video_frame_map(&video, &info, buffer, GST_MAP_READ) != 0 else { return nil }
+        defer { gst_video_frame_unmap(&video) }
+        let w = Int(info.width), h = Int(info.height)
+        func plane(_ index: Int, _ pw: Int, _ ph: Int) -> [UInt8] {
+            let base = withUnsafeBytes(of: video.data) { $0.load(fromByteOffset: index * MemoryLayout<UnsafeMutableRawPointer?>.stride,
+                                                                   as: UnsafeMutableRawPointer?.self) }!
+            let stride = withUnsafeBytes(of: info.stride) { Int($0.load(fromByteOffset: index * MemoryLayout<gint>.stride, as: gint.self)) }
+            var out = [UInt8](repeating: 0, count: pw * ph)
+            out.withUnsafeMutableBytes { dst in
+                for row in 0..<ph { dst.baseAddress!.advanced(by: row * pw).copyMemory(from: base + row * stride, byteCount: pw) }
+            }
+            return out
+        }
+        return DecodedPicture(frame: frame, width: w, height: h, y: plane(0, w, h), u: plane(1, w / 2, h / 2), v: plane(2, w / 2, h / 2))
     }
 }

@@ -2,6 +2,7 @@ internal import CGStreamer
 import CGstShim
 import PoseCastKit
 import RTCSession
+import SyntheticCamera
 import Synchronization
 import Dispatch
 #if canImport(Glibc)
@@ -17,6 +18,8 @@ public struct PublisherMediaConfig: Sendable {
         case test(pattern: String = "ball")
         /// A V4L2 camera device.
         case v4l2(device: String = "/dev/video0")
+        /// The synthetic AR camera: the standard scene rendered from each frame's pose.
+        case synthetic
     }
     public var source: Source = .test()
     public var width = 640, height = 480, fps = 30
@@ -57,6 +60,10 @@ public final class PublisherMedia: @unchecked Sendable {
     private let payloaderSource: Pad
     private let extensionRef: UnsafeMutablePointer<GstRTPHeaderExtension>
     private let tagger: PoseTagger
+    private let synthetic: SyntheticSource?
+    private let overlay: AnnotationOverlay
+    /// The poses (and, from the synthetic camera, depth) of the frames sent lately.
+    public let frameHistory = FrameHistory()
     private let state = Mutex(State())
     private let bytes = ByteCounter()
 
@@ -73,7 +80,16 @@ public final class PublisherMedia: @unchecked Sendable {
         self.config = config
         pipeline = try Pipeline(name: "publisher")
 
-        var chain = try Self.makeSource(config)
+        let history = frameHistory
+        if config.source == .synthetic {
+            let source = try SyntheticSource(width: config.width, height: config.height, fps: config.fps,
+                                             scene: .standard, poseSource: poseSource, history: history)
+            synthetic = source
+        } else {
+            synthetic = nil
+        }
+        var chain: [Element]
+        if let synthetic { chain = [synthetic.element] } else { chain = try Self.makeSource(config) }
         let caps = try ElementFactory.make("capsfilter", name: "rawcaps")
         caps.set("caps", "video/x-raw,format=I420,width=\(config.width),height=\(config.height),framerate=\(config.fps)/1")
         let queue = try ElementFactory.make("queue", name: "encqueue")
@@ -90,9 +106,16 @@ public final class PublisherMedia: @unchecked Sendable {
         for e in chain { pipeline.add(e) }
         try pipeline.link(chain)
 
-        // Pose attach: on the raw frame, after conversion, before the encoder.
+        // Pose attach, then the annotation overlay drawn with that pose: on the raw frame,
+        // after conversion, before the encoder.
+        let overlay = AnnotationOverlay(width: config.width, height: config.height)
+        self.overlay = overlay
         tagger = PoseTagger(width: config.width, height: config.height, stampFrameIDs: config.stampFrameIDs,
-                            poseSource: poseSource, onAttached: onPoseAttached)
+                            poseSource: poseSource) { buffer, pose in
+            history.record(pose: pose)
+            _ = overlay.draw(on: buffer, pose: pose)
+            onPoseAttached?(pose)
+        }
         tagger.install(on: caps.staticPad("src")!)
         let bytes = self.bytes
         let data = GstPadProbeType(GST_PAD_PROBE_TYPE_BUFFER.rawValue | GST_PAD_PROBE_TYPE_BUFFER_LIST.rawValue)
@@ -106,6 +129,7 @@ public final class PublisherMedia: @unchecked Sendable {
     public var rtpBytesProduced: UInt64 { bytes.total }
 
     deinit {
+        synthetic?.stop()
         pipeline.stop()
         gst_object_unref(UnsafeMutableRawPointer(extensionRef))
     }
@@ -125,11 +149,32 @@ public final class PublisherMedia: @unchecked Sendable {
             src.set("device", device)
             return [src, try ElementFactory.make("videoconvert"), try ElementFactory.make("videoscale"),
                     try ElementFactory.make("videorate")]
+        case .synthetic:
+            preconditionFailure("the synthetic camera is built by SyntheticSource, not here")
         }
     }
 
-    public func start() throws(RTCError) { try pipeline.play() }
-    public func stop() { pipeline.stop() }
+    public func start() throws(RTCError) {
+        try pipeline.play()
+        synthetic?.start()
+    }
+
+    public func stop() {
+        synthetic?.stop()
+        pipeline.stop()
+    }
+
+    /// The annotations drawn into every outgoing frame (world coordinates).
+    public func setAnnotations(_ list: [Annotation]) { overlay.setAnnotations(list) }
+
+    /// The synthetic camera's render counters; nil for other sources.
+    public var syntheticStats: SyntheticSourceStats? { synthetic?.stats }
+
+    /// The synthetic camera's lens (focus, exposure, gain, white balance); nil for other sources.
+    public var lens: LensState? {
+        get { synthetic?.lens }
+        set { if let newValue { synthetic?.lens = newValue } }
+    }
 
     public var stats: PoseTaggerStats { tagger.stats }
 

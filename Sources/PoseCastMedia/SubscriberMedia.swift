@@ -19,6 +19,8 @@ public struct SubscriberMediaConfig: Sendable {
     /// Mouse clicks on the window (`.display` only): button (1 left, 3 right) and
     /// the point on the video, normalised.
     public var onClick: (@Sendable (_ button: Int, _ point: NormalizedPoint) -> Void)?
+    /// A copy of every decoded picture with its frame (costly: tests and measurements).
+    public var onPicture: (@Sendable (DecodedPicture) -> Void)?
     public init() {}
 }
 
@@ -33,6 +35,22 @@ public struct DecodedFrame: Sendable {
     /// Host wall-clock time when the decoder output the frame.
     public var decodedAtNanos: UInt64
     public var codec: VideoCodec
+    /// Picture size in pixels (0 until the decoder's caps are known).
+    public var width = 0, height = 0
+}
+
+/// A decoded I420 picture, copied out of the pipeline, with its frame.
+public struct DecodedPicture: Sendable {
+    public var frame: DecodedFrame
+    public var width: Int, height: Int
+    /// Tightly packed planes: Y is width × height, U and V (width/2) × (height/2).
+    public var y: [UInt8], u: [UInt8], v: [UInt8]
+
+    /// Luma and chroma at a pixel.
+    public func yuv(x: Int, y py: Int) -> (y: UInt8, u: UInt8, v: UInt8) {
+        let c = (py / 2) * (width / 2) + x / 2
+        return (y[py * width + x], u[c], v[c])
+    }
 }
 
 public struct SubscriberMediaStats: Sendable {
@@ -140,7 +158,8 @@ public final class SubscriberMedia: @unchecked Sendable {
         for e in chain { pipeline.add(e) }
         try pipeline.link(chain)
 
-        let reader = PoseReader(codec: codec, readStamps: config.readFrameStamps, rejections: rejections, onFrame: onFrame)
+        let reader = PoseReader(codec: codec, readStamps: config.readFrameStamps, rejections: rejections,
+                                onFrame: onFrame, onPicture: config.onPicture)
         reader.install(on: decoder.staticPad("src")!)
         for e in chain { e.syncStateWithParent() }
         try pad.link(to: chain[0].staticPad("sink")!)

@@ -12,8 +12,9 @@ public final class AnnotationBoard: Sendable {
 
     public var all: [Annotation] { state.withLock { $0.items } }
 
-    /// Adds (or, for an id that exists, replaces) an annotation; returns its id.
-    public func add(_ request: AnnotationRequest, author: String) throws(ControlError) -> String {
+    /// Adds (or, for an id that exists, replaces) an annotation at `position` (the
+    /// request's placement already resolved); returns its id.
+    public func add(_ request: AnnotationRequest, at position: Vector3, author: String) throws(ControlError) -> String {
         let result: Result<String, ControlError> = state.withLock { s in
             let id: String
             if let chosen = request.annotationId { id = chosen } else {
@@ -22,7 +23,7 @@ public final class AnnotationBoard: Sendable {
                 s.nextNumber += 1
                 id = candidate
             }
-            let annotation = Annotation(id: id, kind: request.kind, position: request.position, frameId: request.frameId,
+            let annotation = Annotation(id: id, kind: request.kind, position: position, frameId: request.frameId,
                                         tap: request.tap, label: request.label, color: request.color, author: author)
             if let index = s.items.firstIndex(where: { $0.id == id }) {
                 s.items[index] = annotation

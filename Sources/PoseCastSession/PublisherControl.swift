@@ -15,8 +15,9 @@ public struct ControlOutcome: Sendable {
 /// as unsupported until a camera-control backend is attached.
 public struct PublisherControl: Sendable {
     public let board: AnnotationBoard
+    public let placer: AnnotationPlacer
 
-    public init(board: AnnotationBoard) { self.board = board }
+    public init(board: AnnotationBoard, placer: AnnotationPlacer) { self.board = board; self.placer = placer }
 
     public func handle(_ text: String, from author: String, role: RoomRole) -> ControlOutcome {
         let envelope: ControlEnvelope
@@ -33,7 +34,7 @@ public struct PublisherControl: Sendable {
         do throws(ControlError) {
             switch envelope.request {
             case .annotate(let request):
-                let annotationId = try board.add(request, author: author)
+                let annotationId = try board.add(request, at: try placer.place(request), author: author)
                 return ControlOutcome(reply: .ack(id: id, annotationId: annotationId), annotationsChanged: true, requestType: type)
             case .removeAnnotation(let annotationId):
                 try board.remove(annotationId)

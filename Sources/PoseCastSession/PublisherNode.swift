@@ -11,6 +11,8 @@ public struct PublisherNodeConfig: Sendable {
     public var token: String?
     /// Shown to other peers in the producer's `meta`.
     public var name = "posecast-publisher"
+    /// Planes the naive `screen` placement intersects (the ground by default).
+    public var placementPlanes: [Plane] = [.ground]
     /// Pause between signaling reconnection attempts.
     public var reconnectDelay: Duration = .seconds(1)
     public init(signalingURL: String) { self.signalingURL = signalingURL }
@@ -67,7 +69,8 @@ public final class PublisherNode: Sendable {
         self.config = config
         self.logger = logger
         self.onEvent = onEvent
-        control = PublisherControl(board: board)
+        control = PublisherControl(board: board, placer: AnnotationPlacer(history: media.frameHistory,
+                                                                          planes: config.placementPlanes))
     }
 
     /// Sessions with a connected subscriber / all sessions.
@@ -206,8 +209,10 @@ public final class PublisherNode: Sendable {
         }
     }
 
-    /// Sends the current list to every session (viewers see annotations too).
+    /// Sends the current list to every session (viewers see annotations too) and to
+    /// the overlay that draws them into the video.
     private func broadcastAnnotations() {
+        media.setAnnotations(board.all)
         let ids = state.withLock { Array($0.sessions.keys) }
         let list = ControlReply.annotations(board.all)
         for id in ids { send(list, to: id) }

@@ -3,6 +3,10 @@ import PoseCastKit
 /// One line of the headless command language (stdin or --script).
 public enum SubscriberCommand: Equatable, Sendable {
     case tap(NormalizedPoint, label: String)
+    /// Screen coordinates only, placed by the publisher with its newest pose (the naive baseline).
+    case tapNaive(NormalizedPoint, label: String)
+    /// Tap where a known world point appears on the frame on screen; report the placement error.
+    case tapWorld(Vector3, naive: Bool, label: String)
     case focus(NormalizedPoint, FocusMode)
     case meter(NormalizedPoint?, lockDuration: Double?)
     case lock, unlock
@@ -14,7 +18,7 @@ public enum SubscriberCommand: Equatable, Sendable {
     case quit
 
     public static let help = """
-    commands: tap X Y [LABEL] | focus X Y [auto|tapToAutoFocus|tapToLockFocus] | meter [X Y] [LOCK_SECONDS] | \
+    commands: tap X Y [LABEL] | tapnaive X Y [LABEL] | tapworld WX WY WZ [naive] [LABEL] | focus X Y [auto|tapToAutoFocus|tapToLockFocus] | meter [X Y] [LOCK_SECONDS] | \
     lock | unlock | remove ANNOTATION_ID | clear | pose | status | sleep SECONDS | quit   (X, Y normalised 0…1)
     """
 
@@ -36,6 +40,12 @@ public enum SubscriberCommand: Equatable, Sendable {
         switch verb.lowercased() {
         case "tap":
             return .tap(try point(), label: args.dropFirst(2).joined(separator: " "))
+        case "tapnaive":
+            return .tapNaive(try point(), label: args.dropFirst(2).joined(separator: " "))
+        case "tapworld":
+            let p = Vector3(Float(try number(0, "WX")), Float(try number(1, "WY")), Float(try number(2, "WZ")))
+            let naive = args.count > 3 && args[3] == "naive"
+            return .tapWorld(p, naive: naive, label: args.dropFirst(naive ? 4 : 3).joined(separator: " "))
         case "focus":
             let p = try point()
             guard args.count <= 3 else { throw CommandError("focus: too many arguments") }

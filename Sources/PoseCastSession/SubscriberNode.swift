@@ -13,8 +13,11 @@ public struct SubscriberNodeConfig: Sendable {
     /// Only this producer; nil: the room's first.
     public var producerId: String?
     public var media = SubscriberMediaConfig()
-    /// Where a tap lands along its ray until the geometry issue adds planes (metres).
-    public var tapDistance: Float = 1.5
+    /// How a tap becomes a world point: from the pose of the frame on screen onto the
+    /// ground plane (default), other planes or a fixed depth; or by the publisher's depth.
+    public var placement: PlacementMode = .groundPlane
+    /// Holds outgoing control messages this long (simulates a slow control channel).
+    public var controlDelay: Duration = .zero
     public var reconnectDelay: Duration = .seconds(1)
     /// A session that decodes nothing for this long is torn down and sought again.
     public var stallTimeout: Duration = .seconds(5)
@@ -33,6 +36,8 @@ public enum SubscriberNodeEvent: Sendable {
     case requestSent(id: String, type: String, text: String)
     /// What the publisher answered or announced.
     case reply(ControlReply)
+    /// How far an annotation of a known true point landed from it (`tapWorld`).
+    case placement(PlacementReport)
     case error(String)
 }
 
@@ -45,6 +50,8 @@ public final class SubscriberNode: Sendable {
     private let onEvent: @Sendable (SubscriberNodeEvent) -> Void
     private let state = Mutex(State())
     private let frames = Mutex(FrameWindow())
+    private let tracker: PlacementTracker
+    private let delayedSender: DelayedSender?
 
     private enum Phase {
         case idle
@@ -70,6 +77,8 @@ public final class SubscriberNode: Sendable {
         self.config = config
         self.logger = logger
         self.onEvent = onEvent
+        tracker = PlacementTracker()
+        delayedSender = config.controlDelay > .zero ? DelayedSender(delay: config.controlDelay) { onEvent(.error($0)) } : nil
     }
 
     public var frameWindow: FrameWindow { frames.withLock { $0 } }
@@ -229,7 +238,11 @@ public final class SubscriberNode: Sendable {
         case .dataChannelOpen(let label) where label == "control":
             announceControlOpen()
         case .dataChannelMessage(_, .text(let text)):
-            do throws(ControlError) { onEvent(.reply(try ControlCodec.decodeReply(text))) } catch {
+            do throws(ControlError) {
+                let reply = try ControlCodec.decodeReply(text)
+                onEvent(.reply(reply))
+                track(reply)
+            } catch {
                 onEvent(.error("unreadable control message from the publisher (\(error)): \(text.prefix(200))"))
             }
         case .pipelineError(let error):
@@ -286,28 +299,81 @@ public final class SubscriberNode: Sendable {
             throw ControlError(id: id, code: .unsupported, message: "no control channel open (not connected to a publisher)")
         }
         let text = ControlCodec.encode(ControlEnvelope(id: id, request: request))
-        do throws(RTCError) { try channel.send(text) } catch {
-            throw ControlError(id: id, code: .unsupported, message: "control channel: \(error)")
+        if let delayedSender {
+            delayedSender.send(text, on: channel)
+        } else {
+            do throws(RTCError) { try channel.send(text) } catch {
+                throw ControlError(id: id, code: .unsupported, message: "control channel: \(error)")
+            }
         }
         onEvent(.requestSent(id: id, type: request.type, text: text))
         return id
     }
 
-    /// A tap on the frame on screen → `annotate` at the world point it designates
-    /// (fixed distance along the ray, from that frame's own pose).
+    /// A tap on the frame on screen → `annotate` at the world point it designates,
+    /// from that frame's own pose and the configured placement. `naive` sends screen
+    /// coordinates only, for the publisher to place with whatever pose it has when
+    /// they arrive (the baseline the annotation benchmark measures).
     @discardableResult
     public func tap(at point: NormalizedPoint, kind: AnnotationKind = .pin, label: String = "",
-                    color: String = "#FF3B30") throws(ControlError) -> String {
+                    color: String = "#FF3B30", naive: Bool = false) throws(ControlError) -> String {
         guard point.isInImage else {
             throw ControlError(id: nil, code: .invalidValue, message: "tap (\(point.x), \(point.y)) is outside the image: x and y must be in 0…1")
         }
         guard let frame = frames.withLock({ $0.lastFrame }) else {
             throw ControlError(id: nil, code: .unsupported, message: "no frame on screen yet")
         }
-        guard let pose = frame.pose, let ray = CameraRay(pose: pose, through: point) else {
+        guard let pose = frame.pose, !pose.flags.contains(.missing) else {
             throw ControlError(id: nil, code: .unsupported, message: "the frame on screen carries no usable pose; tap again")
         }
-        return try send(.annotate(AnnotationRequest(kind: kind, position: ray.point(atDistance: config.tapDistance),
-                                                    frameId: pose.frameID, tap: point, label: label, color: color)))
+        return try send(.annotate(try annotateRequest(point, on: pose, kind: kind, label: label, color: color, naive: naive)))
+    }
+
+    private func annotateRequest(_ point: NormalizedPoint, on pose: FramePose, kind: AnnotationKind, label: String,
+                                 color: String, naive: Bool) throws(ControlError) -> AnnotationRequest {
+        if naive {
+            return AnnotationRequest(kind: kind, placement: .screen, position: nil, frameId: pose.frameID, tap: point, label: label, color: color)
+        }
+        if config.placement == .publisherDepth {
+            return AnnotationRequest(kind: kind, placement: .publisherDepth, position: nil, frameId: pose.frameID, tap: point,
+                                     label: label, color: color)
+        }
+        do throws(PlacementError) {
+            let position = try config.placement.place(point, on: pose)
+            return AnnotationRequest(kind: kind, position: position, frameId: pose.frameID, tap: point, label: label, color: color)
+        } catch {
+            throw ControlError(id: nil, code: .invalidValue, message: "tap (\(point.x), \(point.y)) on frame \(pose.frameID): \(error)")
+        }
+    }
+
+    /// Taps where a known world point appears on the frame on screen, and reports how
+    /// far from it the annotation lands once the publisher has placed it (`.placement`
+    /// events): the annotation benchmark's and tests' expert with a perfect eye.
+    @discardableResult
+    public func tap(world truth: Vector3, kind: AnnotationKind = .pin, label: String = "", color: String = "#FF3B30",
+                    naive: Bool = false) throws(ControlError) -> String {
+        guard let pose = frames.withLock({ $0.lastFrame })?.pose, let camera = CameraModel(pose: pose) else {
+            throw ControlError(id: nil, code: .unsupported, message: "no frame with a usable pose on screen yet")
+        }
+        guard let projection = camera.project(truth), projection.isInImage else {
+            throw ControlError(id: nil, code: .invalidValue,
+                               message: "world point (\(truth.x), \(truth.y), \(truth.z)) is not in view on frame \(pose.frameID)")
+        }
+        let request = try annotateRequest(projection.point, on: pose, kind: kind, label: label, color: color, naive: naive)
+        let id = try send(.annotate(request))
+        tracker.expect(request: id, truth: truth, placement: request.placement, frameId: pose.frameID)
+        return id
+    }
+
+    private func track(_ reply: ControlReply) {
+        switch reply {
+        case let .ack(id, annotationId): tracker.acknowledged(request: id, annotationId: annotationId)
+        case .error(let error): if let id = error.id { tracker.acknowledged(request: id, annotationId: nil) }
+        case .annotations(let list):
+            let later = frames.withLock { $0.lastFrame }
+            for report in tracker.evaluate(list, later: later?.pose, width: later?.width ?? 0, height: later?.height ?? 0) {
+                onEvent(.placement(report))
+            }
+        }
     }
 }

@@ -21,7 +21,7 @@ struct Publisher: AsyncParsableCommand {
         subscriber can connect straight away: posecast-subscriber --signaling ws://127.0.0.1:8443/
         """)
 
-    @Option(help: "Video source: 'v4l2' (the camera at --device), a device path such as /dev/video2, or 'test' (videotestsrc).")
+    @Option(help: "Video source: 'v4l2' (the camera at --device), a device path such as /dev/video2, 'synthetic' (the synthetic AR camera: a known 3D scene rendered from each frame's pose) or 'test' (videotestsrc).")
     var source = "v4l2"
     @Option(help: "V4L2 device for --source v4l2.") var device = "/dev/video0"
     @Option var width = 640
@@ -35,10 +35,19 @@ struct Publisher: AsyncParsableCommand {
     @Option(help: "Room token, when the signaling server requires one.") var token: String?
     @Option(help: "STUN server, stun://HOST:PORT.") var stun: String?
     @Option(help: "TURN server, turn://USER:PASSWORD@HOST:PORT.") var turn: String?
-    @Option(help: "Degrees per second of the built-in orbit pose source.") var orbitSpeed: Float = 30
+    @Option(help: "Pose source: orbit, walk, shake (hand-held around the orbit), shake:walk, tum:FILE (replay), stdin or udp:[HOST:]PORT (JSON lines from a tracker; docs/POSE_SOURCES.md).")
+    var pose = "orbit"
+    @Option(help: "Speed multiplier of the pose source (orbit 30°/s, walk 0.6 m/s, shake frequency, replay rate).")
+    var poseSpeed: Double = 1
+    @Option(help: "Camera intrinsics normalised to the image, FX,FY,CX,CY (a live feed may override them).")
+    var intrinsics: String?
+    @Option(help: "Horizontal field of view in degrees, when --intrinsics is not given.") var hfov: Float = 60
     @Flag(help: "Print events and a status object per second as JSON lines on stdout.") var json = false
 
     mutating func validate() throws {
+        do { _ = try PoseSourceSpec.parse(pose) } catch { throw ValidationError(error.description) }
+        guard hfov.isFinite, hfov > 1, hfov < 179 else { throw ValidationError("--hfov must be in (1, 179) degrees") }
+        if let intrinsics { _ = try Self.parseIntrinsics(intrinsics) }
         guard listen.split(separator: ":").count == 2, Int(listen.split(separator: ":")[1]) != nil else {
             throw ValidationError("--listen must be HOST:PORT, got \(listen)")
         }
@@ -54,28 +63,45 @@ struct Publisher: AsyncParsableCommand {
         var mediaConfig = PublisherMediaConfig()
         switch source {
         case "test": mediaConfig.source = .test(pattern: "ball")
+        case "synthetic": mediaConfig.source = .synthetic
         case "v4l2": mediaConfig.source = .v4l2(device: device)
         case let path where path.hasPrefix("/"): mediaConfig.source = .v4l2(device: path)
-        default: throw ValidationError("--source must be v4l2, test or a device path, got \(source)")
+        default: throw ValidationError("--source must be v4l2, synthetic, test or a device path, got \(source)")
         }
         mediaConfig.width = width; mediaConfig.height = height; mediaConfig.fps = fps
         mediaConfig.codec = codec; mediaConfig.bitrateKbps = bitrate
         mediaConfig.rtc.stunServer = stun; mediaConfig.rtc.turnServer = turn
 
-        let orbit = {
-            var o = OrbitTrajectory(intrinsics: CameraIntrinsics(horizontalFOVDegrees: 60, aspect: Float(width) / Float(height)))
-            o.degreesPerSecond = orbitSpeed
-            return o
-        }()
-        let start = WallClock.nowNanos()
+        let camera = try intrinsics.map(Self.parseIntrinsics)
+            ?? CameraIntrinsics(horizontalFOVDegrees: hfov, aspect: Float(width) / Float(height))
+        let spec = try PoseSourceSpec.parse(pose)
+        let store = LivePoseStore()
+        let provider: any PoseProvider
+        do {
+            provider = try spec.makeProvider(speed: poseSpeed, intrinsics: camera, startNanos: WallClock.nowNanos(), store: store)
+        } catch {
+            ProcessSupport.printError("posecast-publisher: error: \(error)")
+            throw ExitCode(2)
+        }
+        var feed: PoseFeedReceiver?
+        if let transport = PoseFeedReceiver.Transport(spec) {
+            let receiver = PoseFeedReceiver(transport: transport, store: store) { message in
+                out.event("poseFeed", ["message": message], human: message)
+            }
+            do { try await receiver.start() } catch {
+                ProcessSupport.printError("posecast-publisher: error: pose feed \(spec): \(error)")
+                throw ExitCode(2)
+            }
+            if let port = receiver.boundPort { out.event("poseFeedListening", ["port": port], human: "pose feed: listening on UDP port \(port)") }
+            feed = receiver
+        }
         let media: PublisherMedia
         do {
-            media = try PublisherMedia(config: mediaConfig) { id, t in
-                orbit.pose(at: Double(t &- start) / 1e9, frameID: id, captureTimeNanos: t)
-            }
+            media = try PublisherMedia(config: mediaConfig) { id, t in provider.pose(frameID: id, captureTimeNanos: t) }
             try media.start()
         } catch {
             ProcessSupport.printError("posecast-publisher: error: \(error)")
+            await feed?.stop()
             throw ExitCode(2)
         }
 
@@ -129,19 +155,43 @@ struct Publisher: AsyncParsableCommand {
             let (connected, total) = node.subscriberCounts
             let fpsNow = Double(frames - lastFrames) / max(seconds, 0.001)
             let kbps = Double(bytes - lastBytes) * 8 / 1000 / max(seconds, 0.001)
-            out.status([
+            var fields: [String: Any] = [
                 "subscribers": connected, "sessions": total, "fps": (fpsNow * 10).rounded() / 10,
                 "kbps": kbps.rounded(), "frames_with_pose": Int(frames),
                 "annotations": node.board.all.count,
-            ], human: String(format: "subscribers %d (%d sessions)  %.1f fps  %.0f kbit/s  frames sent with pose %llu  annotations %d",
-                             connected, total, fpsNow, kbps, frames, node.board.all.count))
+            ]
+            var human = String(format: "subscribers %d (%d sessions)  %.1f fps  %.0f kbit/s  frames sent with pose %llu  annotations %d",
+                               connected, total, fpsNow, kbps, frames, node.board.all.count)
+            if let render = media.syntheticStats {
+                let ms = Double(render.lastRenderNanos) / 1e6
+                fields["render_ms"] = (ms * 10).rounded() / 10
+                fields["render_skipped"] = Int(render.framesSkipped)
+                human += String(format: "  render %.1f ms", ms)
+            }
+            if feed != nil {
+                let s = store.statistics
+                fields["pose_feed_accepted"] = s.accepted; fields["pose_feed_rejected"] = s.rejected
+                human += "  pose feed \(s.accepted) ok / \(s.rejected) rejected"
+            }
+            out.status(fields, human: human)
             (lastFrames, lastBytes, lastTime) = (frames, bytes, now)
         }
         _ = await runner.value
         stopper.cancel()
         media.stop()
+        await feed?.stop()
         await server?.stop()
         out.event("stopped", [:], human: "stopped")
+    }
+
+    static func parseIntrinsics(_ text: String) throws -> CameraIntrinsics {
+        let v = text.split(separator: ",").map { Float($0.trimmingCharacters(in: .whitespaces)) }
+        guard v.count == 4, v.allSatisfy({ $0?.isFinite == true }) else {
+            throw ValidationError("--intrinsics must be FX,FY,CX,CY (four numbers normalised to the image), got \(text)")
+        }
+        let k = CameraIntrinsics(fx: v[0]!, fy: v[1]!, cx: v[2]!, cy: v[3]!)
+        do { try PoseFeedLine.validate(k) } catch { throw ValidationError("--intrinsics: \(error)") }
+        return k
     }
 }
 

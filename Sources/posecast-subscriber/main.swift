@@ -28,7 +28,10 @@ struct Subscriber: AsyncParsableCommand {
     @Option(help: "Run the commands in this file first (headless).") var script: String?
     @Flag(help: "With --script: quit when the script ends instead of reading stdin.") var exitAfterScript = false
     @Flag(help: "Print events, poses and a status object per second as JSON lines on stdout.") var json = false
-    @Option(help: "Distance along the tap's ray where an annotation is placed (metres).") var tapDistance: Float = 1.5
+    @Option(help: "Where a tap lands: ground (the y = 0 plane), depth:METRES along the ray, plane:NX,NY,NZ,OFFSET[;…], or publisher (its depth).")
+    var placement = "ground"
+    @Option(help: "Hold every control message this many ms before sending (simulates a slow control channel).")
+    var controlDelayMs = 0
     @Option(help: "Receive jitter-buffer latency in ms.") var jitterLatency = 200
     @Option(help: "STUN server, stun://HOST:PORT.") var stun: String?
 
@@ -36,7 +39,8 @@ struct Subscriber: AsyncParsableCommand {
         guard signaling.hasPrefix("ws://") || signaling.hasPrefix("wss://") else {
             throw ValidationError("--signaling must be a ws:// or wss:// URL, got \(signaling)")
         }
-        guard tapDistance.isFinite, tapDistance > 0 else { throw ValidationError("--tap-distance must be a positive number") }
+        do { _ = try PlacementOption.parse(placement) } catch { throw ValidationError(error.description) }
+        guard (0...10_000).contains(controlDelayMs) else { throw ValidationError("--control-delay-ms must be in 0…10000") }
         if role == .publisher { throw ValidationError("--role must be expert or viewer") }
         if script != nil, !headless { throw ValidationError("--script needs --headless") }
     }
@@ -50,7 +54,8 @@ struct Subscriber: AsyncParsableCommand {
         }
         var config = SubscriberNodeConfig(signalingURL: signaling)
         config.room = room; config.token = token; config.role = role; config.producerId = producer
-        config.tapDistance = tapDistance
+        config.placement = try PlacementOption.parse(placement)
+        config.controlDelay = .milliseconds(controlDelayMs)
         config.media.sink = headless ? .discard : .display
         config.media.rtc.jitterBufferLatencyMs = jitterLatency
         config.media.rtc.stunServer = stun
@@ -131,6 +136,8 @@ struct Subscriber: AsyncParsableCommand {
         do throws(ControlError) {
             switch command {
             case let .tap(point, label): try node.tap(at: point, label: label)
+            case let .tapNaive(point, label): try node.tap(at: point, label: label, naive: true)
+            case let .tapWorld(p, naive, label): try node.tap(world: p, label: label, naive: naive)
             case let .focus(point, mode): try node.send(.focus(point: point, mode: mode))
             case let .meter(point, duration): try node.send(.meter(MeterRequest(point: point, lockDuration: duration)))
             case .lock: try node.send(.lock(routines: MeteringRoutine.allCases))
@@ -217,6 +224,17 @@ struct Subscriber: AsyncParsableCommand {
                 out.event("annotations", ["count": list.count, "ids": list.map(\.id)],
                           human: "← annotations: " + (list.isEmpty ? "none" : list.map { "\($0.id) \($0.kind.rawValue) \($0.label)" }.joined(separator: ", ")))
             }
+        case .placement(let r):
+            var fields: [String: Any] = [
+                "annotationId": r.annotationId, "placement": r.placement.rawValue,
+                "truth": [r.truth.x, r.truth.y, r.truth.z].map(Double.init),
+                "placed": [r.placed.x, r.placed.y, r.placed.z].map(Double.init),
+                "error_cm": Double(r.errorCentimetres), "tapFrameId": r.tapFrameId, "laterFrameId": r.laterFrameId,
+            ]
+            fields["error_px"] = r.errorPixels.map { Double($0) }
+            out.event("placement", fields, human: String(
+                format: "placement of %@ (%@): %.2f cm, %@ from the true point", r.annotationId, r.placement.rawValue,
+                r.errorCentimetres, r.errorPixels.map { String(format: "%.2f px", $0) } ?? "– px"))
         case .error(let message):
             out.event("localError", ["message": message], human: "error: \(message)")
         }

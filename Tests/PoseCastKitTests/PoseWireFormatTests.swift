@@ -132,7 +132,7 @@ struct OrbitTrajectoryTests {
         let q = pose.orientation
         // Rotate (0, 0, -1) by q: third column of the rotation matrix, negated.
         let forward = Vector3(-(2 * (q.x * q.z + q.w * q.y)), -(2 * (q.y * q.z - q.w * q.x)), -(1 - 2 * (q.x * q.x + q.y * q.y)))
-        let toTarget = Vector3(-pose.position.x, -pose.position.y, -pose.position.z)
+        let toTarget = orbit.target - pose.position
         let n = (toTarget.x * toTarget.x + toTarget.y * toTarget.y + toTarget.z * toTarget.z).squareRoot()
         let cosine = (forward.x * toTarget.x + forward.y * toTarget.y + forward.z * toTarget.z) / n
         #expect(cosine > 0.99999)

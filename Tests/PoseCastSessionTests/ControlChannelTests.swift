@@ -6,7 +6,9 @@ import Testing
 
 @Suite("control channel protocol")
 struct ControlChannelTests {
-    let control = PublisherControl(board: AnnotationBoard())
+    let history = FrameHistory(capacity: 8)
+    var control: PublisherControl { PublisherControl(board: board, placer: AnnotationPlacer(history: history)) }
+    let board = AnnotationBoard()
 
     func annotate(id: String = "r1", x: Double = 0.5) -> String {
         ##"{"type":"annotate","id":"\##(id)","position":{"x":0.1,"y":0.2,"z":-1.5},"frameId":42,"tap":{"x":\##(x),"y":0.25},"kind":"arrow","label":"valve","color":"#00ff00"}"##
@@ -17,6 +19,8 @@ struct ControlChannelTests {
         let requests: [ControlRequest] = [
             .annotate(AnnotationRequest(annotationId: "mine", kind: .label, position: Vector3(1, 2, 3), frameId: 7,
                                         tap: NormalizedPoint(x: 0.25, y: 0.75), label: "here", color: "#ABCDEF")),
+            .annotate(AnnotationRequest(placement: .publisherDepth, position: nil, frameId: 8, tap: NormalizedPoint(x: 0.5, y: 0.5))),
+            .annotate(AnnotationRequest(placement: .screen, position: nil, frameId: 9, tap: NormalizedPoint(x: 0.1, y: 0.9))),
             .removeAnnotation(annotationId: "a3"), .clearAnnotations,
             .focus(point: NormalizedPoint(x: 0, y: 1), mode: .tapToLockFocus),
             .meter(MeterRequest(point: NormalizedPoint(x: 0.5, y: 0.5), lockDuration: 2.5, routines: [.exposure, .whiteBalance],
@@ -55,6 +59,8 @@ struct ControlChannelTests {
         (#"{"type":"meter","id":"r1","routines":["iso"]}"#, .invalidValue, "routines"),
         (#"{"type":"meter","id":"r1","throwIfUnsupported":1}"#, .invalidValue, "throwIfUnsupported"),
         (#"{"type":"lock","id":""}"#, .invalidValue, "id"),
+        (#"{"type":"annotate","id":"r1","placement":"screen","position":{"x":0,"y":0,"z":0},"frameId":1,"tap":{"x":0.5,"y":0.5}}"#, .invalidValue, "position"),
+        (#"{"type":"annotate","id":"r1","placement":"guess","frameId":1,"tap":{"x":0.5,"y":0.5}}"#, .invalidValue, "placement"),
     ])
     func badRequests(text: String, code: ControlErrorCode, mentions: String) {
         #expect(throws: ControlError.self) { try ControlCodec.decodeRequest(text) }
@@ -179,6 +185,88 @@ struct SubscriberCommandTests {
             Issue.record("\(line) accepted")
         } catch {
             #expect(error.description.contains(mentions), "\(line) → \(error)")
+        }
+    }
+}
+
+/// The publisher's own placements: from its depth of the tapped frame, or naively from
+/// its newest pose, with the errors a demanding expert needs to see.
+@Suite("publisher-side annotation placement")
+struct PublisherPlacementTests {
+    struct ConstantDepth: DepthSampler {
+        var metres: Float?
+        func depth(at point: NormalizedPoint) -> Float? { metres }
+    }
+
+    static let intrinsics = CameraIntrinsics(horizontalFOVDegrees: 60, aspect: 4 / 3)
+
+    static func pose(_ id: UInt32, eye: Vector3) -> FramePose {
+        FramePose(frameID: id, captureTimeNanos: 1, position: eye,
+                  orientation: .lookAt(eye: eye, target: Vector3(0, 0, 0)), intrinsics: intrinsics)
+    }
+
+    func annotate(_ placement: String, frame: UInt32, x: Double = 0.5, y: Double = 0.5) -> String {
+        ##"{"type":"annotate","id":"q","placement":"\##(placement)","frameId":\##(frame),"tap":{"x":\##(x),"y":\##(y)}}"##
+    }
+
+    @Test("publisherDepth unprojects the tap with the depth and pose of the tapped frame, not the newest")
+    func publisherDepth() throws {
+        let history = FrameHistory(capacity: 4)
+        let board = AnnotationBoard()
+        let control = PublisherControl(board: board, placer: AnnotationPlacer(history: history))
+        history.record(pose: Self.pose(1, eye: Vector3(0, 1.6, 3)))
+        history.record(depth: ConstantDepth(metres: (Vector3(0, 1.6, 3)).length), frameID: 1)
+        history.record(pose: Self.pose(2, eye: Vector3(3, 1.6, 0)))   // the camera has moved on
+        let outcome = control.handle(annotate("publisherDepth", frame: 1), from: "e", role: .expert)
+        #expect(outcome.reply == .ack(id: "q", annotationId: "a1"))
+        let placed = try #require(board.all.first).position
+        #expect(placed.distance(to: Vector3(0, 0, 0)) < 1e-4)   // the centre of frame 1 looks at the origin
+    }
+
+    @Test("publisherDepth errors: unknown frame, no depth, nothing under the tap")
+    func publisherDepthErrors() {
+        let history = FrameHistory(capacity: 2)
+        let control = PublisherControl(board: AnnotationBoard(), placer: AnnotationPlacer(history: history))
+        history.record(pose: Self.pose(5, eye: Vector3(0, 1.6, 3)))
+        func code(_ text: String) -> ControlErrorCode? {
+            if case .error(let e) = control.handle(text, from: "e", role: .expert).reply { return e.code }
+            return nil
+        }
+        #expect(code(annotate("publisherDepth", frame: 5)) == .unsupported)      // no depth for this source
+        history.record(depth: ConstantDepth(metres: nil), frameID: 5)
+        #expect(code(annotate("publisherDepth", frame: 5)) == .invalidValue)     // sky under the tap
+        history.record(pose: Self.pose(6, eye: Vector3(0, 1.6, 3)))
+        history.record(pose: Self.pose(7, eye: Vector3(0, 1.6, 3)))
+        #expect(code(annotate("publisherDepth", frame: 5)) == .notFound)         // forgotten (capacity 2)
+    }
+
+    @Test("screen placement uses the newest pose: right when the camera is still, wrong once it moved")
+    func naiveScreen() throws {
+        let history = FrameHistory()
+        let board = AnnotationBoard()
+        let control = PublisherControl(board: board, placer: AnnotationPlacer(history: history))
+        #expect(control.handle(annotate("screen", frame: 1), from: "e", role: .expert).reply
+                != .ack(id: "q", annotationId: "a1"))   // no pose yet
+        history.record(pose: Self.pose(1, eye: Vector3(0, 1.6, 3)))
+        #expect(control.handle(annotate("screen", frame: 1), from: "e", role: .expert).reply == .ack(id: "q", annotationId: "a1"))
+        #expect(try #require(board.all.last).position.distance(to: .zero) < 1e-4)
+        history.record(pose: Self.pose(2, eye: Vector3(3, 1.6, 0)))
+        // The same tap on frame 1 now lands where frame 2's centre looks: still the origin
+        // for a look-at camera, so tap off-centre to see the naive method drift.
+        _ = control.handle(annotate("screen", frame: 1, x: 0.7, y: 0.7), from: "e", role: .expert)
+        let naive = try #require(board.all.last).position
+        let truth = try PlacementMode.groundPlane.place(NormalizedPoint(x: 0.7, y: 0.7), on: Self.pose(1, eye: Vector3(0, 1.6, 3)))
+        #expect(naive.distance(to: truth) > 0.3)
+    }
+
+    @Test("--placement parses every mode and names what is wrong")
+    func placementOption() throws {
+        #expect(try PlacementOption.parse("ground") == .groundPlane)
+        #expect(try PlacementOption.parse("depth:2.5") == .fixedDepth(2.5))
+        #expect(try PlacementOption.parse("publisher") == .publisherDepth)
+        #expect(try PlacementOption.parse("plane:0,2,0,1.5") == .planes([Plane(normal: Vector3(0, 1, 0), through: Vector3(0, 0.75, 0))]))
+        for bad in ["", "depth:-1", "depth:x", "plane:0,0,0,1", "plane:1,2", "floor"] {
+            #expect(throws: CommandError.self) { try PlacementOption.parse(bad) }
         }
     }
 }

@@ -1,1 +1,2 @@
+// Placeholder so the package builds; replace me.
 import Testing

@@ -1,1 +1,0 @@
-print("posecast-scene: placeholder")
