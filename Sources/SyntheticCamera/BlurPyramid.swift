@@ -10,23 +10,23 @@
 /// are the bilinear sample). Not thread-safe.
 final class BlurPyramid {
     /// Blur radius (base pixels) that level 1 stands for; level k stands for
-    /// `levelOneRadius · 2^(k−1)`. Calibrated from the variance of the filter chain
-    /// (binomial decimation plus bilinear reconstruction ≈ a Gaussian of σ ≈ 1.2 px,
-    /// which a uniform disc of radius 2σ matches).
-    static let levelOneRadius: Float = 2.4
+    /// `levelOneRadius · 2^(k−1)`. Calibrated from the variance of the filter chain:
+    /// binomial decimation plus bilinear reconstruction spreads a point with σ ≈ 1.22 px
+    /// at level 1 and ≈ 1.28·2^(k−1) px beyond, and a uniform disc of radius R has
+    /// σ = R/2 along each axis.
+    static let levelOneRadius: Float = 2.5
 
     let levels: [FloatPlane]
     /// The highest level index.
     let topLevel: Int
-    let baseWidth: Int
     /// One level row interpolated vertically (the widest level above 0, plus padding).
     private let narrow: UnsafeMutablePointer<Float>
     /// One level row upsampled to the base width (plus room for a whole last block).
     private let wide: UnsafeMutablePointer<Float>
     /// Horizontal-pass scratch while building.
     private let scratch: FloatPlane
-    /// `(j + 0.5) / 2^k` for j < 2^k: the weights of the right neighbour across one
-    /// upsampled block, for k up to 6.
+    /// `(j + 0.5) / 2^k` at index 2^k + j, for j < 2^k and k up to the top level: the
+    /// weights of the right neighbour across one upsampled block.
     private let blockWeights: UnsafeMutablePointer<Float>
 
     init(width: Int, height: Int, levelCount: Int) {
@@ -37,7 +37,6 @@ final class BlurPyramid {
         }
         levels = planes
         topLevel = planes.count - 1
-        baseWidth = width
         scratch = FloatPlane(width: (width + 1) / 2, height: height)
         narrow = .allocate(capacity: width + 8)
         narrow.initialize(repeating: 0, count: width + 8)
@@ -80,12 +79,11 @@ final class BlurPyramid {
         let out = wide, half = s >> 1
         for x in 0..<half { out[x] = n[0] }
         let weights = blockWeights + s
-        if s >= 4 {
+        if s > 2 {
             for i in 0..<lw {
                 let left = n[i], step = n[i &+ 1] - left
                 let o = out + (half &+ i &* s)
-                var j = 0
-                while j < s { store4(left + step * load4(weights + j), o + j); j &+= 4 }
+                for j in 0..<s { o[j] = left + step * weights[j] }
             }
         } else {
             for i in 0..<lw {

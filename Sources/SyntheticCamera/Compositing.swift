@@ -41,75 +41,60 @@ extension SyntheticRenderer {
                             cocPerDioptre: Float, top: Int) -> (Int, Int) {
         let out = levelRow
         let scale = cocPerDioptre / BlurPyramid.levelOneRadius
-        let topF = F4(repeating: Float(top))
-        var low = F4(repeating: .infinity), high = F4(repeating: 0)
-        var x = 0
-        while x < count {
-            let v = absolute(load4(inv + x) - invFocus) * scale
-            let b = bits(v)
-            // v ≥ 1 here is normal and below 2^128, so its exponent field is 127…254.
-            let exponent = toFloat(b &>> 23) - 127
-            let mantissa = float4(bits: (b & 0x007F_FFFF) | 0x3F80_0000) - 1
-            var level = blend(min4(1 + exponent + mantissa, topF), v, lessMask(v, F4(repeating: 1)))
-            store4(level, out + x)
-            x &+= 4
-            if x > count {  // the last step ran past the row: keep its extra lanes out of the range
-                let outside = ~lessMask(F4(0, 1, 2, 3), F4(repeating: Float(count - (x - 4))))
-                level = blend(level, low, outside)
-                low = min4(low, level)
-                level = blend(level, high, outside)
-                high = max4(high, level)
-            } else {
-                low = min4(low, level); high = max4(high, level)
-            }
+        let topF = Float(top)
+        for x in 0..<count {
+            let v = abs(inv[x] - invFocus) * scale
+            let bits = v.bitPattern
+            let exponent = Float(Int32(bitPattern: bits >> 23) &- 127)
+            let mantissa = Float(bitPattern: (bits & 0x007F_FFFF) | 0x3F80_0000) - 1
+            let level = 1 + exponent + mantissa
+            let capped = level < topF ? level : topF
+            out[x] = v <= 1 ? v : capped
         }
-        let lowLevel = min(Int(low.min()), top - 1)
-        let highLevel = min(Int(high.max().rounded(.up)), top)
+        // Levels are non-negative, so their bit patterns order like the numbers
+        // (an integer reduction, which vectorises).
+        var low = UInt32.max, high: UInt32 = 0
+        for x in 0..<count {
+            let b = out[x].bitPattern
+            low = b < low ? b : low
+            high = b > high ? b : high
+        }
+        let lowLevel = min(Int(Float(bitPattern: low)), top - 1)
+        let highLevel = min(Int(Float(bitPattern: high).rounded(.up)), top)
         return (lowLevel, max(highLevel, lowLevel))
     }
 
     /// Σ over levels k of max(0, 1 − |level − k|) · (pyramid level k at this row): the
     /// linear blend of the two levels around each pixel's level.
     private func blendLevels(_ pyramid: BlurPyramid, _ y: Int, _ low: Int, _ high: Int, count: Int,
-                       into out: UnsafeMutablePointer<Float>) {
+                             into out: UnsafeMutablePointer<Float>) {
         let levels = levelRow
         for k in low...high {
             let src = pyramid.row(y, level: k)
             let kf = Float(k)
-            var x = 0
             if k == low {
-                while x < count {
-                    let w = max4(1 - absolute(load4(levels + x) - kf), F4())
-                    store4(w * load4(src + x), out + x)
-                    x &+= 4
+                for x in 0..<count {
+                    let w = 1 - abs(levels[x] - kf)
+                    out[x] = (w > 0 ? w : 0) * src[x]
                 }
             } else {
-                while x < count {
-                    let w = max4(1 - absolute(load4(levels + x) - kf), F4())
-                    store4(load4(out + x) + w * load4(src + x), out + x)
-                    x &+= 4
+                for x in 0..<count {
+                    let w = 1 - abs(levels[x] - kf)
+                    out[x] += (w > 0 ? w : 0) * src[x]
                 }
             }
         }
     }
 
-    /// Adds noise, clamps to [16, hi], rounds and stores one output row.
+    /// Adds noise, clamps to [16, hi], rounds and stores one output row (rounding by
+    /// the 2^23 trick: the low byte of v + 2^23 is v rounded, for 0 ≤ v < 2^22).
     private func writeRow(_ values: UnsafeMutablePointer<Float>, count: Int, out: UnsafeMutablePointer<UInt8>,
                           noise: UnsafeMutablePointer<Float>, noiseScale: Float, max hi: Float) {
-        let lo = F4(repeating: 16), top = F4(repeating: hi)
-        var x = 0
-        while x + 4 <= count {
-            let v = clamp4(load4(values + x) + load4(noise + x) * noiseScale, lo, top)
-            let n = roundToUInt(v) & 0xFF
-            let packed = n[0] | n[1] << 8 | n[2] << 16 | n[3] << 24
-            UnsafeMutableRawPointer(out + x).storeBytes(of: packed, as: UInt32.self)
-            x &+= 4
-        }
-        while x < count {
+        for x in 0..<count {
             var v = values[x] + noise[x] * noiseScale
-            v = v < 16 ? 16 : (v > hi ? hi : v)
-            out[x] = UInt8(truncatingIfNeeded: Int32(v + 0.5))
-            x &+= 1
+            v = v < 16 ? 16 : v
+            v = v > hi ? hi : v
+            out[x] = UInt8(truncatingIfNeeded: (v + 8_388_608).bitPattern)
         }
     }
 }

@@ -25,6 +25,8 @@ public struct LensState: Sendable, Hashable {
     public var gain: Float
     /// The white balance the camera is set to (kelvin). Below `sceneKelvin` the camera
     /// expects warmer light than there is and the image turns blue; above, it turns amber.
+    /// Far below (around 2500 K and less) red surfaces take on a purple cast, the hue
+    /// annotation markers use; tests that look for markers keep white balance near 5500 K.
     public var whiteBalanceKelvin: Float
     /// Sensor noise standard deviation in 8-bit luma levels at gain 1 (chroma gets half).
     public var noise: Float
@@ -52,7 +54,7 @@ public struct LensState: Sendable, Hashable {
     /// scene lit at `sceneKelvin`: the ratio of the scene light's colour to the colour
     /// the camera assumes. Light colours come from Planck's law sampled at one wavelength
     /// per channel (610, 550, 465 nm), a fair stand-in for sensor curves: 3200 K gives
-    /// about (0.72, 1.86), 8000 K about (1.14, 0.84). `kelvin` is clamped to 1000–40000.
+    /// about (0.72, 1.86), 8000 K about (1.15, 0.77). `kelvin` is clamped to 1000–40000.
     public static func whiteBalanceGains(kelvin: Float) -> (red: Float, blue: Float) {
         let scene = illuminantRatios(kelvin: Double(sceneKelvin))
         let assumed = illuminantRatios(kelvin: Double(min(max(kelvin, 1000), 40000)))

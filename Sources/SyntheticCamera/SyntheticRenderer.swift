@@ -41,14 +41,17 @@ public final class SyntheticRenderer {
     let levelRow: UnsafeMutablePointer<Float>
     let accumulator: UnsafeMutablePointer<Float>
     let noise: NoiseTile
-    let textures: GroundTextures
+    let groundSamples: GroundSamples
     let lighting: Lighting
     var boxes: [BoxPrim]
+    /// Box faces turned towards the camera, this frame.
+    var boxFaces: [BoxFacePrim] = []
     var spheres: [SpherePrim]
     var discs: [DiscPrim]
     var shadows: [ContactShadowPrim]
 
-    /// Blur levels per pyramid: level 5 stands for a 38 px radius (in the pyramid's own pixels).
+    /// Blur levels per pyramid (0…5): level 5 stands for a 40 px radius in the pyramid's own
+    /// pixels; larger circles of confusion are drawn at that.
     static let levelCount = 6
 
     /// Prepares a renderer for `width`×`height` frames (even, at least 16 each way).
@@ -70,7 +73,7 @@ public final class SyntheticRenderer {
         sumR = buffer(cw); sumG = buffer(cw); sumB = buffer(cw)
         levelRow = buffer(width); accumulator = buffer(width)
         noise = NoiseTile(seed: 0x5EED_0F_5E45_0125, rowLength: width)
-        textures = GroundTextures(seed: 0x7E47_0125_0000_0001)
+        groundSamples = GroundSamples(width: width)
         let lighting = Lighting(sun: scene.sunDirection.normalized)
         self.lighting = lighting
         boxes = scene.boxes.map { BoxPrim($0, lighting: lighting) }
@@ -79,10 +82,10 @@ public final class SyntheticRenderer {
         shadows = scene.boxes.map { box in
             let (c, s) = box.yawCosSin
             return ContactShadowPrim(cx: box.baseCenter.x, cz: box.baseCenter.z, cosYaw: c, sinYaw: s,
-                                     hx: box.size.x / 2, hz: box.size.z / 2, reach: 0.22, strength: 0.4)
+                                     hx: box.size.x / 2, hz: box.size.z / 2, round: false, reach: 0.22, strength: 0.4)
         } + scene.spheres.filter { $0.center.y - $0.radius < 0.05 }.map { s in
             ContactShadowPrim(cx: s.center.x, cz: s.center.z, cosYaw: 1, sinYaw: 0,
-                              hx: s.radius * 0.35, hz: -1, reach: s.radius * 0.9, strength: 0.45)
+                              hx: s.radius * 0.35, hz: s.radius * 0.35, round: true, reach: s.radius * 0.9, strength: 0.45)
         }
     }
 
@@ -172,11 +175,35 @@ public final class SyntheticRenderer {
     /// Screen rectangles and camera-relative constants of every primitive for this frame.
     private func prepareFrame(camera: CameraModel) {
         let o = camera.position
+        let haze = scene.hazeDistance
+        func hazeAt(_ p: Vector3) -> Float {
+            let z = max(-camera.toCamera(p).z, 0)
+            return z / (z + haze)
+        }
+        boxFaces.removeAll(keepingCapacity: true)
         for i in boxes.indices {
             let box = scene.boxes[i]
-            let (lx, ly, lz) = boxes[i].local(o.x - boxes[i].cx, o.y - boxes[i].cy, o.z - boxes[i].cz)
-            boxes[i].ox = lx; boxes[i].oy = ly; boxes[i].oz = lz
-            boxes[i].rect = ScreenRect.bounding(box.corners, camera: camera, width: width, height: height)
+            let local = boxes[i].local(o.x - boxes[i].cx, o.y - boxes[i].cy, o.z - boxes[i].cz)
+            (boxes[i].ox, boxes[i].oy, boxes[i].oz) = local
+            boxes[i].haze = hazeAt(box.center)
+            let half = (boxes[i].hx, boxes[i].hy, boxes[i].hz)
+            for axis in 0..<3 {
+                for sign: Float in [-1, 1] where sign * component(local, axis) > component(half, axis) {
+                    let (ua, va) = BoxFacePrim.textureAxes(axis)
+                    let hu = component(half, ua), hv = component(half, va)
+                    var corners: [Vector3] = []
+                    for (cu, cv) in [(-hu, -hv), (hu, -hv), (hu, hv), (-hu, hv)] {
+                        var p: [Float] = [0, 0, 0]
+                        p[axis] = sign * component(half, axis); p[ua] = cu; p[va] = cv
+                        corners.append(box.center + box.toWorld(Vector3(p[0], p[1], p[2])))
+                    }
+                    let rect = ScreenRect.bounding(corners, camera: camera, width: width, height: height)
+                    guard !rect.isEmpty else { continue }
+                    boxFaces.append(BoxFacePrim(box: i, axis: axis, uAxis: ua, vAxis: va, hu: hu, hv: hv,
+                                                offset: sign * component(half, axis) - component(local, axis),
+                                                shade: boxes[i].shade(axis: axis, sign: sign), rect: rect))
+                }
+            }
         }
         for i in spheres.indices {
             let s = scene.spheres[i]
@@ -186,6 +213,7 @@ public final class SyntheticRenderer {
             // Highlight direction: half way between the sun and the direction to the camera.
             let h = (lighting.sun + oc.normalized).normalized
             spheres[i].hx = h.x; spheres[i].hy = h.y; spheres[i].hz = h.z
+            spheres[i].haze = hazeAt(s.center)
             var corners: [Vector3] = []
             for dx in [-s.radius, s.radius] { for dy in [-s.radius, s.radius] { for dz in [-s.radius, s.radius] {
                 corners.append(s.center + Vector3(dx, dy, dz))
@@ -193,8 +221,20 @@ public final class SyntheticRenderer {
             spheres[i].rect = spheres[i].c > 0
                 ? ScreenRect.bounding(corners, camera: camera, width: width, height: height) : .empty
         }
+        let horizon = RGB(scene.horizon)
+        let pixelSize = 1 / (camera.intrinsics.fx * Float(width))
         for i in discs.indices {
             let d = discs[i], r = d.radius
+            let centre = Vector3(d.cx, 0, d.cz)
+            let h = hazeAt(centre)
+            discs[i].hazed = RGB(r: d.color.r + (horizon.r - d.color.r) * h, g: d.color.g + (horizon.g - d.color.g) * h,
+                                 b: d.color.b + (horizon.b - d.color.b) * h)
+            // Footprint on the ground at the centre: the pixel's width there, stretched by
+            // the grazing angle (geometric mean of the across- and along-view extents).
+            let toDisc = centre - o
+            let z = max(-camera.toCamera(centre).z, nearDepth)
+            let grazing = max(abs(toDisc.y) / max(toDisc.length, 1e-6), 1e-3)
+            discs[i].inverseFootprint = 1 / (z * pixelSize / grazing.squareRoot())
             discs[i].rect = ScreenRect.bounding(
                 [Vector3(d.cx - r, 0, d.cz - r), Vector3(d.cx + r, 0, d.cz - r),
                  Vector3(d.cx - r, 0, d.cz + r), Vector3(d.cx + r, 0, d.cz + r)],

@@ -72,14 +72,6 @@ public struct SceneBox: Sendable, Hashable {
             baseCenter + toWorld(Vector3(x, size.y, z))
         }
     }
-
-    /// The eight corners (for screen bounds).
-    var corners: [Vector3] {
-        let hx = size.x / 2, hz = size.z / 2
-        var out: [Vector3] = []
-        for y in [Float(0), size.y] { for x in [-hx, hx] { for z in [-hz, hz] { out.append(baseCenter + toWorld(Vector3(x, y, z))) } } }
-        return out
-    }
 }
 
 /// A sphere with a two-colour "beach ball" pattern: four segments about the vertical
@@ -90,7 +82,7 @@ public struct SceneSphere: Sendable, Hashable {
     public var radius: Float
     public var primary: SceneColor
     public var secondary: SceneColor
-    /// Latitude bands per unit of the normal's y component (higher is finer).
+    /// Light/dark latitude band pairs per unit of the normal's y component (higher is finer).
     public var bandFrequency: Float
 
     public init(name: String, center: Vector3, radius: Float, primary: SceneColor, secondary: SceneColor,
@@ -113,23 +105,22 @@ public struct SceneDisc: Sendable, Hashable {
     }
 }
 
-/// The ground plane y = 0: square tiles in two tones, each tile's brightness varied a
-/// little, under a slow mottling so the floor is not perfectly periodic.
+/// The ground plane y = 0: a checkerboard of square tiles in two tones under a slow
+/// mottling, so the floor is not perfectly periodic.
 public struct GroundStyle: Sendable, Hashable {
+    /// Side of one tile, metres.
     public var tileSize: Float
     public var light: SceneColor
     public var dark: SceneColor
-    /// Relative brightness variation from tile to tile (±).
-    public var tileVariation: Float
-    /// Relative amplitude of the slow mottling (±), with features about `mottleScale` metres wide.
+    /// Relative brightness amplitude of the mottling (±), in blotches about `mottleScale`
+    /// metres across.
     public var mottle: Float
     public var mottleScale: Float
 
     public init(tileSize: Float = 0.25, light: SceneColor = SceneColor(158, 154, 146),
-                dark: SceneColor = SceneColor(102, 99, 94), tileVariation: Float = 0.05,
-                mottle: Float = 0.12, mottleScale: Float = 1.2) {
+                dark: SceneColor = SceneColor(102, 99, 94), mottle: Float = 0.14, mottleScale: Float = 0.8) {
         self.tileSize = tileSize; self.light = light; self.dark = dark
-        self.tileVariation = tileVariation; self.mottle = mottle; self.mottleScale = mottleScale
+        self.mottle = mottle; self.mottleScale = mottleScale
     }
 }
 

@@ -31,8 +31,10 @@ struct Bench: ParsableCommand {
         var times: [Double] = []
         times.reserveCapacity(frames)
         var total = 0.0
+        // 30°/s at 30 fps: one degree per frame.
+        let degreesPerFrame: Float = 30 / 30
         for i in -10..<frames {
-            let camera = SceneOrbit.camera(angleDegrees: Float(i) * 30 / 30, width: width, height: height)
+            let camera = SceneOrbit.camera(angleDegrees: Float(i) * degreesPerFrame, width: width, height: height)
             let start = monotonicSeconds()
             try image.withPlanes { planes in
                 try renderer.render(camera: camera, lens: lens, frameIndex: UInt64(bitPattern: Int64(i)), into: planes)

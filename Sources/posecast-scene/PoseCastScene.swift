@@ -8,16 +8,17 @@ import Glibc
 import Darwin
 #endif
 
-/// Tools for the synthetic AR camera: a renderer benchmark and single-frame snapshots.
+/// Tools for the synthetic AR camera: a renderer benchmark, snapshots, raw frames and
+/// the scene's named features (ground truth for taps in benchmarks).
 @main
 struct PoseCastScene: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "posecast-scene",
-        abstract: "Render the synthetic AR camera's scene: benchmark it, or write one frame as a PPM.",
-        subcommands: [Bench.self, Snapshot.self])
+        abstract: "Render the synthetic AR camera's scene: benchmark it, write one frame as a PPM, or raw frames.",
+        subcommands: [Bench.self, Snapshot.self, Frames.self, Features.self])
 }
 
-/// The orbit both subcommands render from: radius 3 m, 1.6 m up, looking at (0, 0.3, 0).
+/// The orbit every subcommand renders from: radius 3 m, 1.6 m up, looking at (0, 0.3, 0).
 struct SceneOrbit {
     static let radius: Float = 3
     static let height: Float = 1.6

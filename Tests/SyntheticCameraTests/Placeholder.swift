@@ -1,2 +1,0 @@
-// Placeholder so the package builds; replace me.
-import Testing
