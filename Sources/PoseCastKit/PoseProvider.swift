@@ -100,6 +100,8 @@ public enum PoseSourceSpec: Sendable, Hashable, CustomStringConvertible {
     case orbit
     /// `walk`: walking around the scene at eye height (`WalkTrajectory`).
     case walk
+    /// `pan`: standing still, turning side to side at 30°/s (`PanTrajectory`).
+    case pan
     /// `shake` (around the orbit) or `shake:walk`: hand-held jitter on a synthetic path.
     case shake(around: SyntheticPath)
     /// `tum:PATH`: replay of a TUM RGB-D trajectory file (OpenCV camera axes, looping).
@@ -111,7 +113,7 @@ public enum PoseSourceSpec: Sendable, Hashable, CustomStringConvertible {
     case udp(host: String, port: Int)
 
     /// Every accepted form, for help texts and error messages.
-    public static let syntax = "orbit, walk, shake, shake:walk, tum:PATH, stdin, udp:PORT or udp:HOST:PORT"
+    public static let syntax = "orbit, walk, pan, shake, shake:walk, tum:PATH, stdin, udp:PORT or udp:HOST:PORT"
     /// Host of `udp:PORT`: loopback, so an unauthenticated pose input is not opened to the
     /// network unless asked for (`udp:0.0.0.0:PORT`).
     public static let defaultUDPHost = "127.0.0.1"
@@ -121,9 +123,9 @@ public enum PoseSourceSpec: Sendable, Hashable, CustomStringConvertible {
         let name = text.prefix { $0 != ":" }
         let argument: Substring? = name.endIndex < text.endIndex ? text[text.index(after: name.endIndex)...] : nil
         switch name {
-        case "orbit", "walk", "stdin":
+        case "orbit", "walk", "pan", "stdin":
             guard argument == nil else { throw fail("\(name) takes no argument") }
-            return name == "orbit" ? .orbit : name == "walk" ? .walk : .stdin
+            return name == "orbit" ? .orbit : name == "walk" ? .walk : name == "pan" ? .pan : .stdin
         case "shake":
             guard let argument else { return .shake(around: .orbit) }
             guard let path = SyntheticPath(rawValue: String(argument)) else {
@@ -167,7 +169,7 @@ public enum PoseSourceSpec: Sendable, Hashable, CustomStringConvertible {
     public var isLive: Bool {
         switch self {
         case .stdin, .udp: true
-        case .orbit, .walk, .shake, .tum: false
+        case .orbit, .walk, .pan, .shake, .tum: false
         }
     }
 
@@ -179,6 +181,7 @@ public enum PoseSourceSpec: Sendable, Hashable, CustomStringConvertible {
         guard speed.isFinite, speed > 0, speed <= 1000 else { throw .invalidSpeed(speed) }
         switch self {
         case .orbit: return Self.orbit(speed: speed)
+        case .pan: return PanTrajectory(degreesPerSecond: 30 * speed)
         case .walk: return Self.walk(speed: speed)
         case .shake(let around):
             let base: any CameraTrajectory = around == .orbit ? Self.orbit(speed: 1) : Self.walk(speed: 1)
@@ -213,6 +216,7 @@ public enum PoseSourceSpec: Sendable, Hashable, CustomStringConvertible {
         switch self {
         case .orbit: "orbit"
         case .walk: "walk"
+        case .pan: "pan"
         case .shake(let around): around == .orbit ? "shake" : "shake:\(around.rawValue)"
         case .tum(let path): "tum:\(path)"
         case .stdin: "stdin"

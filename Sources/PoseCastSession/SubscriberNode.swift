@@ -348,18 +348,24 @@ public final class SubscriberNode: Sendable {
 
     /// Taps where a known world point appears on the frame on screen, and reports how
     /// far from it the annotation lands once the publisher has placed it (`.placement`
-    /// events): the annotation benchmark's and tests' expert with a perfect eye.
+    /// events): the annotation benchmark's expert, whose tap lands on the centre of the
+    /// pixel the point falls in (as a click does).
     @discardableResult
     public func tap(world truth: Vector3, kind: AnnotationKind = .pin, label: String = "", color: String = "#FF3B30",
                     naive: Bool = false) throws(ControlError) -> String {
-        guard let pose = frames.withLock({ $0.lastFrame })?.pose, let camera = CameraModel(pose: pose) else {
+        guard let frame = frames.withLock({ $0.lastFrame }), let pose = frame.pose, let camera = CameraModel(pose: pose) else {
             throw ControlError(id: nil, code: .unsupported, message: "no frame with a usable pose on screen yet")
         }
         guard let projection = camera.project(truth), projection.isInImage else {
             throw ControlError(id: nil, code: .invalidValue,
                                message: "world point (\(truth.x), \(truth.y), \(truth.z)) is not in view on frame \(pose.frameID)")
         }
-        let request = try annotateRequest(projection.point, on: pose, kind: kind, label: label, color: color, naive: naive)
+        var tap = projection.point
+        if frame.width > 0, frame.height > 0 {
+            let w = Float(frame.width), h = Float(frame.height)
+            tap = NormalizedPoint(x: min(((tap.x * w).rounded(.down) + 0.5) / w, 1), y: min(((tap.y * h).rounded(.down) + 0.5) / h, 1))
+        }
+        let request = try annotateRequest(tap, on: pose, kind: kind, label: label, color: color, naive: naive)
         let id = try send(.annotate(request))
         tracker.expect(request: id, truth: truth, placement: request.placement, frameId: pose.frameID)
         return id

@@ -35,7 +35,7 @@ struct Publisher: AsyncParsableCommand {
     @Option(help: "Room token, when the signaling server requires one.") var token: String?
     @Option(help: "STUN server, stun://HOST:PORT.") var stun: String?
     @Option(help: "TURN server, turn://USER:PASSWORD@HOST:PORT.") var turn: String?
-    @Option(help: "Pose source: orbit, walk, shake (hand-held around the orbit), shake:walk, tum:FILE (replay), stdin or udp:[HOST:]PORT (JSON lines from a tracker; docs/POSE_SOURCES.md).")
+    @Option(help: "Pose source: orbit, walk, pan (standing, turning side to side), shake (hand-held around the orbit), shake:walk, tum:FILE (replay), stdin or udp:[HOST:]PORT (JSON lines from a tracker; docs/POSE_SOURCES.md).")
     var pose = "orbit"
     @Option(help: "Speed multiplier of the pose source (orbit 30°/s, walk 0.6 m/s, shake frequency, replay rate).")
     var poseSpeed: Double = 1
