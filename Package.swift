@@ -46,10 +46,17 @@ let package = Package(
         // render real-time video with it.
         .target(name: "SyntheticCamera", dependencies: ["PoseCastKit"],
                 swiftSettings: [.unsafeFlags(["-O", "-enforce-exclusivity=unchecked"], .when(configuration: .debug))]),
+        // V4L2 ioctls (function-like macros Swift cannot import) behind a few C wrappers.
+        .target(name: "CV4L2"),
+        // Remote camera control: software metering (sharpness, brightness, grey world),
+        // contrast autofocus, exposure and white-balance routines with their modes, and the
+        // backends they drive (V4L2 by CID; the simulated camera's lens).
+        .target(name: "CameraControl", dependencies: ["PoseCastKit", "SyntheticCamera", "CV4L2"],
+                swiftSettings: [.unsafeFlags(["-O"], .when(configuration: .debug))]),
         // Swift wrapper around webrtcbin; knows nothing of poses.
         .target(name: "RTCSession", dependencies: ["CGStreamer", "CGstShim"]),
         // Publisher and subscriber media pipelines (pose attach/read, codecs).
-        .target(name: "PoseCastMedia", dependencies: ["RTCSession", "PoseCastKit", "SyntheticCamera", "CGStreamer", "CGstShim", "CCairo"]),
+        .target(name: "PoseCastMedia", dependencies: ["RTCSession", "PoseCastKit", "SyntheticCamera", "CameraControl", "CGStreamer", "CGstShim", "CCairo"]),
         // Signaling protocol (Codable), the hub state machine, the WebSocket server
         // (Hummingbird) and the WebSocket client both executables use.
         .target(name: "Signaling", dependencies: [
@@ -94,6 +101,7 @@ let package = Package(
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "PoseCastKitTests", dependencies: ["PoseCastKit"]),
         .testTarget(name: "SyntheticCameraTests", dependencies: ["SyntheticCamera", "PoseCastKit"]),
+        .testTarget(name: "CameraControlTests", dependencies: ["CameraControl", "SyntheticCamera", "PoseCastKit", "CV4L2"]),
         .testTarget(name: "RTCSessionTests", dependencies: ["RTCSession"]),
         .testTarget(name: "PoseCastMediaTests", dependencies: ["PoseCastMedia", "RTCSession", "PoseCastKit", "SyntheticCamera", "TestSupport"]),
         .testTarget(name: "SignalingTests", dependencies: [

@@ -1,0 +1,2 @@
+// Placeholder: V4L2 ioctl wrappers go here.
+#include <stdint.h>

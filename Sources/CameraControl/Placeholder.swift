@@ -1,0 +1,1 @@
+// Placeholder; the metering routines go in this target.
