@@ -171,10 +171,7 @@ public final class PublisherMedia: @unchecked Sendable {
     public var syntheticStats: SyntheticSourceStats? { synthetic?.stats }
 
     /// The synthetic camera's lens (focus, exposure, gain, white balance); nil for other sources.
-    public var lens: LensState? {
-        get { synthetic?.lens }
-        set { if let newValue { synthetic?.lens = newValue } }
-    }
+    public var lensControl: LensControl? { synthetic?.lensControl }
 
     public var stats: PoseTaggerStats { tagger.stats }
 

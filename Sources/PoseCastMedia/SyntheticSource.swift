@@ -24,8 +24,10 @@ final class SyntheticSource: @unchecked Sendable {
     private let control = Mutex(Control())
     private let statsBox = Mutex(SyntheticSourceStats())
 
+    /// The lens every frame renders with; camera control drives it.
+    let lensControl = LensControl()
+
     private struct Control {
-        var lens = LensState()
         var running = false
         var thread: pthread_t?
     }
@@ -64,10 +66,6 @@ final class SyntheticSource: @unchecked Sendable {
         gst_object_unref(UnsafeMutableRawPointer(pool))
     }
 
-    var lens: LensState {
-        get { control.withLock { $0.lens } }
-        set { control.withLock { $0.lens = newValue } }
-    }
 
     var stats: SyntheticSourceStats { statsBox.withLock { $0 } }
 
@@ -177,7 +175,7 @@ final class SyntheticSource: @unchecked Sendable {
         do throws(SyntheticCameraError) {
             let planes = try I420Planes(y: map.data, yStride: width, u: map.data + ySize, uStride: width / 2,
                                         v: map.data + ySize + cSize, vStride: width / 2, width: width, height: height)
-            try renderer.render(camera: camera, lens: lens, frameIndex: frameIndex, into: planes)
+            try renderer.render(camera: camera, lens: lensControl.current, frameIndex: frameIndex, into: planes)
         } catch {
             failure = error
         }
