@@ -120,6 +120,8 @@ public enum ControlReply: Sendable, Hashable {
     case error(ControlError)
     /// The full list, on join and after every change.
     case annotations([Annotation])
+    /// What the camera's metering routines are doing, streamed while they work.
+    case sceneStatus(SceneStatus)
 }
 
 /// Reading and writing control messages, strictly.
@@ -235,6 +237,27 @@ public enum ControlCodec {
                 ["id": a.id, "kind": a.kind.rawValue, "position": vector(a.position), "frameId": a.frameId,
                  "tap": point(a.tap), "label": a.label, "color": a.color, "author": a.author]
             }])
+        case .sceneStatus(let st):
+            func routine(_ r: RoutineStatus) -> [String: Any] {
+                var o: [String: Any] = ["state": r.state.rawValue]
+                o["measure"] = r.measure.flatMap { $0.isFinite ? $0 : nil }
+                return o
+            }
+            var values: [String: Any] = [:]
+            values["lensPosition"] = st.lensPosition
+            values["exposureMs"] = st.exposureMs
+            values["gain"] = st.gain
+            values["whiteBalanceKelvin"] = st.whiteBalanceKelvin
+            var o: [String: Any] = [
+                "type": "sceneStatus", "frameId": st.frameId, "focusMode": st.focusMode.rawValue,
+                "meteringMode": st.meteringMode.rawValue,
+                "region": ["x": Double(st.region.x), "y": Double(st.region.y),
+                           "width": Double(st.region.width), "height": Double(st.region.height)],
+                "routines": ["focus": routine(st.focus), "exposure": routine(st.exposure), "whiteBalance": routine(st.whiteBalance)],
+                "values": values,
+            ]
+            o["lockRemaining"] = st.lockRemaining.flatMap { $0.isFinite ? $0 : nil }
+            return serialize(o)
         }
     }
 
@@ -258,9 +281,47 @@ public enum ControlCodec {
                                   label: try f.optionalString("label", maxCount: maxLabelCharacters) ?? "",
                                   color: try f.color("color") ?? "#FF3B30", author: try f.optionalString("author", maxCount: 256) ?? "")
             })
+        case "sceneStatus":
+            return .sceneStatus(try sceneStatus(object))
         case let other:
             throw ControlError(id: nil, code: .unknownType, message: "unknown reply type \"\(other)\"")
         }
+    }
+
+    private static func sceneStatus(_ object: [String: Any]) throws(ControlError) -> SceneStatus {
+        let f = Fields(object: object, id: nil)
+        guard let routines = object["routines"] as? [String: Any], let values = object["values"] as? [String: Any],
+              let region = object["region"] as? [String: Any] else {
+            throw ControlError(id: nil, code: .missingField, message: "sceneStatus needs \"routines\", \"values\" and \"region\" objects")
+        }
+        func routine(_ key: String) throws(ControlError) -> RoutineStatus {
+            guard let r = routines[key] as? [String: Any] else {
+                throw ControlError(id: nil, code: .missingField, message: "missing field \"routines.\(key)\"")
+            }
+            let rf = Fields(object: r, id: nil)
+            guard let state = try rf.optionalEnum("state", RoutineState.self) else {
+                throw ControlError(id: nil, code: .missingField, message: "missing field \"routines.\(key).state\"")
+            }
+            return RoutineStatus(state: state, measure: try rf.optionalNumber("measure"))
+        }
+        let vf = Fields(object: values, id: nil), rf = Fields(object: region, id: nil)
+        func unit(_ key: String) throws(ControlError) -> Float {
+            guard let v = try rf.optionalNumber(key), (0...1).contains(v) else {
+                throw ControlError(id: nil, code: .invalidValue, message: "\"region.\(key)\" must be a number in 0…1")
+            }
+            return Float(v)
+        }
+        guard let focusMode = try f.optionalEnum("focusMode", FocusMode.self),
+              let meteringMode = try f.optionalEnum("meteringMode", MeteringMode.self) else {
+            throw ControlError(id: nil, code: .missingField, message: "sceneStatus needs \"focusMode\" and \"meteringMode\"")
+        }
+        return SceneStatus(
+            focus: try routine("focus"), exposure: try routine("exposure"), whiteBalance: try routine("whiteBalance"),
+            focusMode: focusMode, meteringMode: meteringMode,
+            region: NormalizedRect(x: try unit("x"), y: try unit("y"), width: try unit("width"), height: try unit("height")),
+            lensPosition: try vf.optionalNumber("lensPosition"), exposureMs: try vf.optionalNumber("exposureMs"),
+            gain: try vf.optionalNumber("gain"), whiteBalanceKelvin: try vf.optionalNumber("whiteBalanceKelvin"),
+            lockRemaining: try f.optionalNumber("lockRemaining"), frameId: try f.uint32("frameId"))
     }
 
     // MARK: helpers

@@ -64,12 +64,13 @@ public struct EventOutput: Sendable {
     public let json: Bool
     public init(json: Bool) { self.json = json }
 
-    public func event(_ name: String, _ fields: [String: Any], human: String) {
+    /// `human: nil`: a JSON-only event (too frequent for a person; the status line sums it up).
+    public func event(_ name: String, _ fields: [String: Any], human: String?) {
         if json {
             var object = fields
             object["event"] = name
             ProcessSupport.printLine(ProcessSupport.json(object))
-        } else {
+        } else if let human {
             if isatty(STDERR_FILENO) != 0 { ProcessSupport.status("") }
             ProcessSupport.printLine(human)
         }

@@ -71,6 +71,8 @@ public final class SubscriberNode: Sendable {
         var sessionStartedAt: ContinuousClock.Instant?
         var lastFrameAt: ContinuousClock.Instant?
         var requestNumber = 0
+        /// The publisher camera's latest metering status.
+        var sceneStatus: SceneStatus?
     }
 
     public init(config: SubscriberNodeConfig, logger: Logger, onEvent: @escaping @Sendable (SubscriberNodeEvent) -> Void) {
@@ -84,6 +86,8 @@ public final class SubscriberNode: Sendable {
     public var frameWindow: FrameWindow { frames.withLock { $0 } }
     public func tickFrameWindow() { frames.withLock { $0.tick(now: WallClock.nowNanos()) } }
     public var isConnected: Bool { state.withLock { $0.connected } }
+    /// The publisher camera's latest `sceneStatus` (nil until one arrives).
+    public var sceneStatus: SceneStatus? { state.withLock { $0.sceneStatus } }
     public var rejections: PoseRejectionCounter? { state.withLock { $0.media?.rejections } }
 
     // MARK: running
@@ -375,6 +379,8 @@ public final class SubscriberNode: Sendable {
         switch reply {
         case let .ack(id, annotationId): tracker.acknowledged(request: id, annotationId: annotationId)
         case .error(let error): if let id = error.id { tracker.acknowledged(request: id, annotationId: nil) }
+        case .sceneStatus(let status):
+            state.withLock { $0.sceneStatus = status }
         case .annotations(let list):
             let later = frames.withLock { $0.lastFrame }
             for report in tracker.evaluate(list, later: later?.pose, width: later?.width ?? 0, height: later?.height ?? 0) {

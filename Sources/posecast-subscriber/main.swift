@@ -186,10 +186,21 @@ struct Subscriber: AsyncParsableCommand {
             "rejected_poses": node.rejections?.total ?? 0,
         ]
         fields["latency_ms_p50"] = w.latencyMsP50.map { ($0 * 10).rounded() / 10 }
+        var scene = ""
+        if let st = node.sceneStatus {
+            fields["focus"] = st.focus.state.rawValue; fields["exposure"] = st.exposure.state.rawValue
+            fields["white_balance"] = st.whiteBalance.state.rawValue; fields["focus_mode"] = st.focusMode.rawValue
+            fields["lens_position"] = st.lensPosition; fields["exposure_ms"] = st.exposureMs
+            scene = "  camera: focus \(st.focus.state.rawValue) (\(st.focusMode.rawValue)"
+                + (st.lensPosition.map { String(format: ", lens %.3f", $0) } ?? "") + ")"
+                + "  exposure \(st.exposure.state.rawValue)" + (st.exposureMs.map { String(format: " %.1f ms", $0) } ?? "")
+                + "  wb \(st.whiteBalance.state.rawValue)" + (st.whiteBalanceKelvin.map { String(format: " %.0f K", $0) } ?? "")
+                + "  \(st.meteringMode.rawValue)"
+        }
         out.status(fields, human: String(
             format: "%@  %.1f fps  latency p50 %@  frames %d  with pose %.2f%%",
             node.isConnected ? "connected" : "waiting for the publisher", w.fps,
-            w.latencyMsP50.map { String(format: "%.1f ms", $0) } ?? "–", w.framesDecoded, w.posePercent))
+            w.latencyMsP50.map { String(format: "%.1f ms", $0) } ?? "–", w.framesDecoded, w.posePercent) + scene)
     }
 
     static func report(_ event: SubscriberNodeEvent, out: EventOutput) {
@@ -220,6 +231,11 @@ struct Subscriber: AsyncParsableCommand {
                 var fields: [String: Any] = ["code": e.code.rawValue, "message": e.message]
                 fields["id"] = e.id
                 out.event("error", fields, human: "← error \(e.id ?? "-") \(e.code.rawValue): \(e.message)")
+            case .sceneStatus:
+                // Streamed several times a second: JSON readers get every one, people the status line.
+                var fields = (try? JSONSerialization.jsonObject(with: Data(ControlCodec.encode(reply).utf8))) as? [String: Any] ?? [:]
+                fields.removeValue(forKey: "type")
+                out.event("sceneStatus", fields, human: nil)
             case .annotations(let list):
                 out.event("annotations", ["count": list.count, "ids": list.map(\.id)],
                           human: "← annotations: " + (list.isEmpty ? "none" : list.map { "\($0.id) \($0.kind.rawValue) \($0.label)" }.joined(separator: ", ")))

@@ -36,6 +36,10 @@ struct ControlChannelTests {
             .error(ControlError(id: "r3", code: .notAllowed, message: "no")),
             .annotations([Annotation(id: "a1", kind: .pin, position: Vector3(0.5, 0, -2), frameId: 9,
                                      tap: NormalizedPoint(x: 0.5, y: 0.5), label: "x", color: "#FF0000", author: "p1")]),
+            .sceneStatus(SceneStatus(focus: RoutineStatus(state: .converged, measure: 812.5), exposure: RoutineStatus(state: .metering, measure: 96),
+                                     whiteBalance: RoutineStatus(state: .unsupported), focusMode: .tapToLockFocus, meteringMode: .spot,
+                                     region: NormalizedRect(x: 0.25, y: 0.5, width: 0.125, height: 0.25), lensPosition: 0.375,
+                                     exposureMs: 12.5, gain: 2, whiteBalanceKelvin: nil, lockRemaining: 1.5, frameId: 77)),
         ]
         for reply in replies { #expect(try ControlCodec.decodeReply(ControlCodec.encode(reply)) == reply) }
     }
