@@ -8,7 +8,7 @@ public enum SubscriberCommand: Equatable, Sendable {
     /// Tap where a known world point appears on the frame on screen; report the placement error.
     case tapWorld(Vector3, naive: Bool, label: String)
     case focus(NormalizedPoint, FocusMode)
-    case meter(NormalizedPoint?, lockDuration: Double?)
+    case meter(MeterRequest)
     case lock, unlock
     case remove(String)
     case clear
@@ -18,7 +18,8 @@ public enum SubscriberCommand: Equatable, Sendable {
     case quit
 
     public static let help = """
-    commands: tap X Y [LABEL] | tapnaive X Y [LABEL] | tapworld WX WY WZ [naive] [LABEL] | focus X Y [auto|tapToAutoFocus|tapToLockFocus] | meter [X Y] [LOCK_SECONDS] | \
+    commands: tap X Y [LABEL] | tapnaive X Y [LABEL] | tapworld WX WY WZ [naive] [LABEL] | focus X Y [auto|tapToAutoFocus|tapToLockFocus] | meter [X Y] [LOCK_SECONDS] [routines=exposure,focus,whiteBalance] [mode=uniform|spot|weighted] [strict] | \
+    meteringmode uniform|spot|weighted | \
     lock | unlock | remove ANNOTATION_ID | clear | pose | status | sleep SECONDS | quit   (X, Y normalised 0…1)
     """
 
@@ -54,13 +55,57 @@ public enum SubscriberCommand: Equatable, Sendable {
             }
             return .focus(p, mode)
         case "meter":
-            switch args.count {
-            case 0: return .meter(nil, lockDuration: nil)
-            case 1: return .meter(nil, lockDuration: try number(0, "LOCK_SECONDS"))
-            case 2: return .meter(try point(), lockDuration: nil)
-            case 3: return .meter(try point(), lockDuration: try number(2, "LOCK_SECONDS"))
+            // Positional X Y and LOCK_SECONDS, then options: routines=…, mode=…, strict.
+            var request = MeterRequest()
+            var positional: [String] = []
+            for word in args {
+                if word == "strict" { request.throwIfUnsupported = true; continue }
+                if word.hasPrefix("routines=") {
+                    var routines: [MeteringRoutine] = []
+                    for name in word.dropFirst(9).split(separator: ",") {
+                        guard let r = MeteringRoutine(rawValue: String(name)) else {
+                            throw CommandError("meter: routines are exposure, focus and whiteBalance, not \"\(name)\"")
+                        }
+                        routines.append(r)
+                    }
+                    guard !routines.isEmpty else { throw CommandError("meter: routines= needs at least one routine") }
+                    request.routines = routines
+                    continue
+                }
+                if word.hasPrefix("mode=") {
+                    guard let m = MeteringMode(rawValue: String(word.dropFirst(5))) else {
+                        throw CommandError("meter: mode is uniform, spot or weighted, not \"\(word.dropFirst(5))\"")
+                    }
+                    request.meteringMode = m
+                    continue
+                }
+                positional.append(word)
+            }
+            let sub = Array(positional)
+            func num(_ i: Int, _ what: String) throws(CommandError) -> Double {
+                guard let v = Double(sub[i]), v.isFinite || what == "LOCK_SECONDS" && v == .infinity else {
+                    throw CommandError("meter: \(what) must be a number, got \"\(sub[i])\"")
+                }
+                return v
+            }
+            func pt() throws(CommandError) -> NormalizedPoint {
+                let p = NormalizedPoint(x: Float(try num(0, "X")), y: Float(try num(1, "Y")))
+                guard p.isInImage else { throw CommandError("meter: the point must lie in the image, X and Y in 0…1") }
+                return p
+            }
+            switch sub.count {
+            case 0: break
+            case 1: request.lockDuration = try num(0, "LOCK_SECONDS")
+            case 2: request.point = try pt()
+            case 3: request.point = try pt(); request.lockDuration = try num(2, "LOCK_SECONDS")
             default: throw CommandError("meter: too many arguments")
             }
+            return .meter(request)
+        case "meteringmode":
+            guard args.count == 1, let m = MeteringMode(rawValue: args[0]) else {
+                throw CommandError("meteringmode: give one of uniform, spot, weighted")
+            }
+            return .meter(MeterRequest(meteringMode: m))
         case "lock": return .lock
         case "unlock": return .unlock
         case "remove":

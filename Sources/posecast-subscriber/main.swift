@@ -139,7 +139,7 @@ struct Subscriber: AsyncParsableCommand {
             case let .tapNaive(point, label): try node.tap(at: point, label: label, naive: true)
             case let .tapWorld(p, naive, label): try node.tap(world: p, label: label, naive: naive)
             case let .focus(point, mode): try node.send(.focus(point: point, mode: mode))
-            case let .meter(point, duration): try node.send(.meter(MeterRequest(point: point, lockDuration: duration)))
+            case .meter(let request): try node.send(.meter(request))
             case .lock: try node.send(.lock(routines: MeteringRoutine.allCases))
             case .unlock: try node.send(.unlock(routines: MeteringRoutine.allCases))
             case .remove(let id): try node.send(.removeAnnotation(annotationId: id))

@@ -171,8 +171,14 @@ struct SubscriberCommandTests {
         #expect(try SubscriberCommand.parse("tap 0.5 0.25 red valve") == .tap(NormalizedPoint(x: 0.5, y: 0.25), label: "red valve"))
         #expect(try SubscriberCommand.parse("focus 0.1 0.9") == .focus(NormalizedPoint(x: 0.1, y: 0.9), .tapToAutoFocus))
         #expect(try SubscriberCommand.parse("focus 0.1 0.9 tapToLockFocus") == .focus(NormalizedPoint(x: 0.1, y: 0.9), .tapToLockFocus))
-        #expect(try SubscriberCommand.parse("meter") == .meter(nil, lockDuration: nil))
-        #expect(try SubscriberCommand.parse("meter 0.5 0.5 3") == .meter(NormalizedPoint(x: 0.5, y: 0.5), lockDuration: 3))
+        #expect(try SubscriberCommand.parse("meter") == .meter(MeterRequest()))
+        #expect(try SubscriberCommand.parse("meter 0.5 0.5 3") == .meter(MeterRequest(point: NormalizedPoint(x: 0.5, y: 0.5), lockDuration: 3)))
+        #expect(try SubscriberCommand.parse("meter 0.25 0.75 routines=exposure,whiteBalance mode=spot strict")
+                == .meter(MeterRequest(point: NormalizedPoint(x: 0.25, y: 0.75), routines: [.exposure, .whiteBalance],
+                                       meteringMode: .spot, throwIfUnsupported: true)))
+        #expect(try SubscriberCommand.parse("meteringmode weighted") == .meter(MeterRequest(meteringMode: .weighted)))
+        #expect(try SubscriberCommand.parse("tapworld 0.6 0 0.3 naive red disc")
+                == .tapWorld(Vector3(0.6, 0, 0.3), naive: true, label: "red disc"))
         #expect(try SubscriberCommand.parse("  # comment") == nil)
         #expect(try SubscriberCommand.parse("") == nil)
         #expect(try SubscriberCommand.parse("sleep 0.5") == .sleep(0.5))
@@ -181,7 +187,8 @@ struct SubscriberCommandTests {
     @Test("bad commands say what is wrong", arguments: [
         ("tap 0.5", "missing Y"), ("tap 1.5 0.5", "in the image"), ("tap nan 0.5", "finite"),
         ("focus 0.5 0.5 sideways", "mode"), ("remove", "annotation id"), ("warp 1 2", "unknown command"),
-        ("sleep -1", "negative"), ("meter 1 2 3 4", "too many"),
+        ("sleep -1", "negative"), ("meter 1 2 3 4", "too many"), ("meter routines=iso", "routines"),
+        ("meter mode=matrix", "mode"), ("meteringmode", "uniform"), ("tapworld 1 2", "missing WZ"),
     ])
     func bad(line: String, mentions: String) {
         do {
