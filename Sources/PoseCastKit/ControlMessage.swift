@@ -116,7 +116,8 @@ public struct ControlError: Error, Sendable, Hashable, CustomStringConvertible {
 
 /// Publisher → expert.
 public enum ControlReply: Sendable, Hashable {
-    case ack(id: String, annotationId: String?)
+    /// `skipped`: routines a `meter` left out as unsupported (`throwIfUnsupported` false).
+    case ack(id: String, annotationId: String?, skipped: [MeteringRoutine] = [])
     case error(ControlError)
     /// The full list, on join and after every change.
     case annotations([Annotation])
@@ -224,9 +225,10 @@ public enum ControlCodec {
 
     public static func encode(_ reply: ControlReply) -> String {
         switch reply {
-        case let .ack(id, annotationId):
+        case let .ack(id, annotationId, skipped):
             var o: [String: Any] = ["type": "ack", "id": id]
             o["annotationId"] = annotationId
+            if !skipped.isEmpty { o["skipped"] = skipped.map(\.rawValue) }
             return serialize(o)
         case .error(let e):
             var o: [String: Any] = ["type": "error", "code": e.code.rawValue, "message": e.message]
@@ -265,7 +267,8 @@ public enum ControlCodec {
         let object = try jsonObject(text)
         let fields = Fields(object: object, id: object["id"] as? String)
         switch try fields.string("type") {
-        case "ack": return .ack(id: try fields.string("id"), annotationId: try fields.optionalString("annotationId", maxCount: maxIdCharacters))
+        case "ack": return .ack(id: try fields.string("id"), annotationId: try fields.optionalString("annotationId", maxCount: maxIdCharacters),
+                                skipped: try fields.routines("skipped") ?? [])
         case "error":
             return .error(ControlError(id: object["id"] as? String,
                                        code: try fields.optionalEnum("code", ControlErrorCode.self) ?? .malformed,

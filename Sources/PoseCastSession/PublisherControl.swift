@@ -8,16 +8,34 @@ public struct ControlOutcome: Sendable {
     public var annotationsChanged: Bool
     /// The request type, for logs and status ("annotate", …); nil when unreadable.
     public var requestType: String?
+    /// Routines a `meter` skipped as unsupported (`throwIfUnsupported` false).
+    public var skipped: [MeteringRoutine] = []
+}
+
+/// The camera-control requests, as the publisher's camera answers them (the metering
+/// routines over a V4L2 or simulated camera). Errors carry the reply's code and message.
+public protocol CameraCommands: Sendable {
+    func focus(at point: NormalizedPoint, mode: FocusMode) throws(ControlError)
+    /// Returns the routines skipped as unsupported (only with `throwIfUnsupported` false).
+    func meter(_ request: MeterRequest) throws(ControlError) -> [MeteringRoutine]
+    func lock(_ routines: [MeteringRoutine]) throws(ControlError)
+    func unlock(_ routines: [MeteringRoutine]) throws(ControlError)
 }
 
 /// The publisher's control-channel rules, independent of any channel: validation,
-/// roles, annotations. Camera control (`focus`, `meter`, `lock`, `unlock`) is refused
-/// as unsupported until a camera-control backend is attached.
+/// roles, annotations, camera control. Without a camera (`camera` nil: the test
+/// source) `focus`, `meter`, `lock` and `unlock` are refused as unsupported.
 public struct PublisherControl: Sendable {
     public let board: AnnotationBoard
     public let placer: AnnotationPlacer
+    public let camera: (any CameraCommands)?
+    /// Why there is no camera control, for the `unsupported` reply.
+    public let noCameraReason: String
 
-    public init(board: AnnotationBoard, placer: AnnotationPlacer) { self.board = board; self.placer = placer }
+    public init(board: AnnotationBoard, placer: AnnotationPlacer, camera: (any CameraCommands)? = nil,
+                noCameraReason: String = "this publisher's source has no camera to control") {
+        self.board = board; self.placer = placer; self.camera = camera; self.noCameraReason = noCameraReason
+    }
 
     public func handle(_ text: String, from author: String, role: RoomRole) -> ControlOutcome {
         let envelope: ControlEnvelope
@@ -43,7 +61,17 @@ public struct PublisherControl: Sendable {
                 board.clear()
                 return ControlOutcome(reply: .ack(id: id, annotationId: nil), annotationsChanged: true, requestType: type)
             case .focus, .meter, .lock, .unlock:
-                return refuse(.unsupported, "\"\(type)\" is not available on this publisher yet (no camera-control backend)")
+                guard let camera else { return refuse(.unsupported, "\"\(type)\": \(noCameraReason)") }
+                var skipped: [MeteringRoutine] = []
+                switch envelope.request {
+                case let .focus(point, mode): try camera.focus(at: point, mode: mode)
+                case .meter(let request): skipped = try camera.meter(request)
+                case .lock(let routines): try camera.lock(routines)
+                case .unlock(let routines): try camera.unlock(routines)
+                default: break
+                }
+                return ControlOutcome(reply: .ack(id: id, annotationId: nil, skipped: skipped), annotationsChanged: false,
+                                      requestType: type, skipped: skipped)
             }
         } catch {
             return refuse(error.code, error.message)

@@ -377,7 +377,7 @@ public final class SubscriberNode: Sendable {
 
     private func track(_ reply: ControlReply) {
         switch reply {
-        case let .ack(id, annotationId): tracker.acknowledged(request: id, annotationId: annotationId)
+        case let .ack(id, annotationId, _): tracker.acknowledged(request: id, annotationId: annotationId)
         case .error(let error): if let id = error.id { tracker.acknowledged(request: id, annotationId: nil) }
         case .sceneStatus(let status):
             state.withLock { $0.sceneStatus = status }

@@ -223,10 +223,12 @@ struct Subscriber: AsyncParsableCommand {
             out.event("requestSent", ["id": id, "type": type, "text": text], human: "→ \(text)")
         case .reply(let reply):
             switch reply {
-            case let .ack(id, annotationId):
+            case let .ack(id, annotationId, skipped):
                 var fields: [String: Any] = ["id": id]
                 fields["annotationId"] = annotationId
-                out.event("ack", fields, human: "← ack \(id)" + (annotationId.map { " (annotation \($0))" } ?? ""))
+                if !skipped.isEmpty { fields["skipped"] = skipped.map(\.rawValue) }
+                out.event("ack", fields, human: "← ack \(id)" + (annotationId.map { " (annotation \($0))" } ?? "")
+                          + (skipped.isEmpty ? "" : " (skipped as unsupported: \(skipped.map(\.rawValue).joined(separator: ", ")))"))
             case .error(let e):
                 var fields: [String: Any] = ["code": e.code.rawValue, "message": e.message]
                 fields["id"] = e.id

@@ -32,7 +32,7 @@ struct ControlChannelTests {
             #expect(try ControlCodec.decodeRequest(ControlCodec.encode(envelope)) == envelope)
         }
         let replies: [ControlReply] = [
-            .ack(id: "r1", annotationId: "a1"), .ack(id: "r2", annotationId: nil),
+            .ack(id: "r1", annotationId: "a1"), .ack(id: "r2", annotationId: nil), .ack(id: "r3", annotationId: nil, skipped: [.whiteBalance]),
             .error(ControlError(id: "r3", code: .notAllowed, message: "no")),
             .annotations([Annotation(id: "a1", kind: .pin, position: Vector3(0.5, 0, -2), frameId: 9,
                                      tap: NormalizedPoint(x: 0.5, y: 0.5), label: "x", color: "#FF0000", author: "p1")]),

@@ -1,1 +1,0 @@
-// Placeholder; the metering routines go in this target.
