@@ -68,7 +68,7 @@ let package = Package(
         ]),
         // Publisher and subscriber sessions: signaling ⇄ webrtcbin glue, control channel.
         .target(name: "PoseCastSession", dependencies: [
-            "PoseCastMedia", "RTCSession", "PoseCastKit", "Signaling",
+            "PoseCastMedia", "RTCSession", "PoseCastKit", "Signaling", "CameraControl",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),

@@ -1,6 +1,7 @@
 internal import CGStreamer
 import CGstShim
 import PoseCastKit
+import CameraControl
 import RTCSession
 import SyntheticCamera
 import Synchronization
@@ -64,6 +65,10 @@ public final class PublisherMedia: @unchecked Sendable {
     private let overlay: AnnotationOverlay
     /// The poses (and, from the synthetic camera, depth) of the frames sent lately.
     public let frameHistory = FrameHistory()
+    /// The camera's metering routines (focus, exposure, white balance); nil when the
+    /// source has no camera to control, `cameraControlUnavailable` says why.
+    public let cameraMeter: CameraMeter?
+    public let cameraControlUnavailable: String
     private let state = Mutex(State())
     private let bytes = ByteCounter()
 
@@ -88,6 +93,9 @@ public final class PublisherMedia: @unchecked Sendable {
         } else {
             synthetic = nil
         }
+        let (meter, unavailable) = PublisherCamera.make(for: config.source, lens: synthetic?.lensControl)
+        cameraMeter = meter
+        cameraControlUnavailable = unavailable
         var chain: [Element]
         if let synthetic { chain = [synthetic.element] } else { chain = try Self.makeSource(config) }
         let caps = try ElementFactory.make("capsfilter", name: "rawcaps")
@@ -111,8 +119,10 @@ public final class PublisherMedia: @unchecked Sendable {
         let overlay = AnnotationOverlay(width: config.width, height: config.height)
         self.overlay = overlay
         tagger = PoseTagger(width: config.width, height: config.height, stampFrameIDs: config.stampFrameIDs,
-                            poseSource: poseSource) { buffer, pose in
+                            poseSource: poseSource) { [width = config.width, height = config.height] buffer, pose in
             history.record(pose: pose)
+            // Metering sees the camera's picture, before any annotation is drawn into it.
+            if let meter { PublisherCamera.process(meter, buffer: buffer, width: width, height: height, frameId: pose.frameID) }
             _ = overlay.draw(on: buffer, pose: pose)
             onPoseAttached?(pose)
         }

@@ -18,8 +18,9 @@ public protocol CameraCommands: Sendable {
     func focus(at point: NormalizedPoint, mode: FocusMode) throws(ControlError)
     /// Returns the routines skipped as unsupported (only with `throwIfUnsupported` false).
     func meter(_ request: MeterRequest) throws(ControlError) -> [MeteringRoutine]
-    func lock(_ routines: [MeteringRoutine]) throws(ControlError)
-    func unlock(_ routines: [MeteringRoutine]) throws(ControlError)
+    /// Both return the routines skipped because the camera cannot do them.
+    func lock(_ routines: [MeteringRoutine]) throws(ControlError) -> [MeteringRoutine]
+    func unlock(_ routines: [MeteringRoutine]) throws(ControlError) -> [MeteringRoutine]
 }
 
 /// The publisher's control-channel rules, independent of any channel: validation,
@@ -66,8 +67,8 @@ public struct PublisherControl: Sendable {
                 switch envelope.request {
                 case let .focus(point, mode): try camera.focus(at: point, mode: mode)
                 case .meter(let request): skipped = try camera.meter(request)
-                case .lock(let routines): try camera.lock(routines)
-                case .unlock(let routines): try camera.unlock(routines)
+                case .lock(let routines): skipped = try camera.lock(routines)
+                case .unlock(let routines): skipped = try camera.unlock(routines)
                 default: break
                 }
                 return ControlOutcome(reply: .ack(id: id, annotationId: nil, skipped: skipped), annotationsChanged: false,

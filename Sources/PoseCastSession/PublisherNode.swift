@@ -70,7 +70,9 @@ public final class PublisherNode: Sendable {
         self.logger = logger
         self.onEvent = onEvent
         control = PublisherControl(board: board, placer: AnnotationPlacer(history: media.frameHistory,
-                                                                          planes: config.placementPlanes))
+                                                                          planes: config.placementPlanes),
+                                   camera: media.cameraMeter.map { CameraMeterCommands(meter: $0) },
+                                   noCameraReason: media.cameraControlUnavailable)
     }
 
     /// Sessions with a connected subscriber / all sessions.
@@ -81,6 +83,15 @@ public final class PublisherNode: Sendable {
     /// Runs until the task is cancelled: connect, register, serve; on a lost
     /// connection wait `reconnectDelay` and start again.
     public func run() async {
+        // The camera's metering status goes to every session five times a second.
+        let statusStream = Task { [weak self] in
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .milliseconds(200))
+                guard let self, let status = self.media.cameraMeter?.status else { continue }
+                self.broadcast(.sceneStatus(status))
+            }
+        }
+        defer { statusStream.cancel() }
         while !Task.isCancelled {
             do throws(SignalingClientError) {
                 let client = try await SignalingClient.connect(url: config.signalingURL, logger: logger)
@@ -213,9 +224,12 @@ public final class PublisherNode: Sendable {
     /// the overlay that draws them into the video.
     private func broadcastAnnotations() {
         media.setAnnotations(board.all)
+        broadcast(.annotations(board.all))
+    }
+
+    private func broadcast(_ reply: ControlReply) {
         let ids = state.withLock { Array($0.sessions.keys) }
-        let list = ControlReply.annotations(board.all)
-        for id in ids { send(list, to: id) }
+        for id in ids { send(reply, to: id) }
     }
 
     private func endSession(_ sessionId: String, reason: String, tellServer: Bool) {

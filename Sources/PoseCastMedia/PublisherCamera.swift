@@ -1,0 +1,56 @@
+internal import CGStreamer
+import CameraControl
+import PoseCastKit
+import SyntheticCamera
+
+/// The publisher's camera control: the metering routines over the backend the source
+/// has (the simulated lens of the synthetic camera, or the V4L2 device's controls), fed
+/// with every raw frame before anything is drawn into it.
+enum PublisherCamera {
+    /// The meter for a source, or why there is none.
+    static func make(for source: PublisherMediaConfig.Source, lens: LensControl?) -> (CameraMeter?, String) {
+        switch source {
+        case .synthetic:
+            guard let lens else { return (nil, "the synthetic camera has no lens") }
+            // The lens is read when the next frame renders: one frame of latency.
+            return (CameraMeter(backend: SimulatedCameraBackend(lens: lens),
+                                configuration: CameraMeter.Configuration(frameLatency: 1)), "")
+        case .v4l2(let device):
+            do throws(V4L2Error) {
+                let file = try V4L2FileDevice(path: device)
+                guard file.capturesVideo else {
+                    return (nil, "\(device) does not capture video (a UVC metadata node?): no controls to drive")
+                }
+                // A V4L2 capture queue holds a few frames: a control change shows up ~3 frames later.
+                let backend = try V4L2CameraBackend(device: file)
+                return (CameraMeter(backend: backend, configuration: CameraMeter.Configuration(frameLatency: 3)), "")
+            } catch {
+                return (nil, "camera control on \(device) is unavailable: \(error)")
+            }
+        case .test:
+            return (nil, "videotestsrc is not a camera: nothing to focus or expose (use --source synthetic or a V4L2 camera)")
+        }
+    }
+
+    /// Meters one writable raw I420 frame (read only here).
+    static func process(_ meter: CameraMeter, buffer: UnsafeMutablePointer<GstBuffer>, width: Int, height: Int,
+                        frameId: UInt32) {
+        var info = GstVideoInfo()
+        gst_video_info_set_format(&info, GST_VIDEO_FORMAT_I420, guint(width), guint(height))
+        var frame = GstVideoFrame()
+        guard gst_video_frame_map(&frame, &info, buffer, GST_MAP_READ) != 0 else { return }
+        defer { gst_video_frame_unmap(&frame) }
+        func plane(_ i: Int) -> UnsafePointer<UInt8> {
+            let p = withUnsafeBytes(of: frame.data) {
+                $0.load(fromByteOffset: i * MemoryLayout<UnsafeMutableRawPointer?>.stride, as: UnsafeMutableRawPointer?.self)
+            }!
+            return UnsafePointer(p.assumingMemoryBound(to: UInt8.self))
+        }
+        func stride(_ i: Int) -> Int {
+            withUnsafeBytes(of: info.stride) { Int($0.load(fromByteOffset: i * MemoryLayout<gint>.stride, as: gint.self)) }
+        }
+        let view = FrameView(y: plane(0), yStride: stride(0), u: plane(1), uStride: stride(1), v: plane(2), vStride: stride(2),
+                             width: width, height: height)
+        _ = meter.process(frame: view, frameId: frameId, timeNanos: MonotonicClock.nanos())
+    }
+}
