@@ -35,9 +35,10 @@ import Synchronization
 /// the control.
 ///
 /// Latency: a setting changed while processing frame n shows from frame
-/// n + `frameLatency` on (1: the next frame). Every measurement is attributed to the lens
-/// position that frame was taken at, and exposure and white balance wait for a frame
-/// that shows their last change.
+/// n + `frameLatency` on (1: the next frame), unless frames come with the settings they
+/// were captured with (`capturedWith`), which then decide. Every measurement is
+/// attributed to the lens position that frame was taken at, and exposure and white
+/// balance wait for a frame that shows their last change.
 public final class CameraMeter: Sendable {
     public struct Configuration: Sendable, Hashable {
         /// Frames between a setting change and the first frame `process` sees with it: 1
@@ -102,8 +103,15 @@ public final class CameraMeter: Sendable {
     /// Meters one raw frame, steps the routines and moves the camera. Call once per frame,
     /// from one thread at a time, with the frame's id and its capture time (any monotonic
     /// clock, nanoseconds; timed locks run on it).
-    public func process(frame: FrameView, frameId: UInt32, timeNanos: UInt64) -> SceneStatus {
-        let changes = state.withLock { $0.process(frame, frameId: frameId, timeNanos: timeNanos) }
+    ///
+    /// `capturedWith`: the settings the frame was really captured with, when the source
+    /// knows them (the synthetic camera reads its lens once per render:
+    /// `SimulatedCameraBackend.settings(of:)`). They take the place of the
+    /// `frameLatency` guess, so frames queued for a variable time are still attributed
+    /// to the right lens position and exposure.
+    public func process(frame: FrameView, frameId: UInt32, timeNanos: UInt64,
+                        capturedWith: [CameraSetting: Double]? = nil) -> SceneStatus {
+        let changes = state.withLock { $0.process(frame, frameId: frameId, timeNanos: timeNanos, captured: capturedWith) }
         var results: [(setting: CameraSetting, value: Double?, error: CameraControlError?)] = []
         for (setting, value) in changes {
             do throws(CameraControlError) {

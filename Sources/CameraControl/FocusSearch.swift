@@ -80,6 +80,9 @@ struct FocusSearch {
     private let coarseOrder: [Double]
     /// Frame index from which the measurements show the last move.
     private var dueFrame = 0
+    /// The last move, until a frame taken there has been measured (when frames come with
+    /// their real lens position, this, not `latency`, says when a probe is back).
+    private var awaited: Double?
     private var frame = 0
     /// Where the lens was last sent (or started).
     private var lens: Double
@@ -97,15 +100,18 @@ struct FocusSearch {
 
     /// The best sample so far.
     var best: Sample? { samples.max { $0.sharpness < $1.sharpness } }
-    /// Frames fed so far.
-    var frames: Int { frame }
 
     /// Feeds one frame: its sharpness and the lens position it was taken at (nil when
     /// unknown). Returns what the lens does now.
     mutating func step(position: Double?, sharpness: Double) -> Step {
         defer { frame += 1 }
-        if let position, sharpness.isFinite, sharpness >= 0 { record(position, sharpness) }
-        let settled = frame >= dueFrame
+        if let position, sharpness.isFinite, sharpness >= 0 {
+            record(position, sharpness)
+            if let a = awaited, abs(a - position) < configuration.positionEpsilon { awaited = nil }
+        }
+        // Back when the latency has passed and a frame at the new position was seen (or,
+        // should the camera not get there, a few frames later anyway).
+        let settled = frame >= dueFrame && (awaited == nil || frame >= dueFrame + Self.patience)
         switch phase {
         case .coarse:
             if !queue.isEmpty, !passedClearPeak() { return move(queue.removeFirst()) }
@@ -119,7 +125,8 @@ struct FocusSearch {
             return fineStep()
         case .settle(let target):
             guard settled else { return .hold }
-            if let s = sample(at: target), let b = best, s.sharpness < 0.9 * b.sharpness, abs(b.position - target) > configuration.positionEpsilon {
+            if let s = sample(at: target), let b = best, s.sharpness < 0.9 * b.sharpness,
+               abs(b.position - target) > configuration.positionEpsilon {
                 phase = .fallback(b.position)
                 return move(b.position)
             }
@@ -134,8 +141,12 @@ struct FocusSearch {
         }
     }
 
+    /// Frames past the latency to wait for a frame at a probed position.
+    static let patience = 8
+
     private mutating func move(_ p: Double) -> Step {
         dueFrame = frame + configuration.latency
+        awaited = p
         lens = p
         return .move(p)
     }
@@ -222,7 +233,8 @@ struct FocusSearch {
         let p = min(max(target, range.lowerBound), range.upperBound)
         phase = .settle(p)
         // Already there and measured: nothing to wait for.
-        if abs(lens - p) < configuration.positionEpsilon, frame >= dueFrame, let s = sample(at: p), let b = best, s.sharpness >= 0.9 * b.sharpness {
+        if abs(lens - p) < configuration.positionEpsilon, frame >= dueFrame, awaited == nil,
+           let s = sample(at: p), let b = best, s.sharpness >= 0.9 * b.sharpness {
             phase = .finished
             return .converged(p)
         }

@@ -71,6 +71,8 @@ struct MeterState {
     var frameWidth = 1280, frameHeight = 720
     var frameId: UInt32 = 0
     var now: UInt64 = 0
+    /// The settings the current frame was captured with, when its source knows them.
+    var captured: [CameraSetting: Double]?
     var lastError: CameraControlError?
 
     init(configuration: CameraMeter.Configuration, capabilities: [CameraSetting: SettingRange], values: [CameraSetting: Double]) {
@@ -145,11 +147,13 @@ struct MeterState {
     // MARK: one frame
 
     /// Measures `frame`, steps every routine and returns the setting changes to make.
-    mutating func process(_ frame: FrameView, frameId: UInt32, timeNanos: UInt64) -> [(CameraSetting, Double)] {
+    mutating func process(_ frame: FrameView, frameId: UInt32, timeNanos: UInt64,
+                          captured: [CameraSetting: Double]?) -> [(CameraSetting, Double)] {
         call += 1
         frameWidth = frame.width; frameHeight = frame.height
         self.frameId = frameId
         now = timeNanos
+        self.captured = captured
         for routine in MeteringRoutine.allCases {
             if case .locked(let until?) = self[routine].plan, until <= now { resume(routine) }
         }
@@ -183,16 +187,18 @@ struct MeterState {
         }
     }
 
-    private func measurement(_ area: MeteringArea, _ frame: FrameView, _ cache: inout [MeteringArea: RegionMeasurement]) -> RegionMeasurement {
+    private func measurement(_ area: MeteringArea, _ frame: FrameView,
+                             _ cache: inout [MeteringArea: RegionMeasurement]) -> RegionMeasurement {
         if let m = cache[area] { return m }
         let m = RegionMeter.measure(frame, area: area)
         cache[area] = m
         return m
     }
 
-    /// The lens position the current frame was taken at: the value after call
-    /// `call − latency` (nil when that is older than the log).
+    /// The lens position the current frame was taken at: as its source reported it, else
+    /// the value after call `call − latency` (nil when that is older than the log).
     var lensOfCurrentFrame: Double? {
+        if let lens = captured?[.lensPosition] { return lens }
         let target = call >= UInt64(latency) ? call - UInt64(latency) : 0
         return lensLog.last { $0.call <= target }?.value
     }
@@ -250,8 +256,9 @@ struct MeterState {
             focusWaitFrames = 0
             var c = FocusSearch.Configuration()
             c.latency = latency
-            c.positionEpsilon = max(1e-5, (capabilities[.lensPosition]?.step ?? 0) / 2)
-            search = FocusSearch(start: lens, range: 0...1, configuration: c)
+            let range = capabilities[.lensPosition] ?? SettingRange(minimum: 0, maximum: 1, defaultValue: 0)
+            c.positionEpsilon = max(1e-5, range.step / 2)
+            search = FocusSearch(start: lens, range: range.minimum...max(range.maximum, range.minimum + 1e-6), configuration: c)
         }
         guard var s = search else { return }
         let step = s.step(position: lensOfCurrentFrame, sharpness: m.sharpness)
@@ -288,8 +295,15 @@ struct MeterState {
         }
     }
 
-    /// True when this frame shows the routine's last change (`latency` frames after it).
-    private func settled(_ slot: Slot) -> Bool {
+    /// True when this frame shows the routine's last change to `settings`: it was captured
+    /// with the current values (when its source says), else `latency` frames after it.
+    private func settled(_ slot: Slot, _ settings: [CameraSetting]) -> Bool {
+        if let captured {
+            let known = settings.filter { captured[$0] != nil && values[$0] != nil }
+            if !known.isEmpty {
+                return known.allSatisfy { abs(captured[$0]! - values[$0]!) <= 1e-6 * max(abs(values[$0]!), 1) }
+            }
+        }
         guard let last = slot.lastChange else { return true }
         return call >= last + UInt64(latency)
     }
@@ -308,7 +322,7 @@ struct MeterState {
         if exposure.restart { exposure.restart = false; exposure.state = .metering }
         // Continuous exposure holds while focus searches, so the search compares like with like.
         if exposure.plan == .continuous, search != nil { return }
-        guard settled(exposure), call >= exposure.blockedUntil else { return }
+        guard settled(exposure, [.exposureMs, .gain]), call >= exposure.blockedUntil else { return }
         let control = ExposureControl(target: configuration.targetBrightness, tolerance: configuration.brightnessTolerance,
                                       deadband: configuration.brightnessTolerance * 0.3)
         let current = ExposureControl.Settings(exposureMs: values[.exposureMs], gain: values[.gain])
@@ -329,7 +343,7 @@ struct MeterState {
         whiteBalance.measure = m.colorCast
         if case .locked = whiteBalance.plan { whiteBalance.state = .locked; return }
         if whiteBalance.restart { whiteBalance.restart = false; whiteBalance.state = .metering }
-        guard settled(whiteBalance), call >= whiteBalance.blockedUntil,
+        guard settled(whiteBalance, [.whiteBalanceKelvin]), call >= whiteBalance.blockedUntil,
               let kelvin = values[.whiteBalanceKelvin], let range = capabilities[.whiteBalanceKelvin] else { return }
         let control = WhiteBalanceControl(tolerance: configuration.whiteBalanceTolerance)
         let (state, next) = control.step(cast: m.colorCast, brightness: m.brightness, kelvin: kelvin, range: range,

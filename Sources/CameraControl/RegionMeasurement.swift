@@ -32,8 +32,8 @@ public struct RegionMeasurement: Sendable, Hashable {
     }
 
     /// Grey-world colour cast along the axis white balance moves: ln(B / R) of the
-    /// region's mean colour (BT.601). Positive: too blue (the white balance is set too
-    /// warm, i.e. too few kelvin); negative: too amber; 0: neutral.
+    /// region's mean colour (BT.601). Positive: too blue (the camera assumes warmer light
+    /// than there is: too few kelvin); negative: too amber; 0: neutral.
     public var colorCast: Double {
         let c = 1.164_383 * (brightness - 16)
         let red = max(c + 1.596_027 * meanV, 1), blue = max(c + 2.017_232 * meanU, 1)

@@ -44,16 +44,26 @@ public final class SimulatedCameraBackend: CameraBackend {
         return min(max((1 / d - farDioptres) / (nearDioptres - farDioptres), 0), 1)
     }
 
-    public func value(of setting: CameraSetting) -> Double? {
-        let l = lens.current
-        if let v = sent.withLock({ $0[setting] }), Self.field(setting, of: v) == Self.field(setting, of: l) { return v }
-        switch setting {
-        case .lensPosition: return Self.lensPosition(focusDistance: Double(l.focusDistance))
-        case .exposureMs: return Double(l.exposure) * Self.nominalExposureMs
-        case .gain: return Double(l.gain)
-        case .whiteBalanceKelvin: return Double(l.whiteBalanceKelvin)
+    /// The settings a frame rendered with `lens` was captured with (for
+    /// `CameraMeter.process(frame:frameId:timeNanos:capturedWith:)`).
+    public func settings(of lens: LensState) -> [CameraSetting: Double] {
+        var result: [CameraSetting: Double] = [:]
+        for setting in CameraSetting.allCases {
+            if let v = sent.withLock({ $0[setting] }), Self.field(setting, of: v) == Self.field(setting, of: lens) {
+                result[setting] = v
+                continue
+            }
+            result[setting] = switch setting {
+            case .lensPosition: Self.lensPosition(focusDistance: Double(lens.focusDistance))
+            case .exposureMs: Double(lens.exposure) * Self.nominalExposureMs
+            case .gain: Double(lens.gain)
+            case .whiteBalanceKelvin: Double(lens.whiteBalanceKelvin)
+            }
         }
+        return result
     }
+
+    public func value(of setting: CameraSetting) -> Double? { settings(of: lens.current)[setting] }
 
     /// The `LensState` field a setting drives, as the lens holds it.
     private static func field(_ setting: CameraSetting, of l: LensState) -> Float {

@@ -33,8 +33,10 @@ enum PublisherCamera {
     }
 
     /// Meters one writable raw I420 frame (read only here).
+    /// `capturedWith`: the settings the frame was taken with, when the source knows them
+    /// (the synthetic camera does); else the meter assumes its configured latency.
     static func process(_ meter: CameraMeter, buffer: UnsafeMutablePointer<GstBuffer>, width: Int, height: Int,
-                        frameId: UInt32) {
+                        frameId: UInt32, capturedWith: [CameraSetting: Double]?) {
         var info = GstVideoInfo()
         gst_video_info_set_format(&info, GST_VIDEO_FORMAT_I420, guint(width), guint(height))
         var frame = GstVideoFrame()
@@ -51,6 +53,6 @@ enum PublisherCamera {
         }
         let view = FrameView(y: plane(0), yStride: stride(0), u: plane(1), uStride: stride(1), v: plane(2), vStride: stride(2),
                              width: width, height: height)
-        _ = meter.process(frame: view, frameId: frameId, timeNanos: MonotonicClock.nanos())
+        _ = meter.process(frame: view, frameId: frameId, timeNanos: MonotonicClock.nanos(), capturedWith: capturedWith)
     }
 }

@@ -119,10 +119,15 @@ public final class PublisherMedia: @unchecked Sendable {
         let overlay = AnnotationOverlay(width: config.width, height: config.height)
         self.overlay = overlay
         tagger = PoseTagger(width: config.width, height: config.height, stampFrameIDs: config.stampFrameIDs,
-                            poseSource: poseSource) { [width = config.width, height = config.height] buffer, pose in
+                            poseSource: poseSource) { [width = config.width, height = config.height, synthetic] buffer, pose in
             history.record(pose: pose)
             // Metering sees the camera's picture, before any annotation is drawn into it.
-            if let meter { PublisherCamera.process(meter, buffer: buffer, width: width, height: height, frameId: pose.frameID) }
+            if let meter {
+                let lens = synthetic?.lens(forFrame: pose.frameID)
+                let settings = lens.flatMap { l in (meter.backend as? SimulatedCameraBackend)?.settings(of: l) }
+                PublisherCamera.process(meter, buffer: buffer, width: width, height: height, frameId: pose.frameID,
+                                        capturedWith: settings)
+            }
             _ = overlay.draw(on: buffer, pose: pose)
             onPoseAttached?(pose)
         }

@@ -23,6 +23,9 @@ final class SyntheticSource: @unchecked Sendable {
     private let pool: UnsafeMutablePointer<GstBufferPool>
     private let control = Mutex(Control())
     private let statsBox = Mutex(SyntheticSourceStats())
+    /// The lens each recent frame was rendered with (by frame id), so metering knows
+    /// exactly which focus and exposure a measured frame had, however deep the queues.
+    private let renderedLenses = Mutex((ids: [UInt32](), lenses: [UInt32: LensState]()))
 
     /// The lens every frame renders with; camera control drives it.
     let lensControl = LensControl()
@@ -175,7 +178,9 @@ final class SyntheticSource: @unchecked Sendable {
         do throws(SyntheticCameraError) {
             let planes = try I420Planes(y: map.data, yStride: width, u: map.data + ySize, uStride: width / 2,
                                         v: map.data + ySize + cSize, vStride: width / 2, width: width, height: height)
-            try renderer.render(camera: camera, lens: lensControl.current, frameIndex: frameIndex, into: planes)
+            let lens = lensControl.current
+            try renderer.render(camera: camera, lens: lens, frameIndex: frameIndex, into: planes)
+            remember(lens, frameID: UInt32(truncatingIfNeeded: frameIndex))
         } catch {
             failure = error
         }
@@ -185,6 +190,19 @@ final class SyntheticSource: @unchecked Sendable {
             throw failure
         }
         return buffer
+    }
+}
+
+extension SyntheticSource {
+    /// The lens frame `frameID` was rendered with (the last 64 frames).
+    func lens(forFrame frameID: UInt32) -> LensState? { renderedLenses.withLock { $0.lenses[frameID] } }
+
+    fileprivate func remember(_ lens: LensState, frameID: UInt32) {
+        renderedLenses.withLock { r in
+            r.ids.append(frameID)
+            r.lenses[frameID] = lens
+            if r.ids.count > 64 { r.lenses.removeValue(forKey: r.ids.removeFirst()) }
+        }
     }
 }
 
