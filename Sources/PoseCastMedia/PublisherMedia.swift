@@ -171,7 +171,13 @@ public final class PublisherMedia: @unchecked Sendable {
 
     public func start() throws(RTCError) {
         try pipeline.play()
-        synthetic?.start()
+        if let synthetic {
+            // The render thread pushes from outside GStreamer: let appsrc reach PLAYING
+            // (it is live, so this does not wait for a preroll) before the first push,
+            // rather than racing the state change.
+            _ = gst_element_get_state(pipeline.element.raw, nil, nil, 2 * 1_000_000_000)
+            synthetic.start()
+        }
     }
 
     public func stop() {
