@@ -166,6 +166,8 @@ struct Publisher: AsyncParsableCommand {
                 let ms = Double(render.lastRenderNanos) / 1e6
                 fields["render_ms"] = (ms * 10).rounded() / 10
                 fields["render_skipped"] = Int(render.framesSkipped)
+                fields["frames_rendered"] = Int(render.framesRendered)
+                if let error = render.lastError { fields["render_error"] = error; human += "  render error: \(error)" }
                 human += String(format: "  render %.1f ms", ms)
             }
             if let st = media.cameraMeter?.status {
