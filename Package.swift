@@ -97,7 +97,8 @@ let package = Package(
         .executableTarget(name: "posecast-scene", dependencies: [
             "SyntheticCamera", "PoseCastKit", .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
-        // Time limits on waits and a deterministic random source, for every test target.
+        // Time limits on waits, for every test target (the deterministic random source,
+        // SplitMix64, is PoseCastKit's).
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "PoseCastKitTests", dependencies: ["PoseCastKit"]),
         .testTarget(name: "SyntheticCameraTests", dependencies: ["SyntheticCamera", "PoseCastKit"]),
@@ -105,7 +106,7 @@ let package = Package(
         .testTarget(name: "RTCSessionTests", dependencies: ["RTCSession"]),
         .testTarget(name: "PoseCastMediaTests", dependencies: ["PoseCastMedia", "RTCSession", "PoseCastKit", "SyntheticCamera", "TestSupport"]),
         .testTarget(name: "SignalingTests", dependencies: [
-            "Signaling", "TestSupport", .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
+            "Signaling", "TestSupport", "PoseCastKit", .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
             .product(name: "Logging", package: "swift-log"),
         ]),
         .testTarget(name: "PoseCastSessionTests", dependencies: ["PoseCastSession", "PoseCastKit", "Signaling"]),

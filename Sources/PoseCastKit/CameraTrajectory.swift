@@ -135,8 +135,8 @@ public struct ShakeTrajectory: CameraTrajectory {
         self.base = base; self.rotationAmplitudeDegrees = rotationAmplitudeDegrees
         self.positionAmplitudeMetres = positionAmplitudeMetres; self.frequencyScale = frequencyScale
         self.seed = seed
-        var random = SeededPhases(seed: seed)
-        phases = (0..<6).map { _ in Self.components.map { _ in random.nextPhase() } }
+        var random = SplitMix64(seed: seed)
+        phases = (0..<6).map { _ in Self.components.map { _ in random.nextUnitDouble() * 2 * .pi } }
     }
 
     public func pose(at seconds: Double) -> RigidPose? {
@@ -162,20 +162,5 @@ public struct ShakeTrajectory: CameraTrajectory {
             sum += component.weight * sin(2 * .pi * cycles + phases[index][i])
         }
         return sum
-    }
-}
-
-/// SplitMix64, for phases that depend only on the seed (the standard library's generator
-/// is not seedable).
-private struct SeededPhases {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func nextPhase() -> Double {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        z ^= z >> 31
-        return Double(z >> 11) / Double(1 << 53) * 2 * .pi
     }
 }

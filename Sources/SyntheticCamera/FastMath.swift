@@ -25,19 +25,3 @@ func clamp01(_ x: Float) -> Float { x < 0 ? 0 : (x > 1 ? 1 : x) }
 /// Triangle wave in [0, 1] with period 1, peaking at half-integers.
 @inline(__always)
 func triangleWave(_ u: Float) -> Float { 1 - abs(2 * fract(u) - 1) }
-
-/// SplitMix64: a small, well-mixed deterministic generator (the noise tile and its
-/// per-frame offsets).
-struct SplitMix64 {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-    /// Uniform in [0, 1).
-    mutating func nextUnit() -> Float { Float(next() >> 40) * (1 / 16_777_216) }
-}

@@ -1,3 +1,4 @@
+import PoseCastKit
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)

@@ -1,21 +1,13 @@
 import PoseCastKit
 import Testing
 
-/// Deterministic random cameras and points for the geometry tests (SplitMix64).
+/// Deterministic random cameras and points for the geometry tests.
 private struct GeometryRandom {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
+    private var generator: SplitMix64
+    init(seed: UInt64) { generator = SplitMix64(seed: seed) }
 
     mutating func uniform(_ range: ClosedRange<Float>) -> Float {
-        range.lowerBound + Float(Double(next() >> 11) / Double(1 << 53)) * (range.upperBound - range.lowerBound)
+        range.lowerBound + Float(generator.nextUnitDouble()) * (range.upperBound - range.lowerBound)
     }
 
     mutating func vector(_ range: ClosedRange<Float>) -> Vector3 { Vector3(uniform(range), uniform(range), uniform(range)) }

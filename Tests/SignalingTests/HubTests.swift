@@ -1,4 +1,5 @@
 import Foundation
+import PoseCastKit
 import Signaling
 import TestSupport
 import Testing
