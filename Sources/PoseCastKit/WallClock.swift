@@ -12,3 +12,13 @@ public enum WallClock {
         return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
     }
 }
+
+/// CLOCK_MONOTONIC in nanoseconds: frame pacing, timed locks and timings that a
+/// wall-clock step cannot disturb.
+public enum MonotonicClock {
+    public static func nanos() -> UInt64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
+    }
+}

@@ -223,12 +223,3 @@ extension DepthMap: DepthSampler {}
 private extension Int32 {
     var isTrue: Bool { self != 0 }
 }
-
-/// CLOCK_MONOTONIC in nanoseconds: frame pacing that wall-clock steps cannot disturb.
-enum MonotonicClock {
-    static func nanos() -> UInt64 {
-        var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &ts)
-        return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
-    }
-}

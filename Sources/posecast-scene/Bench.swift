@@ -35,11 +35,11 @@ struct Bench: ParsableCommand {
         let degreesPerFrame: Float = 30 / 30
         for i in -10..<frames {
             let camera = SceneOrbit.camera(angleDegrees: Float(i) * degreesPerFrame, width: width, height: height)
-            let start = monotonicSeconds()
+            let start = MonotonicClock.nanos()
             try image.withPlanes { planes in
                 try renderer.render(camera: camera, lens: lens, frameIndex: UInt64(bitPattern: Int64(i)), into: planes)
             }
-            let elapsed = monotonicSeconds() - start
+            let elapsed = Double(MonotonicClock.nanos() - start) * 1e-9
             if i >= 0 { times.append(elapsed * 1000); total += elapsed }
         }
         times.sort()
@@ -48,11 +48,4 @@ struct Bench: ParsableCommand {
         print("{\"width\":\(width),\"height\":\(height),\"frames\":\(frames),\"ms_p50\":\(fixed(percentile(0.5))),"
               + "\"ms_p95\":\(fixed(percentile(0.95))),\"fps\":\(fixed(Double(frames) / total))}")
     }
-}
-
-/// CLOCK_MONOTONIC in seconds.
-func monotonicSeconds() -> Double {
-    var ts = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &ts)
-    return Double(ts.tv_sec) + Double(ts.tv_nsec) * 1e-9
 }
