@@ -1,5 +1,6 @@
 internal import CGStreamer
 import CGstShim
+import CameraControl
 import PoseCastKit
 import RTCSession
 import Synchronization
@@ -138,20 +139,17 @@ package final class PoseReader: Sendable {
     /// Copies the three planes out, row by row (the decoder's strides may be padded).
     private static func copyPicture(_ buffer: UnsafeMutablePointer<GstBuffer>, info: inout GstVideoInfo,
                                     frame: DecodedFrame) -> DecodedPicture? {
-        var video = GstVideoFrame()
-        guard gst_video_frame_map(&video, &info, buffer, GST_MAP_READ) != 0 else { return nil }
-        defer { gst_video_frame_unmap(&video) }
-        let w = Int(info.width), h = Int(info.height)
-        func plane(_ index: Int, _ pw: Int, _ ph: Int) -> [UInt8] {
-            let base = withUnsafeBytes(of: video.data) { $0.load(fromByteOffset: index * MemoryLayout<UnsafeMutableRawPointer?>.stride,
-                                                                   as: UnsafeMutableRawPointer?.self) }!
-            let stride = withUnsafeBytes(of: info.stride) { Int($0.load(fromByteOffset: index * MemoryLayout<gint>.stride, as: gint.self)) }
-            var out = [UInt8](repeating: 0, count: pw * ph)
-            out.withUnsafeMutableBytes { dst in
-                for row in 0..<ph { dst.baseAddress!.advanced(by: row * pw).copyMemory(from: base + row * stride, byteCount: pw) }
+        withMappedI420(buffer, info: &info) { view in
+            func plane(_ base: UnsafePointer<UInt8>, _ stride: Int, _ pw: Int, _ ph: Int) -> [UInt8] {
+                var out = [UInt8](repeating: 0, count: pw * ph)
+                out.withUnsafeMutableBufferPointer { dst in
+                    for row in 0..<ph { (dst.baseAddress! + row * pw).update(from: base + row * stride, count: pw) }
+                }
+                return out
             }
-            return out
+            let w = view.width, h = view.height
+            return DecodedPicture(frame: frame, width: w, height: h, y: plane(view.y, view.yStride, w, h),
+                                  u: plane(view.u, view.uStride, w / 2, h / 2), v: plane(view.v, view.vStride, w / 2, h / 2))
         }
-        return DecodedPicture(frame: frame, width: w, height: h, y: plane(0, w, h), u: plane(1, w / 2, h / 2), v: plane(2, w / 2, h / 2))
     }
 }

@@ -39,20 +39,8 @@ enum PublisherCamera {
                         frameId: UInt32, capturedWith: [CameraSetting: Double]?) {
         var info = GstVideoInfo()
         gst_video_info_set_format(&info, GST_VIDEO_FORMAT_I420, guint(width), guint(height))
-        var frame = GstVideoFrame()
-        guard gst_video_frame_map(&frame, &info, buffer, GST_MAP_READ) != 0 else { return }
-        defer { gst_video_frame_unmap(&frame) }
-        func plane(_ i: Int) -> UnsafePointer<UInt8> {
-            let p = withUnsafeBytes(of: frame.data) {
-                $0.load(fromByteOffset: i * MemoryLayout<UnsafeMutableRawPointer?>.stride, as: UnsafeMutableRawPointer?.self)
-            }!
-            return UnsafePointer(p.assumingMemoryBound(to: UInt8.self))
+        _ = withMappedI420(buffer, info: &info) { view in
+            meter.process(frame: view, frameId: frameId, timeNanos: MonotonicClock.nanos(), capturedWith: capturedWith)
         }
-        func stride(_ i: Int) -> Int {
-            withUnsafeBytes(of: info.stride) { Int($0.load(fromByteOffset: i * MemoryLayout<gint>.stride, as: gint.self)) }
-        }
-        let view = FrameView(y: plane(0), yStride: stride(0), u: plane(1), uStride: stride(1), v: plane(2), vStride: stride(2),
-                             width: width, height: height)
-        _ = meter.process(frame: view, frameId: frameId, timeNanos: MonotonicClock.nanos(), capturedWith: capturedWith)
     }
 }
