@@ -171,11 +171,8 @@ struct Publisher: AsyncParsableCommand {
                 human += String(format: "  render %.1f ms", ms)
             }
             if let st = media.cameraMeter?.status {
-                fields["focus"] = st.focus.state.rawValue; fields["exposure"] = st.exposure.state.rawValue
-                fields["white_balance"] = st.whiteBalance.state.rawValue; fields["focus_mode"] = st.focusMode.rawValue
-                fields["lens_position"] = st.lensPosition; fields["exposure_ms"] = st.exposureMs
-                human += "  focus \(st.focus.state.rawValue)" + (st.lensPosition.map { String(format: " %.3f", $0) } ?? "")
-                    + "  exposure \(st.exposure.state.rawValue)" + (st.exposureMs.map { String(format: " %.1f ms", $0) } ?? "")
+                fields.merge(st.statusFields) { _, new in new }
+                human += "  " + st.summary
             }
             if feed != nil {
                 let s = store.statistics

@@ -188,14 +188,8 @@ struct Subscriber: AsyncParsableCommand {
         fields["latency_ms_p50"] = w.latencyMsP50.map { ($0 * 10).rounded() / 10 }
         var scene = ""
         if let st = node.sceneStatus {
-            fields["focus"] = st.focus.state.rawValue; fields["exposure"] = st.exposure.state.rawValue
-            fields["white_balance"] = st.whiteBalance.state.rawValue; fields["focus_mode"] = st.focusMode.rawValue
-            fields["lens_position"] = st.lensPosition; fields["exposure_ms"] = st.exposureMs
-            scene = "  camera: focus \(st.focus.state.rawValue) (\(st.focusMode.rawValue)"
-                + (st.lensPosition.map { String(format: ", lens %.3f", $0) } ?? "") + ")"
-                + "  exposure \(st.exposure.state.rawValue)" + (st.exposureMs.map { String(format: " %.1f ms", $0) } ?? "")
-                + "  wb \(st.whiteBalance.state.rawValue)" + (st.whiteBalanceKelvin.map { String(format: " %.0f K", $0) } ?? "")
-                + "  \(st.meteringMode.rawValue)"
+            fields.merge(st.statusFields) { _, new in new }
+            scene = "  " + st.summary
         }
         out.status(fields, human: String(
             format: "%@  %.1f fps  latency p50 %@  frames %d  with pose %.2f%%",
