@@ -30,31 +30,31 @@ public final class FrameHistory: Sendable {
     public init(capacity: Int = 150) { self.capacity = max(1, capacity) }
 
     public func record(pose: FramePose) {
-        update(pose.frameID) { $0.pose = pose }
         state.withLock { s in
+            Self.update(&s, pose.frameID, capacity: capacity) { $0.pose = pose }
             if !pose.flags.contains(.missing) { s.newestPose = pose }
         }
     }
 
-    public func record(depth: any DepthSampler, frameID: UInt32) { update(frameID) { $0.depth = depth } }
+    public func record(depth: any DepthSampler, frameID: UInt32) {
+        state.withLock { s in Self.update(&s, frameID, capacity: capacity) { $0.depth = depth } }
+    }
 
     public func entry(_ frameID: UInt32) -> Entry? { state.withLock { $0.entries[frameID] } }
 
     /// The newest frame with a usable pose.
     public var newestPose: FramePose? { state.withLock { $0.newestPose } }
 
-    private func update(_ frameID: UInt32, _ change: (inout Entry) -> Void) {
-        state.withLock { s in
-            if s.entries[frameID] == nil {
-                // Ring of frame ids: the oldest is forgotten when a new one arrives.
-                if s.order.count < capacity { s.order.append(frameID) } else {
-                    s.entries.removeValue(forKey: s.order[s.head])
-                    s.order[s.head] = frameID
-                    s.head = (s.head + 1) % capacity
-                }
-                s.entries[frameID] = Entry()
+    private static func update(_ s: inout State, _ frameID: UInt32, capacity: Int, _ change: (inout Entry) -> Void) {
+        if s.entries[frameID] == nil {
+            // Ring of frame ids: the oldest is forgotten when a new one arrives.
+            if s.order.count < capacity { s.order.append(frameID) } else {
+                s.entries.removeValue(forKey: s.order[s.head])
+                s.order[s.head] = frameID
+                s.head = (s.head + 1) % capacity
             }
-            change(&s.entries[frameID]!)
+            s.entries[frameID] = Entry()
         }
+        change(&s.entries[frameID]!)
     }
 }
