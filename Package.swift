@@ -38,8 +38,10 @@ let package = Package(
         // cairo (2D vector drawing and text) for the annotation sprites the publisher blends into frames.
         .systemLibrary(name: "CCairo", pkgConfig: "cairo", providers: [.apt(["libcairo2-dev"])]),
         // The C that must be C: pose GstMeta, the RTP header extension subclass,
-        // and fixed-arity wrappers for variadic functions and macros.
-        .target(name: "CGstShim", dependencies: ["CGStreamer"]),
+        // and fixed-arity wrappers for variadic functions and macros; the ECDSA DTLS
+        // certificate (OpenSSL's libcrypto, which GStreamer's dtls plugin links too;
+        // headers from libssl-dev).
+        .target(name: "CGstShim", dependencies: ["CGStreamer"], linkerSettings: [.linkedLibrary("crypto")]),
         // Pose wire format and other domain code shared by both sides; no GStreamer.
         .target(name: "PoseCastKit"),
         // The synthetic AR camera: a known 3D scene rendered from a pose through a simulated
@@ -112,7 +114,7 @@ let package = Package(
             "Signaling", "TestSupport", "PoseCastKit", .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
             .product(name: "Logging", package: "swift-log"),
         ]),
-        .testTarget(name: "PoseCastSessionTests", dependencies: ["PoseCastSession", "PoseCastKit", "Signaling"]),
+        .testTarget(name: "PoseCastSessionTests", dependencies: ["PoseCastSession", "PoseCastKit", "Signaling", "PoseCastMedia", "RTCSession", "TestSupport"]),
         // Real executables on loopback (built by `swift build` before the tests run).
         .testTarget(name: "SystemTests", dependencies: ["PoseCastKit"]),
     ]

@@ -101,8 +101,11 @@ public enum ControlErrorCode: String, Sendable, Hashable, Codable, CaseIterable 
     case unsupported
     /// An annotation id that does not exist.
     case notFound
-    /// Too many annotations, or too many requests.
+    /// Too many annotations.
     case limitReached
+    /// Too many requests in too short a time on this session (`ControlRateLimiter`):
+    /// the request was not executed; send it again later.
+    case rateLimited
 }
 
 /// A refused request: what went wrong, for the reply and for logs.

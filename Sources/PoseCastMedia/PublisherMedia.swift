@@ -35,6 +35,10 @@ public struct PublisherMediaConfig: Sendable {
     /// Path MTU the RTP packets must fit in (extension included).
     public var pathMTU = 1200
     public var rtc = RTCConfiguration()
+    /// A `clocksync` on the raw frames before the encoder (the `baseline` latency profile).
+    public var clockSync = false
+    /// Each frame's encode timing, on the encoder's streaming thread (keep it quick).
+    public var onEncoded: (@Sendable (EncodedFrameTiming) -> Void)?
     public init() {}
 }
 
@@ -74,6 +78,8 @@ public final class PublisherMedia: @unchecked Sendable {
 
     private struct State {
         var peers: [ObjectIdentifier: (peer: WebRTCPeer, queue: Element, teePad: Pad)] = [:]
+        /// Simulated loss on each subscriber's link (`config.rtc.linkConditions`, then `setLinkConditions`).
+        var linkConditions: LinkConditions?
     }
 
     public init(config: PublisherMediaConfig, poseSource: @escaping PoseSource,
@@ -82,8 +88,10 @@ public final class PublisherMedia: @unchecked Sendable {
         guard config.width >= 64, config.height >= 64, (1...120).contains(config.fps) else {
             throw .invalidArgument("video \(config.width)x\(config.height)@\(config.fps) is out of range")
         }
+        try config.rtc.linkConditions?.validate()
         self.config = config
         pipeline = try Pipeline(name: "publisher")
+        state.withLock { $0.linkConditions = config.rtc.linkConditions }
 
         let history = frameHistory
         if config.source == .synthetic {
@@ -110,7 +118,9 @@ public final class PublisherMedia: @unchecked Sendable {
         payloaderSource = payloader.staticPad("src")!
         tee = try ElementFactory.make("tee", name: "fanout")
         tee.set("allow-not-linked", true)
-        chain += [caps, queue, encoder, payloader, tee]
+        chain.append(caps)
+        if config.clockSync { chain.append(try ElementFactory.make("clocksync", name: "sendclocksync")) }
+        chain += [queue, encoder, payloader, tee]
         for e in chain { pipeline.add(e) }
         try pipeline.link(chain)
 
@@ -132,6 +142,7 @@ public final class PublisherMedia: @unchecked Sendable {
             onPoseAttached?(pose)
         }
         tagger.install(on: caps.staticPad("src")!)
+        if let onEncoded = config.onEncoded { EncodeTimer(report: onEncoded).install(on: encoder) }
         let bytes = self.bytes
         let data = GstPadProbeType(GST_PAD_PROBE_TYPE_BUFFER.rawValue | GST_PAD_PROBE_TYPE_BUFFER_LIST.rawValue)
         _ = payloaderSource.addProbe(data) { info in
@@ -208,7 +219,9 @@ public final class PublisherMedia: @unchecked Sendable {
     /// the payloader's negotiated caps (with the pose `extmap`), so the offer is exact.
     public func addPeer(name: String) async throws(RTCError) -> WebRTCPeer {
         let preferences = try await sendCaps()
-        let peer = try WebRTCPeer(name: name, pipeline: pipeline, configuration: config.rtc)
+        var rtc = config.rtc
+        rtc.linkConditions = state.withLock { $0.linkConditions }
+        let peer = try WebRTCPeer(name: name, pipeline: pipeline, configuration: rtc)
         let queue = try ElementFactory.make("queue", name: "\(name)-queue")
         queue.set("leaky", "downstream")          // a stalled subscriber never blocks the encoder
         queue.set("max-size-buffers", 60)
@@ -261,6 +274,21 @@ public final class PublisherMedia: @unchecked Sendable {
             }
             try? await Task.sleep(for: .milliseconds(10))
         }
+    }
+
+    /// Changes the simulated loss/delay on every subscriber's link, now and for later
+    /// ones (e.g. 0 to stop the loss mid-stream). Needs `config.rtc.linkConditions` set
+    /// (`.perfect` is enough): the netsim goes in when a peer is created.
+    public func setLinkConditions(_ conditions: LinkConditions) throws(RTCError) {
+        guard config.rtc.linkConditions != nil else {
+            throw .invalidArgument("the publisher was created without link conditions (set config.rtc.linkConditions)")
+        }
+        try conditions.validate()
+        let peers = state.withLock { s -> [WebRTCPeer] in
+            s.linkConditions = conditions
+            return s.peers.values.map(\.peer)
+        }
+        for peer in peers { try peer.link?.update(conditions) }
     }
 
     /// Closes a subscriber's peer and frees its branch.

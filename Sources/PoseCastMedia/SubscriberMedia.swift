@@ -21,6 +21,12 @@ public struct SubscriberMediaConfig: Sendable {
     public var onClick: (@Sendable (_ button: Int, _ point: NormalizedPoint) -> Void)?
     /// A copy of every decoded picture with its frame (costly: tests and measurements).
     public var onPicture: (@Sendable (DecodedPicture) -> Void)?
+    /// The sink renders each frame at its running time plus the pipeline latency (a video
+    /// sink's default; the `baseline` latency profile) instead of as soon as it is decoded.
+    public var syncToClock = false
+    /// Each frame's decode timing and the moment the sink rendered it (`.discard` only),
+    /// on the streaming thread (keep it quick).
+    public var onShown: (@Sendable (ShownFrameTiming) -> Void)?
     public init() {}
 }
 
@@ -146,11 +152,17 @@ public final class SubscriberMedia: @unchecked Sendable {
         switch config.sink {
         case .discard:
             let sink = try ElementFactory.make("fakesink")
-            sink.set("sync", false)
+            sink.set("sync", config.syncToClock)
+            if config.syncToClock {
+                // As a video sink would: drop frames later than 20 ms, send QoS upstream.
+                sink.set("max-lateness", 20_000_000)
+                sink.set("qos", true)
+            }
             chain.append(sink)
+            if let onShown = config.onShown { DecodeTimer(report: onShown).install(decoder: decoder, sink: sink) }
         case .display:
             let sink = try ElementFactory.make("autovideosink")
-            sink.set("sync", false)
+            sink.set("sync", config.syncToClock)
             let convert = try ElementFactory.make("videoconvert")
             chain += [convert, sink]
             if let onClick = config.onClick { Self.watchClicks(on: convert.staticPad("src")!, onClick: onClick) }

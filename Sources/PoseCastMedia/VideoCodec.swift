@@ -55,16 +55,21 @@ public enum VideoCodec: String, Sendable, CaseIterable, Codable {
         return p
     }
 
-    /// Depayloader → (parser) → decoder, in link order.
+    /// Depayloader → (parser) → decoder, in link order. After a packet that NACK could
+    /// not bring back, the depayloader asks for a keyframe (PLI upstream) and drops the
+    /// frames until it comes, so a damaged or wrongly referenced picture never reaches
+    /// the decoder, never showing beside a pose that is not its own.
     func makeDecodeChain() throws(RTCError) -> [Element] {
         switch self {
         case .vp8:
             let depay = try ElementFactory.make("rtpvp8depay")
             depay.set("request-keyframe", true)
+            depay.set("wait-for-keyframe", true)
             return [depay, try ElementFactory.make("vp8dec")]
         case .h264:
             let depay = try ElementFactory.make("rtph264depay")
             depay.set("request-keyframe", true)
+            depay.set("wait-for-keyframe", true)     // with access units (what openh264dec takes)
             return [depay, try ElementFactory.make("h264parse"), try ElementFactory.make("openh264dec")]
         }
     }

@@ -1,4 +1,5 @@
 import PoseCastKit
+import RTCSession
 import Signaling
 
 /// What the publisher does with one control-channel text: the reply for the sender
@@ -36,6 +37,36 @@ public struct PublisherControl: Sendable {
     public init(board: AnnotationBoard, placer: AnnotationPlacer, camera: (any CameraCommands)? = nil,
                 noCameraReason: String = "this publisher's source has no camera to control") {
         self.board = board; self.placer = placer; self.camera = camera; self.noCameraReason = noCameraReason
+    }
+
+    /// One message as it came off the data channel. Binary is refused (`tooLarge` over
+    /// `ControlCodec.maxMessageBytes`, else `malformed`: the channel carries JSON text);
+    /// a message the session's rate limiter refused (`refusedBy`, nil when admitted) gets
+    /// `rateLimited`, with its id when one can be read, and is not executed; text is
+    /// `handle(_:from:role:)`.
+    public func handle(_ message: DataChannelMessage, from author: String, role: RoomRole,
+                       refusedBy limiter: ControlRateLimiter? = nil) -> ControlOutcome {
+        if let limiter {
+            var id: String?
+            if case .text(let text) = message {
+                do throws(ControlError) { id = try ControlCodec.decodeRequest(text).id } catch { id = error.id }
+            }
+            let wait = limiter.secondsUntilNextToken()
+            let message = "over this session's limit (\(limiter.limit)): not executed"
+                + (wait.isFinite ? "; retry in \(Int((wait * 1000).rounded(.up))) ms" : "")
+            return ControlOutcome(reply: .error(ControlError(id: id, code: .rateLimited, message: message)),
+                                  annotationsChanged: false, requestType: nil)
+        }
+        switch message {
+        case .text(let text):
+            return handle(text, from: author, role: role)
+        case .binary(let bytes):
+            let error = bytes.count > ControlCodec.maxMessageBytes
+                ? ControlError(id: nil, code: .tooLarge,
+                               message: "binary message of \(bytes.count) bytes exceeds \(ControlCodec.maxMessageBytes); the control channel carries JSON text")
+                : ControlError(id: nil, code: .malformed, message: "binary message of \(bytes.count) bytes: the control channel carries JSON text")
+            return ControlOutcome(reply: .error(error), annotationsChanged: false, requestType: nil)
+        }
     }
 
     public func handle(_ text: String, from author: String, role: RoomRole) -> ControlOutcome {

@@ -9,12 +9,16 @@ public struct PublisherNodeConfig: Sendable {
     public var signalingURL: String
     public var room = "default"
     public var token: String?
+    /// How a `wss://` signaling server is checked (a CA file of its own, or the system's).
+    public var signalingTLS: SignalingClientTLS?
     /// Shown to other peers in the producer's `meta`.
     public var name = "posecast-publisher"
     /// Planes the naive `screen` placement intersects (the ground by default).
     public var placementPlanes: [Plane] = [.ground]
     /// Pause between signaling reconnection attempts.
     public var reconnectDelay: Duration = .seconds(1)
+    /// Control-channel messages each session may send (over it: `error rateLimited`, not executed).
+    public var controlRate = ControlRateLimit.standard
     public init(signalingURL: String) { self.signalingURL = signalingURL }
 }
 
@@ -51,6 +55,7 @@ public final class PublisherNode: Sendable {
         var channel: DataChannel?
         var connected = false
         var events: Task<Void, Never>?
+        var limiter: ControlRateLimiter
     }
 
     private struct State {
@@ -94,7 +99,7 @@ public final class PublisherNode: Sendable {
         defer { statusStream.cancel() }
         while !Task.isCancelled {
             do throws(SignalingClientError) {
-                let client = try await SignalingClient.connect(url: config.signalingURL, logger: logger)
+                let client = try await SignalingClient.connect(url: config.signalingURL, tls: config.signalingTLS, logger: logger)
                 state.withLock { $0.client = client }
                 try client.send(.setPeerStatus(PeerStatus(
                     roles: [.producer], meta: .object(["name": .string(config.name)]),
@@ -165,7 +170,8 @@ public final class PublisherNode: Sendable {
                     self.handle(event, session: sessionId)
                 }
             }
-            state.withLock { $0.sessions[sessionId] = Session(peer: peer, role: role, consumer: consumer, events: events) }
+            state.withLock { $0.sessions[sessionId] = Session(peer: peer, role: role, consumer: consumer, events: events,
+                                                                    limiter: ControlRateLimiter(limit: config.controlRate, now: MonotonicClock.nanos())) }
             onEvent(.sessionStarted(sessionId: sessionId, consumer: consumer, role: role))
             let channel = try peer.createDataChannel("control")
             state.withLock { $0.sessions[sessionId]?.channel = channel }
@@ -195,17 +201,19 @@ public final class PublisherNode: Sendable {
             endSession(sessionId, reason: "peer connection \(event)", tellServer: true)
         case .dataChannelOpen(let label) where label == "control":
             send(.annotations(board.all), to: sessionId)
-        case .dataChannelMessage(_, .text(let text)):
-            guard let (role, consumer) = state.withLock({ s in s.sessions[sessionId].map { ($0.role, $0.consumer) } }) else { return }
-            let outcome = control.handle(text, from: consumer, role: role)
+        case .dataChannelMessage(_, let message):
+            // The rate limiter is pure state: admit under the lock, handle outside it.
+            let now = MonotonicClock.nanos()
+            guard let (role, consumer, refusedBy) = state.withLock({ s -> (RoomRole, String, ControlRateLimiter?)? in
+                guard var session = s.sessions[sessionId] else { return nil }
+                let admitted = session.limiter.admit(at: now)
+                s.sessions[sessionId] = session
+                return (session.role, session.consumer, admitted ? nil : session.limiter)
+            }) else { return }
+            let outcome = control.handle(message, from: consumer, role: role, refusedBy: refusedBy)
             send(outcome.reply, to: sessionId)
             onEvent(.control(sessionId: sessionId, request: outcome.requestType, reply: outcome.reply))
             if outcome.annotationsChanged { broadcastAnnotations() }
-        case .dataChannelMessage(_, .binary(let bytes)):
-            let reply = ControlReply.error(ControlError(id: nil, code: .malformed,
-                message: "binary message of \(bytes.count) bytes: the control channel carries JSON text"))
-            send(reply, to: sessionId)
-            onEvent(.control(sessionId: sessionId, request: nil, reply: reply))
         case .pipelineError(let error):
             onEvent(.error("session \(sessionId): \(error)"))
         default:

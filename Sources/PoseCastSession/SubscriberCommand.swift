@@ -14,13 +14,15 @@ public enum SubscriberCommand: Equatable, Sendable {
     case clear
     case pose
     case status
+    /// Look for every listed annotation's mark over the next N decoded frames (`--check-markers`).
+    case checkMarkers(frames: Int)
     case sleep(Double)
     case quit
 
     public static let help = """
     commands: tap X Y [LABEL] | tapnaive X Y [LABEL] | tapworld WX WY WZ [naive] [LABEL] | focus X Y [auto|tapToAutoFocus|tapToLockFocus] | meter [X Y] [LOCK_SECONDS] [routines=exposure,focus,whiteBalance] [mode=uniform|spot|weighted] [strict] | \
     meteringmode uniform|spot|weighted | \
-    lock | unlock | remove ANNOTATION_ID | clear | pose | status | sleep SECONDS | quit   (X, Y normalised 0…1)
+    lock | unlock | remove ANNOTATION_ID | clear | pose | status | checkmarkers N | sleep SECONDS | quit   (X, Y normalised 0…1)
     """
 
     /// Parses a line; nil for blank lines and `#` comments.
@@ -114,6 +116,11 @@ public enum SubscriberCommand: Equatable, Sendable {
         case "clear": return .clear
         case "pose": return .pose
         case "status": return .status
+        case "checkmarkers":
+            guard args.count == 1, let n = Int(args[0]), n > 0 else {
+                throw CommandError("checkmarkers: give the number of frames to check, a whole number above 0")
+            }
+            return .checkMarkers(frames: n)
         case "sleep":
             let s = try number(0, "SECONDS")
             guard s >= 0 else { throw CommandError("sleep: SECONDS must not be negative") }

@@ -9,6 +9,8 @@ public struct SubscriberNodeConfig: Sendable {
     public var signalingURL: String
     public var room = "default"
     public var token: String?
+    /// How a `wss://` signaling server is checked (a CA file of its own, or the system's).
+    public var signalingTLS: SignalingClientTLS?
     public var role: RoomRole = .expert
     /// Only this producer; nil: the room's first.
     public var producerId: String?
@@ -21,6 +23,12 @@ public struct SubscriberNodeConfig: Sendable {
     public var reconnectDelay: Duration = .seconds(1)
     /// A session that decodes nothing for this long is torn down and sought again.
     public var stallTimeout: Duration = .seconds(5)
+    /// A session that decoded a frame this recently counts as live when the room's
+    /// publisher shows up under a new peer id (a signaling restart), and is kept.
+    public var liveMediaWindow: Duration = .seconds(1)
+    /// Checks the publisher's marks in the decoded pictures (`--check-markers`); the
+    /// executable feeds it this node's events and `media.onPicture`.
+    public var markerWatcher: MarkerWatcher?
     public init(signalingURL: String) { self.signalingURL = signalingURL }
 }
 
@@ -102,7 +110,7 @@ public final class SubscriberNode: Sendable {
         defer { watchdog.cancel() }
         while !Task.isCancelled {
             do throws(SignalingClientError) {
-                let client = try await SignalingClient.connect(url: config.signalingURL, logger: logger)
+                let client = try await SignalingClient.connect(url: config.signalingURL, tls: config.signalingTLS, logger: logger)
                 state.withLock { $0.client = client }
                 try client.send(.setPeerStatus(PeerStatus(roles: [.listener, .consumer], room: config.room,
                                                           role: config.role, token: config.token)))
@@ -128,11 +136,11 @@ public final class SubscriberNode: Sendable {
         switch message {
         case .list(let producers):
             if let producer = producers.first(where: { config.producerId == nil || $0.id == config.producerId }) {
-                requestSession(with: producer.id, client: client)
+                producerAnnounced(producer.id, client: client)
             }
         case let .peerStatusChanged(peerId, roles, _, _, _):
             if roles.contains(.producer), config.producerId == nil || config.producerId == peerId {
-                requestSession(with: peerId, client: client)
+                producerAnnounced(peerId, client: client)
             } else if roles.isEmpty, case .active(_, let producer) = state.withLock({ $0.phase }), producer == peerId {
                 endSession(reason: "the publisher left", tellServer: false)
             }
@@ -158,6 +166,27 @@ public final class SubscriberNode: Sendable {
         case .welcome, .startSession:
             break
         }
+    }
+
+    /// The room's publisher is `producer` (a room has one). A session with another peer id
+    /// is either that same publisher back on a restarted signaling server under a new id
+    /// (its media still arrives: keep the session and follow the new id, so its leaving is
+    /// seen) or a new publisher after the old one died while the server was away (nothing
+    /// decoded lately: drop the dead session now rather than after `stallTimeout`).
+    private func producerAnnounced(_ producer: String, client: SignalingClient) {
+        let silent = state.withLock { s -> String? in
+            guard case .active(let sessionId, let current) = s.phase, current != producer else { return nil }
+            let last = s.lastFrameAt ?? s.sessionStartedAt ?? .now
+            guard ContinuousClock.now - last > config.liveMediaWindow else {
+                s.phase = .active(sessionId: sessionId, producer: producer)
+                return nil
+            }
+            return current
+        }
+        if let silent {
+            endSession(reason: "publisher \(silent) is silent and \(producer) publishes in the room", tellServer: true)
+        }
+        requestSession(with: producer, client: client)
     }
 
     private func requestSession(with producer: String, client: SignalingClient) {

@@ -27,6 +27,9 @@ public final class Pipeline: @unchecked Sendable {
         let box = Unmanaged.passRetained(BusBox(self)).toOpaque()
         gst_bus_set_sync_handler(bus, { _, message, userData in
             let box = Unmanaged<BusBox>.fromOpaque(userData!).takeUnretainedValue()
+            // GST_BUS_DROP hands the message back to us: the handler must unref it, or
+            // every message (and the element it names as its source) is leaked.
+            defer { if let message { pcg_message_unref(message) } }
             guard let message, let pipeline = box.pipeline else { return GST_BUS_DROP }
             if message.pointee.type == GST_MESSAGE_LATENCY {
                 // A sink's latency changed (e.g. a subscriber branch joined): redistribute it,

@@ -10,10 +10,18 @@ public struct RTCConfiguration: Sendable {
     public var turnServer: String?
     /// Receive jitter buffer latency in milliseconds (webrtcbin's default is 200).
     public var jitterBufferLatencyMs: Int
-    public init(stunServer: String? = nil, turnServer: String? = nil, jitterBufferLatencyMs: Int = 200) {
+    /// Simulated loss/delay on the outgoing RTP (netsim after the retransmission
+    /// store, see `LinkSimulator`); nil for none. Changeable later through `link`.
+    public var linkConditions: LinkConditions?
+    /// The certificate presented in the DTLS handshake; nil: the process's ECDSA P-256
+    /// one (`DTLSCertificate.shared()`), never GStreamer's RSA default.
+    public var dtlsCertificate: DTLSCertificate?
+    public init(stunServer: String? = nil, turnServer: String? = nil, jitterBufferLatencyMs: Int = 200,
+                linkConditions: LinkConditions? = nil) {
         self.stunServer = stunServer
         self.turnServer = turnServer
         self.jitterBufferLatencyMs = jitterBufferLatencyMs
+        self.linkConditions = linkConditions
     }
 }
 
@@ -25,6 +33,10 @@ public final class WebRTCPeer: @unchecked Sendable {
     public let events: AsyncStream<RTCEvent>
     package let webrtc: Element
     package let pipeline: Pipeline
+    /// The impaired outgoing link, when the configuration asked for one.
+    public let link: LinkSimulator?
+    /// Presented in the DTLS handshake; its fingerprint goes into our offers and answers.
+    public let certificate: DTLSCertificate
     private let sink: AsyncStream<RTCEvent>.Continuation
     private let state = Mutex(State())
 
@@ -49,8 +61,23 @@ public final class WebRTCPeer: @unchecked Sendable {
         webrtc.set("latency", configuration.jitterBufferLatencyMs)
         if let stun = configuration.stunServer { webrtc.set("stun-server", stun) }
         if let turn = configuration.turnServer { webrtc.set("turn-server", turn) }
+        if let conditions = configuration.linkConditions { link = try LinkSimulator(conditions) } else { link = nil }
+        if let given = configuration.dtlsCertificate { certificate = given } else { certificate = try DTLSCertificate.shared() }
+        let certificate = self.certificate
         pipeline.add(webrtc)
         connectSignals()
+        // webrtcbin makes a DTLS transport's bins while creating the offer or answer and
+        // reads the transport's certificate for the SDP fingerprint right after: setting
+        // `pem` on its dtlssrtpdec as the bins are added puts our certificate in both.
+        let certificateHandler = Signal.connect(webrtc.object, "element-added") { (element: UnsafeMutableRawPointer?) in
+            guard let element else { return }
+            _ = pcg_set_string_on_factory_elements(gcast(element, to: GstElement.self), "dtlssrtpdec", "pem", certificate.pem)
+        }
+        state.withLock { $0.handlerIDs.append(certificateHandler) }
+        if let link {
+            let id = link.attach(to: webrtc)
+            state.withLock { $0.handlerIDs.append(id) }
+        }
     }
 
     deinit { close() }
@@ -152,7 +179,8 @@ public final class WebRTCPeer: @unchecked Sendable {
             throw .negotiation(peer: name, reason: "\(signal) replied without an \(field)")
         }
         defer { g_free(text) }
-        return SessionDescription(kind: kind, sdp: String(cString: text))
+        // webrtcbin's own fingerprint is wrong for a certificate it did not generate (see DTLSCertificate).
+        return SessionDescription(kind: kind, sdp: certificate.withFingerprint(in: String(cString: text)))
     }
 
     private func applyDescription(_ signal: String, _ description: SessionDescription) async throws(RTCError) {
@@ -168,9 +196,10 @@ public final class WebRTCPeer: @unchecked Sendable {
     // MARK: Transceivers
 
     /// Adds a receive-only transceiver whose codec preferences are the offer's own
-    /// payload types (with their `extmap` attributes), keeping only `encodings`.
-    /// webrtcbin 1.22 answers a header extension only when its transceiver's caps
-    /// carry it, so this must run before `setRemoteDescription(offer)`.
+    /// payload types (with their `extmap` attributes), keeping only `encodings` and
+    /// the RTX types that repair them (`apt`), with NACK on: the jitter buffer asks for
+    /// lost packets again. webrtcbin 1.22 answers a header extension only when its
+    /// transceiver's caps carry it, so this must run before `setRemoteDescription(offer)`.
     public func addReceiveTransceiver(matching offer: SessionDescription, media: String = "video",
                                       encodings: Set<String>) throws(RTCError) {
         try ensureOpen()
@@ -178,6 +207,9 @@ public final class WebRTCPeer: @unchecked Sendable {
         guard let message = sdp.raw else { throw .invalidDescription("empty offer") }
         let preferences = gst_caps_new_empty()!
         defer { pcg_caps_unref(preferences) }
+        // RTX entries wait until the payload types they repair are known.
+        var rtx: [(apt: String, caps: UnsafeMutablePointer<GstCaps>)] = []
+        var kept: Set<String> = []
         for m in 0..<gst_sdp_message_medias_len(message) {
             guard let sdpMedia = gst_sdp_message_get_media(message, m),
                   String(cString: gst_sdp_media_get_media(sdpMedia)) == media else { continue }
@@ -198,11 +230,17 @@ public final class WebRTCPeer: @unchecked Sendable {
                 for field in foreign { gst_structure_remove_field(s, field) }
                 let encoding = gst_structure_get_string(s, "encoding-name").map { String(cString: $0) } ?? ""
                 if encodings.contains(encoding.uppercased()) {
+                    kept.insert(String(pt))
                     gst_caps_append(preferences, caps)   // takes ownership of caps
+                } else if encoding.uppercased() == "RTX", let apt = gst_structure_get_string(s, "apt") {
+                    rtx.append((String(cString: apt), caps))
                 } else {
                     pcg_caps_unref(caps)
                 }
             }
+        }
+        for (apt, caps) in rtx {
+            if kept.contains(apt) { gst_caps_append(preferences, caps) } else { pcg_caps_unref(caps) }
         }
         guard gst_caps_is_empty(preferences) == 0 else {
             throw .negotiation(peer: name, reason: "offer has no \(media) payload among \(encodings.sorted())")
@@ -211,6 +249,8 @@ public final class WebRTCPeer: @unchecked Sendable {
                                                            preferences) else {
             throw .negotiation(peer: name, reason: "add-transceiver refused")
         }
+        // NACK: the transceiver's jitter buffer gets do-retransmission.
+        gst_util_set_object_arg(UnsafeMutablePointer(OpaquePointer(UnsafeMutableRawPointer(transceiver))), "do-nack", "true")
         gst_object_unref(UnsafeMutableRawPointer(transceiver))
     }
 
@@ -227,6 +267,8 @@ public final class WebRTCPeer: @unchecked Sendable {
         }
         defer { g_object_unref(transceiver) }
         gst_util_set_object_arg(UnsafeMutablePointer(OpaquePointer(transceiver)), "direction", "sendonly")
+        // NACK: the offer carries an RTX payload type and rtprtxsend answers the receiver's NACKs.
+        gst_util_set_object_arg(UnsafeMutablePointer(OpaquePointer(transceiver)), "do-nack", "true")
         if let codecPreferences {
             guard let caps = gst_caps_from_string(codecPreferences) else {
                 throw .invalidArgument("codec preferences do not parse: \(codecPreferences)")

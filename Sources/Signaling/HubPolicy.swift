@@ -10,10 +10,21 @@ public struct HubLimits: Sendable, Hashable {
     /// Most sessions one producer may have open at once.
     public var maxSessionsPerProducer: Int
 
-    public init(maxMessageBytes: Int = 64 * 1024, maxPeersPerRoom: Int = 16, maxSessionsPerProducer: Int = 16) {
+    /// Sustained messages per second one connection may send (a token bucket refilled at
+    /// this rate); messages beyond it are refused with `rateLimited`, unread. Only applies
+    /// when the transport passes the time (`SignalingHub.receive(_:from:at:)`).
+    public var messagesPerSecond: Double
+    /// How many messages a connection may send at once before the rate applies (room for
+    /// an offer/answer and a burst of trickled ICE candidates for many sessions).
+    public var messageBurst: Int
+
+    public init(maxMessageBytes: Int = 64 * 1024, maxPeersPerRoom: Int = 16, maxSessionsPerProducer: Int = 16,
+                messagesPerSecond: Double = 50, messageBurst: Int = 200) {
         self.maxMessageBytes = maxMessageBytes
         self.maxPeersPerRoom = maxPeersPerRoom
         self.maxSessionsPerProducer = maxSessionsPerProducer
+        self.messagesPerSecond = messagesPerSecond
+        self.messageBurst = messageBurst
     }
 }
 

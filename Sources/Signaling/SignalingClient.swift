@@ -1,6 +1,7 @@
 import Foundation
 import HummingbirdWSClient
 import Logging
+import NIOSSL
 
 /// Why a signaling connection could not be made or used.
 public enum SignalingClientError: Error, CustomStringConvertible, Sendable, Hashable {
@@ -67,13 +68,21 @@ public final class SignalingClient: Sendable {
     }
 
     /// Connects (ws:// or wss://), waits for `welcome` (timeout 10 s), then returns.
-    public static func connect(url: String, logger: Logger) async throws(SignalingClientError) -> SignalingClient {
+    /// `tls` says how a `wss://` server is checked (default: the system's trust store).
+    public static func connect(url: String, tls: SignalingClientTLS? = nil,
+                               logger: Logger) async throws(SignalingClientError) -> SignalingClient {
         try validate(url)
+        let secure = url.lowercased().hasPrefix("wss://")
+        if secure, let host = URLComponents(string: url)?.host, isIPLiteral(host) {
+            // TLS names the server by SNI, which cannot carry an IP address (RFC 6066).
+            throw .invalidURL("\(url): wss:// needs the host name on the server's certificate, not an IP address")
+        }
+        let tlsConfiguration = secure ? (tls ?? SignalingClientTLS()).configuration() : nil
         let (messages, inbox) = AsyncStream.makeStream(of: ServerMessage.self)
         let (queue, outgoing) = AsyncStream.makeStream(of: Outgoing.self)
         let (hellos, hello) = AsyncStream.makeStream(of: Hello.self)
         let task = Task {
-            await run(url: url, logger: logger, queue: queue, inbox: inbox, hello: hello)
+            await run(url: url, tls: tlsConfiguration, logger: logger, queue: queue, inbox: inbox, hello: hello)
             outgoing.finish()
             inbox.finish()
             hello.finish()
@@ -109,6 +118,13 @@ public final class SignalingClient: Sendable {
 
     // MARK: - Connection task
 
+    private static func isIPLiteral(_ host: String) -> Bool {
+        let bare = host.trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
+        if bare.contains(":") { return true }
+        let parts = bare.split(separator: ".", omittingEmptySubsequences: false)
+        return parts.count == 4 && parts.allSatisfy { UInt8($0) != nil }
+    }
+
     private static func validate(_ url: String) throws(SignalingClientError) {
         guard let components = URLComponents(string: url),
               let scheme = components.scheme?.lowercased(), scheme == "ws" || scheme == "wss",
@@ -134,12 +150,13 @@ public final class SignalingClient: Sendable {
         }
     }
 
-    private static func run(url: String, logger: Logger, queue: AsyncStream<Outgoing>,
+    private static func run(url: String, tls: TLSConfiguration?, logger: Logger, queue: AsyncStream<Outgoing>,
                             inbox: AsyncStream<ServerMessage>.Continuation,
                             hello: AsyncStream<Hello>.Continuation) async {
         let configuration = WebSocketClientConfiguration(maxFrameSize: maxMessageBytes)
         do {
-            try await WebSocketClient.connect(url: url, configuration: configuration, logger: logger) { inbound, outbound, _ in
+            try await WebSocketClient.connect(url: url, configuration: configuration, tlsConfiguration: tls,
+                                              logger: logger) { inbound, outbound, _ in
                 await withTaskGroup(of: Void.self) { group in
                     group.addTask {
                         for await item in queue {

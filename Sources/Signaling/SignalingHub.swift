@@ -46,6 +46,9 @@ public struct Delivery: Sendable, Hashable {
 ///   first; a sender not in that session gets `unknownSession`.
 /// - **disconnect**: every session of the peer ends and its other side gets `endSession`;
 ///   a producer's room listeners are told it left.
+/// - **Rate**: with the time given (`receive(_:from:at:)`, as the server does), each
+///   connection has a token bucket of `messageBurst` messages refilled at
+///   `messagesPerSecond`; a message finding it empty is refused `rateLimited`, unread.
 /// - **Bad input**: text over `maxMessageBytes` UTF-8 bytes → `tooLarge`, not parsed;
 ///   not JSON, not an object, wrong or missing fields, `sdp` and `ice` both or neither →
 ///   `malformed` naming the field; an unknown `type` → `unknownType`.
@@ -85,7 +88,21 @@ public struct SignalingHub: Sendable {
         return (id, [Delivery(to: id, message: .welcome(peerId: id))])
     }
 
-    /// Handles one text message from `peer` (ignored when `peer` is not connected).
+    /// Handles one text message from `peer` that arrived at `now` (seconds on any monotonic
+    /// clock): as `receive(_:from:)`, after the peer's rate limit. A message beyond
+    /// `limits.messageBurst` at once, or `limits.messagesPerSecond` sustained, is refused
+    /// with `rateLimited` and not read; the peer stays connected.
+    public mutating func receive(_ text: String, from peer: String, at now: Double) -> [Delivery] {
+        guard peers[peer] != nil else { return [] }
+        guard peers[peer]!.bucket.take(at: now, rate: limits.messagesPerSecond, burst: Double(limits.messageBurst)) else {
+            return refuse(peer, .rateLimited, String(format: "more than %d messages at once or %.0f per second: message dropped, slow down",
+                                                     limits.messageBurst, limits.messagesPerSecond))
+        }
+        return receive(text, from: peer)
+    }
+
+    /// Handles one text message from `peer` (ignored when `peer` is not connected). No rate
+    /// limit: that needs the time, see `receive(_:from:at:)`.
     public mutating func receive(_ text: String, from peer: String) -> [Delivery] {
         guard peers[peer] != nil else { return [] }
         let size = text.utf8.count
@@ -281,6 +298,7 @@ extension SignalingHub {
         var roles: [GstPeerRole] = []
         var meta: JSONValue?
         var sessions: Set<String> = []
+        var bucket = MessageBucket()
 
         var isDeclared: Bool { declaredAt != nil }
         var isProducer: Bool { roles.contains(.producer) }

@@ -1,4 +1,6 @@
 import Hummingbird
+import HummingbirdCore
+import HummingbirdTLS
 import HummingbirdWebSocket
 import Logging
 import NIOCore
@@ -13,14 +15,17 @@ public struct SignalingServerConfiguration: Sendable {
     public var path: String
     public var limits: HubLimits
     public var access: AccessPolicy
+    /// Serve `wss://` with this certificate and key; nil: plain `ws://`.
+    public var tls: SignalingServerTLS?
 
     public init(host: String = "127.0.0.1", port: Int = 8443, path: String = "/",
-                limits: HubLimits = .init(), access: AccessPolicy = .open) {
+                limits: HubLimits = .init(), access: AccessPolicy = .open, tls: SignalingServerTLS? = nil) {
         self.host = host
         self.port = port
         self.path = path
         self.limits = limits
         self.access = access
+        self.tls = tls
     }
 
     /// Largest message the hub may be asked to read; bigger limits are refused at start.
@@ -42,6 +47,10 @@ public struct SignalingServerConfiguration: Sendable {
         guard limits.maxSessionsPerProducer >= 1 else {
             throw .invalidConfiguration("max sessions per producer must be at least 1")
         }
+        guard limits.messagesPerSecond.isFinite, limits.messagesPerSecond > 0 else {
+            throw .invalidConfiguration("messages per second must be a positive number, got \(limits.messagesPerSecond)")
+        }
+        guard limits.messageBurst >= 1 else { throw .invalidConfiguration("message burst must be at least 1") }
     }
 }
 
@@ -97,12 +106,18 @@ public final class SignalingServer: Sendable {
                                        maxMessageBytes: transportMax, logger: context.logger)
         }
 
+        var server: HTTPServerBuilder = .http1WebSocketUpgrade(
+            webSocketRouter: webSocketRouter, configuration: .init(ws: .init(maxFrameSize: transportMax)))
+        if let tls = configuration.tls {
+            let tlsConfiguration = try tls.configuration()
+            do { server = try .tls(server, tlsConfiguration: tlsConfiguration) } catch {
+                throw SignalingServerError.invalidConfiguration("TLS: \(error)")
+            }
+        }
         let (startup, startupContinuation) = AsyncStream.makeStream(of: Startup.self)
         let app = Application(
             router: Router(),
-            server: .http1WebSocketUpgrade(
-                webSocketRouter: webSocketRouter,
-                configuration: .init(ws: .init(maxFrameSize: transportMax))),
+            server: server,
             configuration: .init(address: .hostname(configuration.host, port: configuration.port)),
             onServerRunning: { channel in
                 startupContinuation.yield(.listening(port: channel.localAddress?.port ?? configuration.port))
@@ -128,7 +143,8 @@ public final class SignalingServer: Sendable {
         let address = "\(configuration.host):\(configuration.port)"
         switch outcome {
         case .listening(let port):
-            let url = "ws://\(urlHost(configuration.host)):\(port)\(configuration.path)"
+            let scheme = configuration.tls == nil ? "ws" : "wss"
+            let url = "\(scheme)://\(urlHost(configuration.host)):\(port)\(configuration.path)"
             logger.info("signaling server listening", metadata: ["url": "\(url)"])
             return SignalingServer(port: port, url: url, registry: registry, serviceGroup: serviceGroup, runTask: runTask)
         case .failed(let reason):
@@ -222,6 +238,8 @@ actor ConnectionRegistry {
     private var outlets: [String: Outlet] = [:]
     private var isClosed = false
     private let logger: Logger
+    /// Zero of the time given to the hub's rate limit.
+    private let origin = ContinuousClock.now
 
     init(hub: SignalingHub, logger: Logger) {
         self.hub = hub
@@ -241,7 +259,9 @@ actor ConnectionRegistry {
     }
 
     func receive(_ text: String, from peer: String) {
-        deliver(hub.receive(text, from: peer))
+        let elapsed = ContinuousClock.now - origin
+        let now = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
+        deliver(hub.receive(text, from: peer, at: now))
     }
 
     /// An error the transport detects itself (a binary frame).

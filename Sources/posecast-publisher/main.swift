@@ -9,6 +9,7 @@ import Signaling
 import Synchronization
 
 extension VideoCodec: ExpressibleByArgument {}
+extension LatencyProfile: ExpressibleByArgument {}
 
 /// The field worker's side: camera → pose-tagged frames → one encoder → every subscriber.
 @main
@@ -33,6 +34,8 @@ struct Publisher: AsyncParsableCommand {
     @Option(help: "Address of the embedded signaling server, HOST:PORT (port 0: any free port).") var listen = "127.0.0.1:8443"
     @Option(help: "Room to publish in.") var room = "default"
     @Option(help: "Room token, when the signaling server requires one.") var token: String?
+    @Option(help: "PEM CA certificate to trust for a wss:// signaling server (default: the system's trust store).")
+    var signalingCa: String?
     @Option(help: "STUN server, stun://HOST:PORT.") var stun: String?
     @Option(help: "TURN server, turn://USER:PASSWORD@HOST:PORT.") var turn: String?
     @Option(help: "Pose source: orbit, walk, pan (standing, turning side to side), shake (hand-held around the orbit), shake:walk, tum:FILE (replay), stdin or udp:[HOST:]PORT (JSON lines from a tracker; docs/POSE_SOURCES.md).")
@@ -43,6 +46,12 @@ struct Publisher: AsyncParsableCommand {
     var intrinsics: String?
     @Option(help: "Horizontal field of view in degrees, when --intrinsics is not given.") var hfov: Float = 60
     @Flag(help: "Print events and a status object per second as JSON lines on stdout.") var json = false
+    @Option(help: "Write one JSON line per encoded frame here (frame id, capture time, encode time, size, pose hash).")
+    var frameLog: String?
+    @Option(help: "tuned (ours: no clocksync before the encoder) or baseline (webrtcbin's defaults: a clocksync on the raw frames, as webrtcsink has).")
+    var latencyProfile: LatencyProfile = .tuned
+    @Option(help: "Simulated packet loss on each subscriber's outgoing video, in percent (netsim after the retransmission buffer, so NACKs can repair it; docs/NETWORK.md).")
+    var loss: Double?
 
     mutating func validate() throws {
         do { _ = try PoseSourceSpec.parse(pose) } catch { throw ValidationError(error.description) }
@@ -54,6 +63,7 @@ struct Publisher: AsyncParsableCommand {
         if let signaling, !(signaling.hasPrefix("ws://") || signaling.hasPrefix("wss://")) {
             throw ValidationError("--signaling must be a ws:// or wss:// URL, got \(signaling)")
         }
+        if let loss, !(0...100).contains(loss) { throw ValidationError("--loss must be a percentage in 0...100, got \(loss)") }
     }
 
     func run() async throws {
@@ -71,6 +81,14 @@ struct Publisher: AsyncParsableCommand {
         mediaConfig.width = width; mediaConfig.height = height; mediaConfig.fps = fps
         mediaConfig.codec = codec; mediaConfig.bitrateKbps = bitrate
         mediaConfig.rtc.stunServer = stun; mediaConfig.rtc.turnServer = turn
+        if let loss { mediaConfig.rtc.linkConditions = LinkConditions(dropProbability: loss / 100) }
+        mediaConfig.apply(latencyProfile)
+        let frames: FrameLog?
+        do throws(FrameLogError) { frames = try frameLog.map { path throws(FrameLogError) in try FrameLog(path: path) } } catch {
+            ProcessSupport.printError("posecast-publisher: error: \(error)")
+            throw ExitCode(2)
+        }
+        if let frames { mediaConfig.onEncoded = { frames.record($0) } }
 
         let camera = try intrinsics.map(Self.parseIntrinsics)
             ?? CameraIntrinsics(horizontalFOVDegrees: hfov, aspect: Float(width) / Float(height))
@@ -126,6 +144,7 @@ struct Publisher: AsyncParsableCommand {
 
         var nodeConfig = PublisherNodeConfig(signalingURL: url)
         nodeConfig.room = room; nodeConfig.token = token
+        nodeConfig.signalingTLS = signalingCa.map { SignalingClientTLS(caCertificatePath: $0) }
         let fatal = Mutex<String?>(nil)
         let node = PublisherNode(media: media, config: nodeConfig, logger: logger) { event in
             out.publisherEvent(event)
@@ -179,6 +198,8 @@ struct Publisher: AsyncParsableCommand {
                 fields["pose_feed_accepted"] = s.accepted; fields["pose_feed_rejected"] = s.rejected
                 human += "  pose feed \(s.accepted) ok / \(s.rejected) rejected"
             }
+            // Sockets and threads a session holds must come back when it ends (fault tests, soak).
+            if let resources = ProcessResources.current() { fields.merge(resources.statusFields) { _, new in new } }
             out.status(fields, human: human)
             (lastFrames, lastBytes, lastTime) = (frames, bytes, now)
         }
@@ -187,6 +208,7 @@ struct Publisher: AsyncParsableCommand {
         media.stop()
         await feed?.stop()
         await server?.stop()
+        frames?.close()
         out.event("stopped", [:], human: "stopped")
     }
 

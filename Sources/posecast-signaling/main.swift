@@ -11,7 +11,7 @@ struct SignalingCommand: AsyncParsableCommand {
         commandName: "posecast-signaling",
         abstract: "WebSocket signaling server for PoseCast publishers and subscribers (GStreamer webrtcsink protocol).",
         discussion: """
-        Prints one line, `listening ws://HOST:PORT/`, on stdout once it accepts connections; logs go
+        Prints one line, `listening ws://HOST:PORT/` (wss:// with --tls-cert), on stdout once it accepts connections; logs go
         to stderr. Stops cleanly on SIGINT or SIGTERM.
 
         Tokens: --token lab=S lets every role into room "lab" with token S; --token lab/publisher=P
@@ -29,6 +29,11 @@ struct SignalingCommand: AsyncParsableCommand {
     @Option(help: "Most peers that may declare themselves in one room.") var maxPeersPerRoom = HubLimits().maxPeersPerRoom
     @Option(help: "Most sessions one publisher may have at once.") var maxSessionsPerProducer = HubLimits().maxSessionsPerProducer
     @Option(help: "Largest message accepted, in bytes.") var maxMessageBytes = HubLimits().maxMessageBytes
+    @Option(help: "Sustained messages per second one connection may send (more are refused with rateLimited).")
+    var messagesPerSecond = HubLimits().messagesPerSecond
+    @Option(help: "Messages one connection may send at once before the rate applies.") var messageBurst = HubLimits().messageBurst
+    @Option(help: "Serve wss:// with this PEM certificate (chain); needs --tls-key.") var tlsCert: String?
+    @Option(help: "PEM private key of --tls-cert.") var tlsKey: String?
     @Option(help: "trace, debug, info, notice, warning, error or critical.") var logLevel = "info"
 
     mutating func validate() throws {
@@ -40,6 +45,14 @@ struct SignalingCommand: AsyncParsableCommand {
             throw ValidationError("--max-message-bytes must be in 1024...\(ceiling), got \(maxMessageBytes)")
         }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown --log-level \(logLevel)") }
+        guard messagesPerSecond.isFinite, messagesPerSecond > 0 else {
+            throw ValidationError("--messages-per-second must be a positive number, got \(messagesPerSecond)")
+        }
+        guard messageBurst >= 1 else { throw ValidationError("--message-burst must be at least 1, got \(messageBurst)") }
+        guard (tlsCert == nil) == (tlsKey == nil) else { throw ValidationError("--tls-cert and --tls-key go together") }
+        for path in [tlsCert, tlsKey].compactMap({ $0 }) where !FileManager.default.isReadableFile(atPath: path) {
+            throw ValidationError("cannot read \(path)")
+        }
         _ = try accessPolicy()
     }
 
@@ -54,8 +67,10 @@ struct SignalingCommand: AsyncParsableCommand {
         let configuration = SignalingServerConfiguration(
             host: host, port: port,
             limits: HubLimits(maxMessageBytes: maxMessageBytes, maxPeersPerRoom: maxPeersPerRoom,
-                              maxSessionsPerProducer: maxSessionsPerProducer),
-            access: try accessPolicy())
+                              maxSessionsPerProducer: maxSessionsPerProducer,
+                              messagesPerSecond: messagesPerSecond, messageBurst: messageBurst),
+            access: try accessPolicy(),
+            tls: tlsCert.map { SignalingServerTLS(certificateChainPath: $0, privateKeyPath: tlsKey ?? "") })
 
         let stopSignals = StopSignals()
         guard let server = await Self.start(configuration, logger: logger) else { throw ExitCode(2) }

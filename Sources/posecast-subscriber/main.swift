@@ -9,6 +9,7 @@ import Signaling
 import Synchronization
 
 extension RoomRole: ExpressibleByArgument {}
+extension LatencyProfile: ExpressibleByArgument {}
 
 /// The remote expert's side: receive, decode and show the field camera; taps become
 /// annotations anchored in the world from the pose of the frame on screen.
@@ -22,6 +23,8 @@ struct Subscriber: AsyncParsableCommand {
     @Option(help: "Signaling server URL.") var signaling = "ws://127.0.0.1:8443/"
     @Option(help: "Room to join.") var room = "default"
     @Option(help: "Room token, when the signaling server requires one.") var token: String?
+    @Option(help: "PEM CA certificate to trust for a wss:// signaling server (default: the system's trust store).")
+    var signalingCa: String?
     @Option(help: "expert (may annotate and steer the camera) or viewer.") var role: RoomRole = .expert
     @Option(help: "Peer id of the publisher to watch (default: the room's publisher).") var producer: String?
     @Flag(help: "No window: commands from stdin or --script, status on stderr.") var headless = false
@@ -32,8 +35,15 @@ struct Subscriber: AsyncParsableCommand {
     var placement = "ground"
     @Option(help: "Hold every control message this many ms before sending (simulates a slow control channel).")
     var controlDelayMs = 0
-    @Option(help: "Receive jitter-buffer latency in ms.") var jitterLatency = 200
+    @Option(help: "Receive jitter-buffer latency in ms (default: the latency profile's, tuned 50, baseline 200).")
+    var jitterLatency: Int?
+    @Option(help: "tuned (ours: 50 ms jitter buffer, frames shown as soon as decoded) or baseline (webrtcbin's defaults: 200 ms jitter buffer, the sink synchronised to the clock).")
+    var latencyProfile: LatencyProfile = .tuned
+    @Option(help: "Write one JSON line per shown frame here (frame id, capture, decode and shown times, pose hash; headless only).")
+    var frameLog: String?
     @Option(help: "STUN server, stun://HOST:PORT.") var stun: String?
+    @Flag(help: "Look for the publisher's annotation marks in the decoded frames: an annotationVisible event per annotation we place, markerReport events on `checkmarkers N`. Taps are then drawn magenta (#FF00FF) so the marks can be found by colour (docs/SUBSCRIBER.md).")
+    var checkMarkers = false
 
     mutating func validate() throws {
         guard signaling.hasPrefix("ws://") || signaling.hasPrefix("wss://") else {
@@ -43,6 +53,8 @@ struct Subscriber: AsyncParsableCommand {
         guard (0...10_000).contains(controlDelayMs) else { throw ValidationError("--control-delay-ms must be in 0…10000") }
         if role == .publisher { throw ValidationError("--role must be expert or viewer") }
         if script != nil, !headless { throw ValidationError("--script needs --headless") }
+        if frameLog != nil, !headless { throw ValidationError("--frame-log needs --headless (frames are timed at the headless sink)") }
+        if let jitterLatency, !(0...10_000).contains(jitterLatency) { throw ValidationError("--jitter-latency must be in 0…10000 ms") }
     }
 
     func run() async throws {
@@ -54,11 +66,24 @@ struct Subscriber: AsyncParsableCommand {
         }
         var config = SubscriberNodeConfig(signalingURL: signaling)
         config.room = room; config.token = token; config.role = role; config.producerId = producer
+        config.signalingTLS = signalingCa.map { SignalingClientTLS(caCertificatePath: $0) }
         config.placement = try PlacementOption.parse(placement)
         config.controlDelay = .milliseconds(controlDelayMs)
         config.media.sink = headless ? .discard : .display
-        config.media.rtc.jitterBufferLatencyMs = jitterLatency
+        config.media.apply(latencyProfile)
+        if let jitterLatency { config.media.rtc.jitterBufferLatencyMs = jitterLatency }
+        let frames: FrameLog?
+        do throws(FrameLogError) { frames = try frameLog.map { path throws(FrameLogError) in try FrameLog(path: path) } } catch {
+            ProcessSupport.printError("posecast-subscriber: error: \(error)")
+            throw ExitCode(2)
+        }
+        if let frames { config.media.onShown = { frames.record($0) } }
         config.media.rtc.stunServer = stun
+        if checkMarkers {
+            let watcher = MarkerWatcher { event in out.event(event.name, event.fields, human: event.human) }
+            config.markerWatcher = watcher
+            config.media.onPicture = { watcher.observe($0) }
+        }
 
         let nodeBox = NodeBox()
         config.media.onClick = { button, point in
@@ -67,7 +92,8 @@ struct Subscriber: AsyncParsableCommand {
             let command: SubscriberCommand = button == 3 ? .focus(point, .tapToAutoFocus) : .tap(point, label: "")
             Task { _ = await Self.execute(command, node: node, out: out) }
         }
-        let node = SubscriberNode(config: config, logger: Logger(label: "posecast.subscriber")) { event in
+        let node = SubscriberNode(config: config, logger: Logger(label: "posecast.subscriber")) { [watcher = config.markerWatcher] event in
+            watcher?.observe(event)
             Self.report(event, out: out)
         }
         nodeBox.node = node
@@ -89,6 +115,7 @@ struct Subscriber: AsyncParsableCommand {
         }
         _ = await runner.value
         commands.cancel(); statusTask.cancel(); stopper.cancel()
+        frames?.close()
         out.event("stopped", [:], human: "stopped")
     }
 
@@ -135,9 +162,9 @@ struct Subscriber: AsyncParsableCommand {
     static func execute(_ command: SubscriberCommand, node: SubscriberNode, out: EventOutput) async -> Bool {
         do throws(ControlError) {
             switch command {
-            case let .tap(point, label): try node.tap(at: point, label: label)
-            case let .tapNaive(point, label): try node.tap(at: point, label: label, naive: true)
-            case let .tapWorld(p, naive, label): try node.tap(world: p, label: label, naive: naive)
+            case let .tap(point, label): try node.tap(at: point, label: label, color: tapColor(node))
+            case let .tapNaive(point, label): try node.tap(at: point, label: label, color: tapColor(node), naive: true)
+            case let .tapWorld(p, naive, label): try node.tap(world: p, label: label, color: tapColor(node), naive: naive)
             case let .focus(point, mode): try node.send(.focus(point: point, mode: mode))
             case .meter(let request): try node.send(.meter(request))
             case .lock: try node.send(.lock(routines: MeteringRoutine.allCases))
@@ -146,6 +173,13 @@ struct Subscriber: AsyncParsableCommand {
             case .clear: try node.send(.clearAnnotations)
             case .pose: printPose(node, out: out)
             case .status: printStatus(node, out: out)
+            case .checkMarkers(let frames):
+                guard let watcher = node.config.markerWatcher else {
+                    throw ControlError(id: nil, code: .unsupported, message: "checkmarkers needs --check-markers")
+                }
+                do throws(CommandError) { try watcher.checkMarkers(frames: frames) } catch {
+                    out.event("commandError", ["message": error.description], human: "error: \(error)")
+                }
             case .sleep(let seconds): try? await Task.sleep(for: .seconds(seconds))
             case .quit: return false
             }
@@ -153,6 +187,11 @@ struct Subscriber: AsyncParsableCommand {
             out.event("commandError", ["message": error.message, "code": error.code.rawValue], human: "error: \(error.message)")
         }
         return true
+    }
+
+    /// Marks are drawn magenta while they are being checked (a colour the scene never shows).
+    static func tapColor(_ node: SubscriberNode) -> String {
+        node.config.markerWatcher == nil ? "#FF3B30" : MarkerWatcher.markerColor
     }
 
     static func printPose(_ node: SubscriberNode, out: EventOutput) {

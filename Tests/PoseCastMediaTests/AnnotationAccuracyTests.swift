@@ -51,24 +51,6 @@ struct AnnotationAccuracyTests {
         return pictures.withLock { $0 }
     }
 
-    /// Centroid (pixel coordinates, centres at +0.5) of the pixels near `centre` for which
-    /// `matches` holds; nil when fewer than `minimum` match.
-    static func centroid(in picture: DecodedPicture, around centre: (x: Float, y: Float), radius: Int, minimum: Int,
-                         matches: (_ red: Float, _ green: Float, _ blue: Float) -> Bool) -> (x: Float, y: Float)? {
-        var sx: Float = 0, sy: Float = 0, n: Float = 0
-        let x0 = max(0, Int(centre.x) - radius), x1 = min(picture.width - 1, Int(centre.x) + radius)
-        let y0 = max(0, Int(centre.y) - radius), y1 = min(picture.height - 1, Int(centre.y) + radius)
-        guard x0 < x1, y0 < y1 else { return nil }
-        for y in y0...y1 {
-            for x in x0...x1 {
-                let p = picture.yuv(x: x, y: y)
-                let c = BT601.rgb(y: Float(p.y), u: Float(p.u), v: Float(p.v))
-                if matches(c.red, c.green, c.blue) { sx += Float(x) + 0.5; sy += Float(y) + 0.5; n += 1 }
-            }
-        }
-        return n >= Float(minimum) ? (sx / n, sy / n) : nil
-    }
-
     /// True when rays through the disc's centre and through points just outside its rim
     /// all reach the disc's own plane unobstructed (no box or sphere in front).
     static func fullyVisible(_ disc: SceneDisc, from camera: CameraModel) -> Bool {
@@ -104,7 +86,7 @@ struct AnnotationAccuracyTests {
                       Self.fullyVisible(disc, from: camera) else { continue }
                 let target = disc.color
                 // Found by colour in the decoded picture, not from the pose.
-                guard let found = Self.centroid(in: picture, around: px, radius: 30, minimum: 40, matches: { r, g, b in
+                guard let found = ColorBlob.find(in: picture, around: px, radius: 30, minimum: 40, matches: { r, g, b in
                     let d = (r - target.red) * (r - target.red) + (g - target.green) * (g - target.green)
                         + (b - target.blue) * (b - target.blue)
                     return d < 60 * 60
@@ -136,23 +118,22 @@ struct AnnotationAccuracyTests {
         let anchors = [Vector3(0.1, 0, 0.15), Vector3(-0.2, 0, -0.45)]
         let annotations = anchors.enumerated().map { i, p in
             Annotation(id: "m\(i)", kind: .pin, position: p, frameId: 0, tap: NormalizedPoint(x: 0.5, y: 0.5),
-                       label: "", color: "#FF00FF", author: "test")
+                       label: "", color: MarkerDetector.magentaHex, author: "test")
         }
         let pictures = try await Self.receive(count: 75, annotations: annotations)
         var errors: [Float] = []
         for picture in pictures.dropFirst(30) {
             let pose = try #require(picture.frame.pose)
             let camera = try #require(CameraModel(pose: pose))
+            let shape = MarkerShape(kind: .pin, frameHeight: picture.height)
             for anchor in anchors {
                 guard let projection = camera.project(anchor), projection.isInImage else { continue }
                 let px = CameraModel.pixel(projection.point, width: picture.width, height: picture.height)
-                guard px.x > 20, px.y > 20, px.x < Float(picture.width) - 20, px.y < Float(picture.height) - 20 else { continue }
-                // Strong magenta: a hue the scene never uses.
-                let found = try #require(Self.centroid(in: picture, around: px, radius: 16, minimum: 30) { r, g, b in
-                    r > 150 && b > 150 && g < 110
-                }, "pin of \(anchor) visible in frame \(pose.frameID)")
-                let dx = found.x - px.x, dy = found.y - px.y
-                errors.append((dx * dx + dy * dy).squareRoot())
+                guard shape.isWhollyInside(px, width: picture.width, height: picture.height) else { continue }
+                // Magenta: a hue the scene never uses. Found by colour, compared with the projection.
+                let sighting = try #require(MarkerDetector.magenta.locate(shape, anchor: px, in: picture),
+                                            "pin of \(anchor) visible in frame \(pose.frameID)")
+                errors.append(sighting.errorPixels)
             }
         }
         let sorted = errors.sorted()

@@ -129,4 +129,15 @@ void pcg_caps_unref(GstCaps *caps);
 void pcg_message_unref(GstMessage *message);
 void pcg_event_unref(GstEvent *event);
 
+/* --- DTLS certificate (dtls_certificate.c) -------------------------------- */
+
+/* A new self-signed ECDSA P-256 certificate and its private key, PEM, for the
+ * dtls elements' "pem" property: (full, g_free) or NULL with *error set (full). */
+gchar *pcg_dtls_ecdsa_certificate_pem(const gchar *common_name, gchar **error);
+
+/* Sets a string property on `element` and on every element inside it (recursively)
+ * made by `factory`; returns how many were set. `element` is borrowed. */
+guint pcg_set_string_on_factory_elements(GstElement *element, const gchar *factory,
+                                         const gchar *property, const gchar *value);
+
 #endif

@@ -1,0 +1,514 @@
+#!/usr/bin/env python3
+"""An independent PoseCast subscriber built on aiortc, for interoperability checks.
+
+Written only against PoseCast's documented protocols (docs/SIGNALING.md and
+docs/CONTROL_CHANNEL.md), not against its code: it joins a room on the signaling
+server as an expert, finds the publisher, answers its offer with aiortc, trickles
+ICE both ways, decodes the video track, and exercises the "control" data channel
+(reads `annotations` and `sceneStatus`, sends `annotate`, `focus` and malformed
+requests and checks every reply).
+
+Prints exactly one JSON line on stdout (the result) and exits 0 only when every
+check passed; progress and diagnostics go to stderr. Every wait has a time limit.
+
+    python3 scripts/interop/aiortc_subscriber.py --signaling ws://127.0.0.1:8443/ \
+        [--room default] [--token T] [--frames 100] [--timeout 60] \
+        [--expect-focus ack|unsupported|any] [--expect-codec VP8|H264]
+"""
+
+import argparse
+import asyncio
+import json
+import logging
+import re
+import sys
+import time
+
+try:
+    import websockets
+    from aiortc import RTCPeerConnection, RTCSessionDescription
+    from aiortc.sdp import candidate_from_sdp, candidate_to_sdp
+except ImportError as error:  # pragma: no cover - depends on the machine
+    print(json.dumps({"ok": False, "errors": [f"missing Python package: {error} (run scripts/interop-setup)"]}))
+    sys.exit(2)
+
+
+class CheckFailed(Exception):
+    """A protocol step did not happen as documented."""
+
+
+def log(message):
+    print(f"[aiortc-subscriber {time.monotonic() - START:6.2f}s] {message}", file=sys.stderr, flush=True)
+
+
+START = time.monotonic()
+
+
+class Signaling:
+    """The WebSocket connection to posecast-signaling: JSON messages in and out,
+    with a queue the waits read from (messages nobody waited for stay queued)."""
+
+    def __init__(self, socket):
+        self.socket = socket
+        self.pending = []
+        self.arrived = asyncio.Event()
+        self.closed_reason = None
+        self.reader = asyncio.create_task(self._read())
+
+    async def _read(self):
+        try:
+            async for text in self.socket:
+                message = json.loads(text)
+                log(f"signaling <- {summarise(message)}")
+                self.pending.append(message)
+                self.arrived.set()
+        except Exception as error:  # closed, or not JSON: either ends the conversation
+            self.closed_reason = f"signaling connection lost: {error!r}"
+        else:
+            self.closed_reason = "signaling server closed the connection"
+        self.arrived.set()
+
+    async def send(self, message):
+        log(f"signaling -> {summarise(message)}")
+        await self.socket.send(json.dumps(message))
+
+    async def wait_for(self, what, predicate, timeout):
+        """Removes and returns the first queued message matching `predicate`; an
+        `error` from the server fails at once (we never send anything it should refuse)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            for i, message in enumerate(self.pending):
+                if message.get("type") == "error":
+                    raise CheckFailed(f"signaling error while waiting for {what}: "
+                                      f"{message.get('code')}: {message.get('details')}")
+                if predicate(message):
+                    return self.pending.pop(i)
+            if self.closed_reason:
+                raise CheckFailed(f"{self.closed_reason} while waiting for {what}")
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise CheckFailed(f"no {what} within {timeout:.0f} s")
+            self.arrived.clear()
+            try:
+                await asyncio.wait_for(self.arrived.wait(), remaining)
+            except asyncio.TimeoutError:
+                pass
+
+    def take_all(self, predicate):
+        taken = [m for m in self.pending if predicate(m)]
+        self.pending = [m for m in self.pending if not predicate(m)]
+        return taken
+
+
+def summarise(message):
+    """One log line per message: SDP bodies shortened."""
+    shown = dict(message)
+    if isinstance(shown.get("sdp"), dict):
+        shown["sdp"] = {"type": shown["sdp"].get("type"), "sdp": f"<{len(shown['sdp'].get('sdp', ''))} chars>"}
+    return json.dumps(shown)[:300]
+
+
+class Control:
+    """The publisher's `control` data channel: every received message kept, in order,
+    with a wait on them."""
+
+    def __init__(self):
+        self.channel = None
+        self.opened = asyncio.Event()
+        self.messages = []
+        self.arrived = asyncio.Event()
+        self.problems = []
+
+    def attach(self, channel):
+        self.channel = channel
+        log(f"data channel '{channel.label}' ({channel.readyState}, ordered={channel.ordered})")
+
+        @channel.on("message")
+        def on_message(data):
+            if isinstance(data, bytes):
+                self.problems.append(f"binary control message of {len(data)} bytes; the channel carries JSON text")
+                return
+            try:
+                message = json.loads(data)
+            except ValueError:
+                self.problems.append(f"control message is not JSON: {data[:80]!r}")
+                return
+            if not isinstance(message, dict) or not isinstance(message.get("type"), str):
+                self.problems.append(f"control message without a type: {data[:80]!r}")
+                return
+            if message["type"] != "sceneStatus":
+                log(f"control <- {data[:200]}")
+            self.messages.append(message)
+            self.arrived.set()
+
+        if channel.readyState == "open":
+            self.opened.set()
+        else:
+            channel.on("open", self.opened.set)
+
+    def send(self, text):
+        log(f"control -> {text[:200]}")
+        self.channel.send(text)
+
+    async def wait_for(self, what, predicate, timeout, after=0):
+        """The first message at index `after` or later matching `predicate`, and its index."""
+        deadline = time.monotonic() + timeout
+        while True:
+            for i in range(after, len(self.messages)):
+                if predicate(self.messages[i]):
+                    return self.messages[i], i
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise CheckFailed(f"no {what} on the control channel within {timeout:.0f} s")
+            self.arrived.clear()
+            try:
+                await asyncio.wait_for(self.arrived.wait(), remaining)
+            except asyncio.TimeoutError:
+                pass
+
+
+class Video:
+    """Decodes the received track: frame count, sizes, first-frame time."""
+
+    def __init__(self):
+        self.frames = 0
+        self.sizes = {}
+        self.first_frame_at = None
+        self.enough = asyncio.Event()
+        self.target = 0
+        self.error = None
+        self.task = None
+
+    def start(self, track, target):
+        self.target = target
+        self.task = asyncio.create_task(self._receive(track))
+
+    async def _receive(self, track):
+        try:
+            while True:
+                frame = await track.recv()
+                self.frames += 1
+                size = f"{frame.width}x{frame.height}"
+                self.sizes[size] = self.sizes.get(size, 0) + 1
+                if self.first_frame_at is None:
+                    self.first_frame_at = time.monotonic() - START
+                    log(f"first decoded frame: {size} {frame.format.name}")
+                if self.frames >= self.target:
+                    self.enough.set()
+        except Exception as error:  # MediaStreamError when the track ends
+            self.error = f"video track ended after {self.frames} frames: {error!r}"
+            self.enough.set()
+
+
+def mids_in_order(sdp):
+    """The `a=mid` of each m-line, in m-line order (None where an m-line has none)."""
+    mids = []
+    for line in sdp.splitlines():
+        if line.startswith("m="):
+            mids.append(None)
+        elif line.startswith("a=mid:") and mids:
+            mids[-1] = line[len("a=mid:"):].strip()
+    return mids
+
+
+def extmaps(sdp):
+    return sorted(set(re.findall(r"^a=extmap:\d+(?:/\w+)? (\S+)", sdp, re.MULTILINE)))
+
+
+def video_codecs(sdp):
+    """Encoding names (upper case) of the video m-line's rtpmap lines."""
+    names, in_video = [], False
+    for line in sdp.splitlines():
+        if line.startswith("m="):
+            in_video = line.startswith("m=video")
+        elif in_video and line.startswith("a=rtpmap:"):
+            names.append(line.split(" ", 1)[1].split("/")[0].upper())
+    return names
+
+
+async def add_remote_candidate(pc, ice, mids):
+    text = ice.get("candidate", "")
+    index = ice.get("sdpMLineIndex")
+    if not text:
+        await pc.addIceCandidate(None)   # end of candidates
+        return
+    text = text[2:] if text.startswith("a=") else text
+    candidate = candidate_from_sdp(text.split(":", 1)[1] if text.startswith("candidate:") else text)
+    candidate.sdpMLineIndex = index
+    candidate.sdpMid = mids[index] if index is not None and index < len(mids) else None
+    await pc.addIceCandidate(candidate)
+
+
+async def run(args, result, video, control):
+    url = args.signaling
+    async with websockets.connect(url, max_size=1 << 20, open_timeout=args.step_timeout) as socket:
+        signaling = Signaling(socket)
+        welcome = await signaling.wait_for("welcome", lambda m: m.get("type") == "welcome", args.step_timeout)
+        result["peer_id"] = welcome["peerId"]
+
+        # Declare: a listener (told when producers come and go) and, in PoseCast's
+        # extra fields, an expert of the room.
+        status = {"type": "setPeerStatus", "roles": ["listener"], "meta": {"name": "aiortc-subscriber"},
+                  "room": args.room, "role": "expert"}
+        if args.token is not None:
+            status["token"] = args.token
+        await signaling.send(status)
+
+        # The publisher: from `list`, else from a later peerStatusChanged.
+        await signaling.send({"type": "list"})
+        listing = await signaling.wait_for("list", lambda m: m.get("type") == "list", args.step_timeout)
+        producers = [p["id"] for p in listing.get("producers", [])]
+        if producers:
+            producer = producers[0]
+        else:
+            log("no publisher yet; waiting for one to appear")
+            changed = await signaling.wait_for(
+                "a publisher (peerStatusChanged with role producer)",
+                lambda m: m.get("type") == "peerStatusChanged" and "producer" in m.get("roles", []),
+                args.timeout)
+            producer = changed["peerId"]
+        result["producer"] = producer
+
+        await signaling.send({"type": "startSession", "peerId": producer})
+        started = await signaling.wait_for("sessionStarted", lambda m: m.get("type") == "sessionStarted",
+                                           args.step_timeout)
+        session = started["sessionId"]
+        in_session = lambda m: m.get("sessionId") == session
+
+        offer = (await signaling.wait_for(
+            "the publisher's offer",
+            lambda m: m.get("type") == "peer" and in_session(m) and isinstance(m.get("sdp"), dict),
+            args.step_timeout))["sdp"]
+        if offer.get("type") != "offer":
+            raise CheckFailed(f"expected an offer from the publisher, got {offer.get('type')}")
+        offer_sdp = offer["sdp"]
+        mids = mids_in_order(offer_sdp)
+        result["offer"] = {"video_codecs": video_codecs(offer_sdp), "extmaps": extmaps(offer_sdp),
+                           "mids": mids}
+        if args.expect_codec and args.expect_codec.upper() not in result["offer"]["video_codecs"]:
+            raise CheckFailed(f"offer carries {result['offer']['video_codecs']}, expected {args.expect_codec}")
+
+        pc = RTCPeerConnection()
+
+        @pc.on("track")
+        def on_track(track):
+            log(f"track: {track.kind}")
+            if track.kind == "video":
+                video.start(track, args.frames)
+
+        @pc.on("datachannel")
+        def on_datachannel(channel):
+            if channel.label == "control":
+                control.attach(channel)
+            else:
+                result["errors"].append(f"unexpected data channel '{channel.label}'")
+
+        @pc.on("connectionstatechange")
+        def on_state():
+            log(f"connection state: {pc.connectionState}")
+
+        await pc.setRemoteDescription(RTCSessionDescription(sdp=offer_sdp, type="offer"))
+        # Candidates the publisher trickled so far; later ones are added as they come.
+        remote_candidates = 0
+        for message in signaling.take_all(lambda m: m.get("type") == "peer" and in_session(m) and "ice" in m):
+            await add_remote_candidate(pc, message["ice"], mids)
+            remote_candidates += 1
+
+        answer = await pc.createAnswer()
+        await pc.setLocalDescription(answer)          # aiortc gathers every candidate here
+        local = pc.localDescription
+        await signaling.send({"type": "peer", "sessionId": session,
+                              "sdp": {"type": "answer", "sdp": local.sdp}})
+        result["answer"] = {"video_codecs": video_codecs(local.sdp), "extmaps": extmaps(local.sdp)}
+
+        # Trickle our candidates too (they are also inside the answer), per m-line.
+        local_candidates = 0
+        for transceiver in pc.getTransceivers():
+            gatherer = transceiver.receiver.transport.transport.iceGatherer
+            for candidate in gatherer.getLocalCandidates():
+                index = mids.index(transceiver.mid) if transceiver.mid in mids else 0
+                await signaling.send({"type": "peer", "sessionId": session, "ice": {
+                    "candidate": "candidate:" + candidate_to_sdp(candidate), "sdpMLineIndex": index}})
+                local_candidates += 1
+
+        async def keep_adding_candidates():
+            nonlocal remote_candidates
+            while True:
+                message = await signaling.wait_for(
+                    "ICE", lambda m: m.get("type") == "peer" and in_session(m) and "ice" in m, 3600)
+                await add_remote_candidate(pc, message["ice"], mids)
+                remote_candidates += 1
+
+        trickle = asyncio.create_task(keep_adding_candidates())
+        try:
+            await exercise(args, result, pc, signaling, session, video, control)
+        finally:
+            trickle.cancel()
+            result["ice"] = {"remote_candidates": remote_candidates, "local_candidates": local_candidates}
+            ended = signaling.take_all(lambda m: m.get("type") == "endSession")
+            if ended:
+                result["errors"].append(f"the session was ended early: {ended}")
+            try:
+                await signaling.send({"type": "endSession", "sessionId": session})
+            except Exception:
+                pass
+            await pc.close()
+            if video.task:
+                video.task.cancel()
+
+
+async def exercise(args, result, pc, signaling, session, video, control):
+    deadline = START + args.timeout
+
+    def left():
+        return max(0.5, deadline - time.monotonic())
+
+    # Connection and the control channel.
+    try:
+        await asyncio.wait_for(control.opened.wait(), min(args.step_timeout * 2, left()))
+    except asyncio.TimeoutError:
+        raise CheckFailed(f"the control data channel did not open (connection {pc.connectionState})")
+    replies = result["control_replies"]
+
+    annotations, _ = await control.wait_for("annotations list", lambda m: m["type"] == "annotations",
+                                            min(args.step_timeout, left()))
+    if not isinstance(annotations.get("annotations"), list):
+        raise CheckFailed(f"`annotations` without a list: {annotations}")
+    result["annotations_at_open"] = len(annotations["annotations"])
+
+    status = None
+    if args.expect_scene_status:
+        status, _ = await control.wait_for("sceneStatus", lambda m: m["type"] == "sceneStatus",
+                                           min(args.step_timeout, left()))
+        for field in ("frameId", "focusMode", "meteringMode", "region", "routines"):
+            if field not in status:
+                raise CheckFailed(f"sceneStatus without `{field}`: {status}")
+
+    # annotate, placed by us in the world (the publisher has no way to check where we
+    # tapped; it must store and echo the point).
+    frame_id = status["frameId"] if status else 1
+    mark = len(control.messages)
+    position = {"x": 0.25, "y": 0.0, "z": -1.5}
+    control.send(json.dumps({"type": "annotate", "id": "interop-annotate", "frameId": frame_id,
+                             "tap": {"x": 0.5, "y": 0.6}, "placement": "world", "position": position,
+                             "kind": "label", "label": "aiortc", "color": "#20C040"}))
+    ack, _ = await control.wait_for("reply to annotate", lambda m: m.get("id") == "interop-annotate",
+                                    min(args.step_timeout, left()), after=mark)
+    replies.append({"request": "annotate", "reply": ack})
+    if ack["type"] != "ack" or not isinstance(ack.get("annotationId"), str) or not ack["annotationId"]:
+        raise CheckFailed(f"annotate was not acknowledged with an annotationId: {ack}")
+    annotation_id = ack["annotationId"]
+    listed, _ = await control.wait_for(
+        "annotations list holding the new annotation",
+        lambda m: m["type"] == "annotations" and any(a.get("id") == annotation_id for a in m.get("annotations", [])),
+        min(args.step_timeout, left()), after=mark)
+    stored = next(a for a in listed["annotations"] if a.get("id") == annotation_id)
+    for axis, value in position.items():
+        if abs(stored.get("position", {}).get(axis, float("nan")) - value) > 1e-6:
+            raise CheckFailed(f"annotation stored at {stored.get('position')}, sent {position}")
+    if stored.get("label") != "aiortc" or stored.get("kind") != "label":
+        raise CheckFailed(f"annotation stored as {stored}")
+
+    # focus: ack when the camera has focus control, `error unsupported` otherwise.
+    mark = len(control.messages)
+    control.send(json.dumps({"type": "focus", "id": "interop-focus", "point": {"x": 0.5, "y": 0.55},
+                             "mode": "tapToAutoFocus"}))
+    focus, _ = await control.wait_for("reply to focus", lambda m: m.get("id") == "interop-focus",
+                                      min(args.step_timeout, left()), after=mark)
+    replies.append({"request": "focus", "reply": focus})
+    focus_kind = "ack" if focus["type"] == "ack" else (
+        "unsupported" if focus["type"] == "error" and focus.get("code") == "unsupported" else "other")
+    if focus_kind == "other" or (args.expect_focus != "any" and focus_kind != args.expect_focus):
+        raise CheckFailed(f"focus answered {focus}, expected {args.expect_focus}")
+
+    # Malformed requests: a known type with a bad field (its id is readable), and text
+    # that is not JSON at all (no id to answer with). Both must be refused, in order,
+    # without ending the session.
+    mark = len(control.messages)
+    control.send(json.dumps({"type": "annotate", "id": "interop-bad-tap", "frameId": frame_id,
+                             "tap": {"x": 7.5, "y": 0.5}, "placement": "world", "position": position}))
+    bad_tap, _ = await control.wait_for("reply to the out-of-range tap", lambda m: m.get("id") == "interop-bad-tap",
+                                        min(args.step_timeout, left()), after=mark)
+    replies.append({"request": "annotate with tap.x = 7.5", "reply": bad_tap})
+    if bad_tap["type"] != "error" or bad_tap.get("code") != "invalidValue":
+        raise CheckFailed(f"an out-of-range tap was answered {bad_tap}, expected error invalidValue")
+
+    mark = len(control.messages)
+    control.send('{"type": "annotate", "id": ')
+    garbled, _ = await control.wait_for("reply to text that is not JSON",
+                                        lambda m: m["type"] in ("error", "ack"), min(args.step_timeout, left()),
+                                        after=mark)
+    replies.append({"request": "text that is not JSON", "reply": garbled})
+    if garbled["type"] != "error" or garbled.get("code") != "malformed" or "id" in garbled:
+        raise CheckFailed(f"text that is not JSON was answered {garbled}, expected error malformed without id")
+
+    # The video: enough decoded frames, and the session still alive after all that.
+    try:
+        await asyncio.wait_for(video.enough.wait(), left())
+    except asyncio.TimeoutError:
+        pass
+    if video.error and video.frames < args.frames:
+        raise CheckFailed(video.error)
+    if video.frames < args.frames:
+        raise CheckFailed(f"only {video.frames} frames decoded within {args.timeout:.0f} s (wanted {args.frames})")
+
+    # Tidy up after ourselves: remove the annotation again.
+    mark = len(control.messages)
+    control.send(json.dumps({"type": "removeAnnotation", "id": "interop-remove", "annotationId": annotation_id}))
+    removed, _ = await control.wait_for("reply to removeAnnotation", lambda m: m.get("id") == "interop-remove",
+                                        min(args.step_timeout, left()), after=mark)
+    replies.append({"request": "removeAnnotation", "reply": removed})
+    if removed["type"] != "ack":
+        raise CheckFailed(f"removeAnnotation answered {removed}")
+    result["scene_status_messages"] = sum(1 for m in control.messages if m["type"] == "sceneStatus")
+    if args.expect_scene_status and result["scene_status_messages"] < 2:
+        raise CheckFailed(f"only {result['scene_status_messages']} sceneStatus messages (five a second expected)")
+    result["errors"].extend(control.problems)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--signaling", required=True, help="signaling server URL, ws://HOST:PORT/")
+    parser.add_argument("--room", default="default")
+    parser.add_argument("--token", default=None)
+    parser.add_argument("--frames", type=int, default=100, help="decoded frames required (default 100)")
+    parser.add_argument("--timeout", type=float, default=60, help="limit for the whole run, seconds")
+    parser.add_argument("--step-timeout", type=float, default=15, help="limit for each signaling/control step")
+    parser.add_argument("--expect-focus", choices=["ack", "unsupported", "any"], default="any",
+                        help="the publisher's answer to focus: ack (a camera with focus, e.g. synthetic), "
+                             "unsupported (no focus control, e.g. videotestsrc) or any")
+    parser.add_argument("--expect-codec", default=None, help="VP8 or H264: fail unless the offer carries it")
+    parser.add_argument("--no-scene-status", dest="expect_scene_status", action="store_false",
+                        help="do not require sceneStatus (publishers without camera control send none)")
+    parser.add_argument("--verbose", action="store_true", help="aiortc/aioice debug logs on stderr")
+    args = parser.parse_args()
+    if args.verbose:
+        logging.basicConfig(level=logging.DEBUG, stream=sys.stderr)
+
+    result = {"ok": False, "frames_decoded": 0, "width": None, "height": None, "sizes": {},
+              "control_replies": [], "errors": [], "seconds": 0.0}
+    video, control = Video(), Control()
+    try:
+        asyncio.run(asyncio.wait_for(run(args, result, video, control), args.timeout + 10))
+    except CheckFailed as error:
+        result["errors"].append(str(error))
+    except asyncio.TimeoutError:
+        result["errors"].append(f"the run did not finish within {args.timeout + 10:.0f} s")
+    except Exception as error:
+        result["errors"].append(f"{type(error).__name__}: {error}")
+    result["frames_decoded"] = video.frames
+    result["sizes"] = video.sizes
+    if video.sizes:
+        largest = max(video.sizes, key=video.sizes.get)
+        result["width"], result["height"] = (int(v) for v in largest.split("x"))
+    result["first_frame_seconds"] = None if video.first_frame_at is None else round(video.first_frame_at, 3)
+    result["seconds"] = round(time.monotonic() - START, 3)
+    if result["frames_decoded"] < args.frames and not result["errors"]:
+        result["errors"].append(f"only {result['frames_decoded']} frames decoded (wanted {args.frames})")
+    result["ok"] = not result["errors"]
+    print(json.dumps(result, sort_keys=True), flush=True)
+    sys.exit(0 if result["ok"] else 1)
+
+
+if __name__ == "__main__":
+    main()
