@@ -75,6 +75,7 @@ public final class PublisherMedia: @unchecked Sendable {
     public let cameraControlUnavailable: String
     private let state = Mutex(State())
     private let bytes = ByteCounter()
+    private let keyframeRequestCount = ByteCounter()
 
     private struct State {
         var peers: [ObjectIdentifier: (peer: WebRTCPeer, queue: Element, teePad: Pad)] = [:]
@@ -143,6 +144,15 @@ public final class PublisherMedia: @unchecked Sendable {
         }
         tagger.install(on: caps.staticPad("src")!)
         if let onEncoded = config.onEncoded { EncodeTimer(report: onEncoded).install(on: encoder) }
+        // Keyframe requests reaching the encoder (a subscriber's PLI/FIR turned into an
+        // upstream force-key-unit by its branch's webrtcbin, or a branch opening).
+        let keyframeRequests = keyframeRequestCount
+        _ = payloader.staticPad("sink")!.addProbe(GST_PAD_PROBE_TYPE_EVENT_UPSTREAM) { info in
+            if let event = pcg_probe_info_get_event(info), gst_video_event_is_force_key_unit(event) != 0 {
+                keyframeRequests.add(1)
+            }
+            return GST_PAD_PROBE_OK
+        }
         let bytes = self.bytes
         let data = GstPadProbeType(GST_PAD_PROBE_TYPE_BUFFER.rawValue | GST_PAD_PROBE_TYPE_BUFFER_LIST.rawValue)
         _ = payloaderSource.addProbe(data) { info in
@@ -150,6 +160,9 @@ public final class PublisherMedia: @unchecked Sendable {
             return GST_PAD_PROBE_OK
         }
     }
+
+    /// Keyframe requests that reached the encoder from the branches (PLI/FIR, new subscribers).
+    public var keyframeRequests: UInt64 { keyframeRequestCount.total }
 
     /// RTP bytes the payloader has produced (the encoded stream, once for all subscribers).
     public var rtpBytesProduced: UInt64 { bytes.total }
@@ -267,7 +280,9 @@ public final class PublisherMedia: @unchecked Sendable {
             // instance (sprop-parameter-sets changes with H.264 parameter sets).
             if let caps = payloaderSource.negotiatedCaps(removing: [
                 "ssrc", "timestamp-offset", "seqnum-offset", "sprop-parameter-sets"]) {
-                return caps + ", rtcp-fb-nack-pli=(boolean)true, rtcp-fb-ccm-fir=(boolean)true, rtcp-fb-nack=(boolean)true"
+                let level = config.codec.profileLevelID(width: config.width, height: config.height, fps: config.fps)
+                let declared = caps.contains("profile-level-id") ? "" : level.map { ", profile-level-id=(string)\($0)" } ?? ""
+                return caps + declared + ", rtcp-fb-nack-pli=(boolean)true, rtcp-fb-ccm-fir=(boolean)true, rtcp-fb-nack=(boolean)true"
             }
             guard ContinuousClock.now < deadline else {
                 throw .negotiation(peer: "publisher", reason: "no frame reached the payloader within 5 s (is the source producing?)")

@@ -154,8 +154,9 @@ public final class SubscriberMedia: @unchecked Sendable {
             let sink = try ElementFactory.make("fakesink")
             sink.set("sync", config.syncToClock)
             if config.syncToClock {
-                // As a video sink would: drop frames later than 20 ms, send QoS upstream.
-                sink.set("max-lateness", 20_000_000)
+                // As a video sink does by default (xvimagesink in 1.22): drop frames later
+                // than 5 ms, send QoS upstream.
+                sink.set("max-lateness", 5_000_000)
                 sink.set("qos", true)
             }
             chain.append(sink)

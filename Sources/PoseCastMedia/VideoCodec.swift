@@ -16,6 +16,25 @@ public enum VideoCodec: String, Sendable, CaseIterable, Codable {
         }
     }
 
+    /// H.264 only: the `profile-level-id` our offer declares, Constrained Baseline (what
+    /// OpenH264 encodes) at the lowest level whose frame size and macroblock rate (H.264
+    /// Table A-1) hold `width`×`height`@`fps`. rtph264pay leaves it out of its caps for a
+    /// byte stream, and RFC 6184 reads a missing one as Baseline level 1.0 (176×144):
+    /// peers such as aiortc and browsers match H.264 on it. Nil for VP8.
+    public func profileLevelID(width: Int, height: Int, fps: Int) -> String? {
+        guard self == .h264 else { return nil }
+        let frameMBs = ((width + 15) / 16) * ((height + 15) / 16)
+        // (level_idc, MaxFS, MaxMBPS)
+        let levels: [(Int, Int, Int)] = [
+            (10, 99, 1485), (11, 396, 3000), (12, 396, 6000), (13, 396, 11880), (20, 396, 11880),
+            (21, 792, 19800), (22, 1620, 20250), (30, 1620, 40500), (31, 3600, 108000), (32, 5120, 216000),
+            (40, 8192, 245760), (42, 8704, 522240), (50, 22080, 589824), (51, 36864, 983040), (52, 36864, 2073600),
+        ]
+        let level = levels.first { frameMBs <= $0.1 && frameMBs * fps <= $0.2 }?.0 ?? 52
+        let hex = String(level, radix: 16)
+        return "42e0" + (hex.count == 1 ? "0" + hex : hex)
+    }
+
     /// Encoder configured for real-time, low-latency streaming.
     func makeEncoder(bitrateKbps: Int, keyframeInterval: Int) throws(RTCError) -> Element {
         switch self {

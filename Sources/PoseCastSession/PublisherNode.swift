@@ -56,6 +56,11 @@ public final class PublisherNode: Sendable {
         var connected = false
         var events: Task<Void, Never>?
         var limiter: ControlRateLimiter
+        /// Candidates gathered before the offer went out wait here: a peer cannot add a
+        /// candidate before it has the description it belongs to (aiortc drops it,
+        /// browsers refuse it).
+        var offerSent = false
+        var pendingCandidates: [ICECandidate] = []
     }
 
     private struct State {
@@ -155,6 +160,9 @@ public final class PublisherNode: Sendable {
         let number = state.withLock { s in s.sessionNumber += 1; s.starting.insert(sessionId); return s.sessionNumber }
         do throws(RTCError) {
             let peer = try await media.addPeer(name: "session\(number)")
+            // A subscriber that dies while no signaling server can tell us (one restarted
+            // meanwhile) is then found by ICE itself, and its session ended.
+            peer.enableKeepaliveChecks()
             let endedMeanwhile = state.withLock { s in
                 s.starting.remove(sessionId)
                 return s.endedWhileStarting.remove(sessionId) != nil
@@ -178,6 +186,12 @@ public final class PublisherNode: Sendable {
             let offer = try await peer.createOffer()
             try await peer.setLocalDescription(offer)
             try? client.send(.peer(PeerMessage(sessionId: sessionId, payload: .sdp(SignalingSDP(type: "offer", sdp: offer.sdp)))))
+            let pending = state.withLock { s -> [ICECandidate] in
+                s.sessions[sessionId]?.offerSent = true
+                defer { s.sessions[sessionId]?.pendingCandidates = [] }
+                return s.sessions[sessionId]?.pendingCandidates ?? []
+            }
+            for candidate in pending { send(candidate, session: sessionId, via: client) }
         } catch {
             state.withLock { s in s.starting.remove(sessionId); s.endedWhileStarting.remove(sessionId) }
             onEvent(.error("session \(sessionId) could not start: \(error)"))
@@ -188,9 +202,12 @@ public final class PublisherNode: Sendable {
     private func handle(_ event: RTCEvent, session sessionId: String) {
         switch event {
         case .localCandidate(let candidate):
-            let client = state.withLock { $0.client }
-            try? client?.send(.peer(PeerMessage(sessionId: sessionId, payload: .ice(
-                SignalingICE(candidate: candidate.candidate, sdpMLineIndex: candidate.mlineIndex)))))
+            let client = state.withLock { s -> SignalingClient? in
+                guard s.sessions[sessionId]?.offerSent == false else { return s.client }
+                s.sessions[sessionId]?.pendingCandidates.append(candidate)
+                return nil
+            }
+            if let client { send(candidate, session: sessionId, via: client) }
         case .connectionState(.connected):
             guard state.withLock({ s -> Bool in
                 s.sessions[sessionId]?.connected = true
@@ -219,6 +236,11 @@ public final class PublisherNode: Sendable {
         default:
             break
         }
+    }
+
+    private func send(_ candidate: ICECandidate, session sessionId: String, via client: SignalingClient) {
+        try? client.send(.peer(PeerMessage(sessionId: sessionId, payload: .ice(
+            SignalingICE(candidate: candidate.candidate, sdpMLineIndex: candidate.mlineIndex)))))
     }
 
     private func send(_ reply: ControlReply, to sessionId: String) {

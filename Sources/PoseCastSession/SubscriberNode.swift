@@ -23,8 +23,9 @@ public struct SubscriberNodeConfig: Sendable {
     public var reconnectDelay: Duration = .seconds(1)
     /// A session that decodes nothing for this long is torn down and sought again.
     public var stallTimeout: Duration = .seconds(5)
-    /// A session that decoded a frame this recently counts as live when the room's
-    /// publisher shows up under a new peer id (a signaling restart), and is kept.
+    /// How long the media is watched when the room's publisher shows up under a new peer
+    /// id while a session runs: frames in its second half keep the session (a signaling
+    /// restart), none end it and ask the new publisher (the old one died meanwhile).
     public var liveMediaWindow: Duration = .seconds(1)
     /// Checks the publisher's marks in the decoded pictures (`--check-markers`); the
     /// executable feeds it this node's events and `media.onPicture`.
@@ -169,24 +170,39 @@ public final class SubscriberNode: Sendable {
     }
 
     /// The room's publisher is `producer` (a room has one). A session with another peer id
-    /// is either that same publisher back on a restarted signaling server under a new id
-    /// (its media still arrives: keep the session and follow the new id, so its leaving is
-    /// seen) or a new publisher after the old one died while the server was away (nothing
-    /// decoded lately: drop the dead session now rather than after `stallTimeout`).
+    /// is either that same publisher back on a restarted signaling server under a new id,
+    /// or a new publisher after the old one died while the server was away. The media
+    /// tells which: `liveMediaWindow` later, frames still arriving mean the session is
+    /// alive (keep it, follow the new id so its leaving is seen); none lately mean it is
+    /// dead (drop it and ask the new publisher now, not after `stallTimeout`).
     private func producerAnnounced(_ producer: String, client: SignalingClient) {
-        let silent = state.withLock { s -> String? in
-            guard case .active(let sessionId, let current) = s.phase, current != producer else { return nil }
-            let last = s.lastFrameAt ?? s.sessionStartedAt ?? .now
-            guard ContinuousClock.now - last > config.liveMediaWindow else {
+        let other = state.withLock { s -> Bool in
+            if case .active(_, let current) = s.phase, current != producer { return true }
+            return false
+        }
+        guard other else { return requestSession(with: producer, client: client) }
+        Task { [weak self] in
+            try? await Task.sleep(for: self?.config.liveMediaWindow ?? .seconds(1))
+            self?.settle(on: producer)
+        }
+    }
+
+    private func settle(on producer: String) {
+        let (silent, client) = state.withLock { s -> (String?, SignalingClient?) in
+            guard case .active(let sessionId, let current) = s.phase, current != producer else { return (nil, s.client) }
+            // Alive: a frame in the second half of the window, well after the announcement
+            // (a dead publisher's last frames leave the jitter buffer within its latency).
+            if let last = s.lastFrameAt, ContinuousClock.now - last < config.liveMediaWindow / 2 {
                 s.phase = .active(sessionId: sessionId, producer: producer)
-                return nil
+                return (nil, s.client)
             }
-            return current
+            return (current, s.client)
         }
         if let silent {
-            endSession(reason: "publisher \(silent) is silent and \(producer) publishes in the room", tellServer: true)
+            // A session of the old server: the new one does not know it, nothing to tell it.
+            endSession(reason: "publisher \(silent) went silent and \(producer) publishes in the room", tellServer: false)
         }
-        requestSession(with: producer, client: client)
+        if let client { requestSession(with: producer, client: client) }
     }
 
     private func requestSession(with producer: String, client: SignalingClient) {

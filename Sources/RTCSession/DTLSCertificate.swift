@@ -25,7 +25,8 @@ public struct DTLSCertificate: Sendable, Hashable, CustomStringConvertible {
 
     /// Wraps a certificate followed by its private key, both PEM.
     public init(pem: String) throws(RTCError) {
-        let lines = pem.split(separator: "\n").map { $0.hasSuffix("\r") ? String($0.dropLast()) : String($0) }
+        // `isNewline` also matches "\r\n", which Swift reads as one Character.
+        let lines = pem.split(whereSeparator: \.isNewline).map(String.init)
         guard let begin = lines.firstIndex(of: "-----BEGIN CERTIFICATE-----"),
               let end = lines[begin...].firstIndex(of: "-----END CERTIFICATE-----"),
               lines[end...].contains(where: { $0.hasPrefix("-----BEGIN") && $0.hasSuffix("PRIVATE KEY-----") }) else {
@@ -48,10 +49,11 @@ public struct DTLSCertificate: Sendable, Hashable, CustomStringConvertible {
 
     /// `sdp` with every `a=fingerprint` line naming this certificate.
     package func withFingerprint(in sdp: String) -> String {
-        sdp.split(separator: "\n", omittingEmptySubsequences: false).map { line in
-            guard line.hasPrefix("a=fingerprint:") else { return String(line) }
-            return "a=fingerprint:\(sdpFingerprint)" + (line.hasSuffix("\r") ? "\r" : "")
-        }.joined(separator: "\n")
+        // SDP lines end in "\r\n" (one Character to Swift); accept a bare "\n" too.
+        let lineEnd = sdp.contains("\r\n") ? "\r\n" : "\n"
+        return sdp.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).map { line in
+            line.hasPrefix("a=fingerprint:") ? "a=fingerprint:\(sdpFingerprint)" : String(line)
+        }.joined(separator: lineEnd)
     }
 
     /// A new self-signed ECDSA P-256 certificate.

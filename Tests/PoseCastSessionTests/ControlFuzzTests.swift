@@ -127,14 +127,16 @@ struct ControlFuzzTests {
     func fuzzOverDataChannel() async throws {
         let count = min(500, FuzzRun.caseCount()), seed = FuzzRun.seed
         let fuzzer = JSONTextFuzzer(seeds: ControlFuzz.seeds, extraWords: ControlFuzz.words, maxLength: 6000)
-        // What the expert sends: fuzz texts (no NUL, which a C string would cut, and at
-        // most 16 KB, under SCTP's message size), binary frames and oversized frames.
+        // What the expert sends: fuzz texts (no NUL, which a C string would cut; at most
+        // 16 KB, under SCTP's message size; not empty: GStreamer 1.22's send_string sends
+        // "" as a zero-length SCTP message with the plain string PPID, and every later
+        // message on the channel is then lost), binary frames and oversized frames.
         var messages: [DataChannelMessage] = []
         var index = 0
         while messages.count < count {
             var rng = SplitMix64(seed: FuzzRun.caseSeed(seed, index)); index += 1
             let text = fuzzer.make(&rng).text
-            guard !text.unicodeScalars.contains("\u{0}"), text.utf8.count <= 16_384 else { continue }
+            guard !text.isEmpty, !text.unicodeScalars.contains("\u{0}"), text.utf8.count <= 16_384 else { continue }
             messages.append(rng.chance(0.03) ? .binary(Array(text.utf8)) : .text(text))
         }
         messages += [.text(String(repeating: "x", count: ControlCodec.maxMessageBytes + 1)),
@@ -160,10 +162,22 @@ struct ControlFuzzTests {
 
         // The publisher side, as PublisherNode answers: every message through the rules, reply on the channel.
         let control = ControlFuzz.control(board: AnnotationBoard(), camera: false)
+        let publisherSide = Mutex((received: 0, problems: [String]()))
         let answering = Task {
             for await event in link.publisherEvents {
-                guard case .dataChannelMessage(_, let message) = event else { continue }
-                try? publisherChannel.send(ControlCodec.encode(control.handle(message, from: "expert", role: .expert).reply))
+                switch event {
+                case .dataChannelMessage(_, let message):
+                    publisherSide.withLock { $0.received += 1 }
+                    do throws(RTCError) {
+                        try publisherChannel.send(ControlCodec.encode(control.handle(message, from: "expert", role: .expert).reply))
+                    } catch {
+                        publisherSide.withLock { $0.problems.append("reply not sent: \(error)") }
+                    }
+                case .dataChannelError(_, let message): publisherSide.withLock { $0.problems.append("channel error: \(message)") }
+                case .dataChannelClosed: publisherSide.withLock { $0.problems.append("channel closed") }
+                case .pipelineError(let error): publisherSide.withLock { $0.problems.append("pipeline: \(error)") }
+                default: break
+                }
             }
         }
         defer { answering.cancel() }
@@ -183,13 +197,22 @@ struct ControlFuzzTests {
             }
         }
         defer { collecting.cancel() }
-        for message in messages {
-            switch message {
-            case .text(let text): try expertChannel.send(text)
-            case .binary(let bytes): try expertChannel.send(bytes)
+        for (i, message) in messages.enumerated() {
+            do throws(RTCError) {
+                switch message {
+                case .text(let text): try expertChannel.send(text)
+                case .binary(let bytes): try expertChannel.send(bytes)
+                }
+            } catch {
+                let side = publisherSide.withLock { $0 }, count = replies.withLock { $0.count }
+                Issue.record("message \(i) (\(message)) not sent: \(error); \(count) replies so far, publisher side \(side)")
+                throw error
             }
         }
-        try await waitUntil(60, "\(total) replies", progress: { "\(replies.withLock { $0.count }) replies" }) {
+        try await waitUntil(60, "\(total) replies", progress: {
+            "\(replies.withLock { $0.count }) replies; publisher received \(publisherSide.withLock { $0.received }), "
+                + "problems \(publisherSide.withLock { $0.problems.prefix(5) })"
+        }) {
             replies.withLock { $0.count } >= total
         }
         let got = replies.withLock { $0 }

@@ -1,7 +1,11 @@
+import Logging
 import PoseCastKit
+import PoseCastMedia
 import PoseCastSession
 import RTCSession
 import Signaling
+import Synchronization
+import TestSupport
 import Testing
 
 /// The control channel's per-session rate limit, on an injected clock (nanoseconds).
@@ -79,6 +83,60 @@ struct ControlRateLimitTests {
         let wire = ControlCodec.encode(ControlReply.error(ControlError(id: "x", code: .rateLimited, message: "slow down")))
         let back = try ControlCodec.decodeReply(wire)
         #expect(back == .error(ControlError(id: "x", code: .rateLimited, message: "slow down")))
+    }
+
+    @Test("a real publisher node answers a burst over its limit rateLimited and keeps serving the session")
+    func publisherNodeOverSignaling() async throws {
+        var logger = Logger(label: "rate-limit-test")
+        logger.logLevel = .critical
+        let server = try await SignalingServer.start(SignalingServerConfiguration(port: 0), logger: logger)
+        var mediaConfig = PublisherMediaConfig()
+        mediaConfig.width = 160; mediaConfig.height = 120; mediaConfig.fps = 10
+        let orbit = OrbitTrajectory(intrinsics: CameraIntrinsics(horizontalFOVDegrees: 60, aspect: 4 / 3))
+        let media = try PublisherMedia(config: mediaConfig, poseSource: { id, t in orbit.pose(at: Double(id) / 10, frameID: id, captureTimeNanos: t) })
+        try media.start()
+        var nodeConfig = PublisherNodeConfig(signalingURL: server.url)
+        nodeConfig.controlRate = ControlRateLimit(requestsPerSecond: 2, burst: 5)
+        let publisher = PublisherNode(media: media, config: nodeConfig, logger: logger) { _ in }
+        var subscriberConfig = SubscriberNodeConfig(signalingURL: server.url)
+        subscriberConfig.role = .expert
+        let seen = Mutex((open: false, replies: [ControlReply]()))
+        let subscriber = SubscriberNode(config: subscriberConfig, logger: logger) { event in
+            switch event {
+            case .controlOpen: seen.withLock { $0.open = true }
+            case .reply(let reply):
+                switch reply {
+                case .ack, .error: seen.withLock { $0.replies.append(reply) }
+                case .annotations, .sceneStatus: break
+                }
+            default: break
+            }
+        }
+        let running = [Task { await publisher.run() }, Task { await subscriber.run() }]
+        defer { for task in running { task.cancel() }; media.stop() }
+        try await waitUntil(30, "the control channel to open") { seen.withLock { $0.open } }
+
+        let ids = try (0..<12).map { _ in try subscriber.send(.clearAnnotations) }
+        try await waitUntil(15, "12 replies", progress: { "\(seen.withLock { $0.replies.count })" }) { seen.withLock { $0.replies.count } >= 12 }
+        let replies = seen.withLock { $0.replies }
+        var acked: [String] = [], limited: [String] = []
+        for reply in replies {
+            switch reply {
+            case .ack(let id, _, _): acked.append(id)
+            case .error(let e) where e.code == .rateLimited: limited.append(e.id ?? "?")
+            default: Issue.record("unexpected reply \(reply)")
+            }
+        }
+        // The burst of 5 at once, perhaps one or two more refilled while the 12 travelled.
+        #expect((5...7).contains(acked.count), "acked \(acked), refused \(limited)")
+        #expect(acked + limited == ids, "every request answered once, in order")
+        // A second later the session is served again.
+        try await Task.sleep(for: .seconds(1))
+        let after = try subscriber.send(.clearAnnotations)
+        try await waitUntil(10, "the reply after the pause") { seen.withLock { $0.replies.count } >= 13 }
+        #expect(seen.withLock { $0.replies.last } == .ack(id: after, annotationId: nil))
+        for task in running { task.cancel() }
+        await server.stop()
     }
 
     @Test("the publisher node's default is 20 requests/s with a burst of 40")

@@ -126,6 +126,46 @@ struct FaultSystemTests {
         }
         try await Fault.stop([expert, publisher, signaling])
     }
+
+    /// After a signaling restart the new server knows neither the running session nor that
+    /// the publisher's new peer id is the one the subscriber watches: when that publisher
+    /// then dies, no `endSession` comes. The subscriber must still find the new one in time.
+    @Test("the publisher killed after a signaling restart: the subscriber drops the silent session and finds the new publisher within 5 s")
+    func publisherRestartAfterSignalingRestart() async throws {
+        let port = try Fault.freeLoopbackPort()
+        var (signaling, url) = try await Fault.signaling(port: port)
+        let publisher = try await Fault.publisher(url)
+        let expert = try Fault.subscriber(url, "expert")
+        try await Fault.expectPosedFrames(expert)
+
+        let markRestart = expert.output.count, markP = publisher.output.count
+        signaling.signal(SIGKILL)
+        _ = try await signaling.waitForExit(timeout: 10)
+        (signaling, url) = try await Fault.signaling(port: port)
+        try await publisher.waitForEvent("publisher re-registered", timeout: 10, after: markP) { $0.string("event") == "signalingConnected" }
+        try await expert.waitForEvent("subscriber reconnected", timeout: 10, after: markRestart) { $0.string("event") == "signalingConnected" }
+        // The call goes on across the restart (the publisher's new peer id is adopted).
+        try await Fault.expectPosedFrames(expert, after: expert.output.count)
+        #expect(!expert.output[markRestart...].contains { $0.contains("\"sessionEnded\"") }, "the session survived the server restart")
+
+        let mark = expert.output.count
+        publisher.signal(SIGKILL)
+        _ = try await publisher.waitForExit(timeout: 10)
+        let oldFrame = try await Fault.frameOnScreen(expert)
+        let start = Date()
+        let next = try ManagedProcess("posecast-publisher", ["--source", "test", "--signaling", url, "--json"], name: "publisher (new)")
+        let (registered, _) = try await next.waitForEvent("new publisher registered", timeout: 10) { $0.string("event") == "signalingConnected" }
+        let producer = try #require(registered.string("peerId"))
+        let (_, started) = try await expert.waitForEvent("session with the new publisher", timeout: 10, after: mark) {
+            $0.string("event") == "sessionStarted" && $0.string("producer") == producer
+        }
+        let decodedAt = try await Fault.waitForNewPosedFrame(expert, other: oldFrame, after: started, timeout: 10)
+        let fromStart = decodedAt.timeIntervalSince(start)
+        print("publisher restart after a signaling restart: first posed frame " + String(format: "%.2f s after the new process started", fromStart))
+        #expect(fromStart <= 5, "posed frames from the new publisher \(fromStart) s after its start (limit 5 s)")
+        try await Fault.expectPosedFrames(expert, after: started)
+        try await Fault.stop([expert, next, signaling])
+    }
 }
 
 /// The fault tests' helpers: the processes, waits on their JSON lines, ports.

@@ -21,6 +21,7 @@ import asyncio
 import json
 import logging
 import re
+import struct
 import sys
 import time
 
@@ -51,6 +52,7 @@ class Signaling:
     def __init__(self, socket):
         self.socket = socket
         self.pending = []
+        self.received = []      # every message, in arrival order
         self.arrived = asyncio.Event()
         self.closed_reason = None
         self.reader = asyncio.create_task(self._read())
@@ -61,6 +63,7 @@ class Signaling:
                 message = json.loads(text)
                 log(f"signaling <- {summarise(message)}")
                 self.pending.append(message)
+                self.received.append(message)
                 self.arrived.set()
         except Exception as error:  # closed, or not JSON: either ends the conversation
             self.closed_reason = f"signaling connection lost: {error!r}"
@@ -118,6 +121,7 @@ class Control:
         self.messages = []
         self.arrived = asyncio.Event()
         self.problems = []
+        self.failed = asyncio.Event()   # the peer connection failed: nothing will open
 
     def attach(self, channel):
         self.channel = channel
@@ -200,6 +204,64 @@ class Video:
             self.enough.set()
 
 
+POSE_EXTENSION_URI = "urn:x-posecast:rtp-hdrext:pose:1"   # docs/POSE_WIRE_FORMAT.md
+
+
+class PoseExtensionWatch:
+    """Counts the decrypted video RTP packets that carry the pose header-extension
+    element. aiortc does not know the URI, leaves it out of its answer and never reads
+    the element; this only looks, to show the element was on the wire while aiortc
+    decoded around it. It wraps aiortc's RTP parser without changing what it returns."""
+
+    def __init__(self):
+        self.extension_id = None
+        self.payload_types = set()
+        self.packets = 0
+        self.with_pose = 0
+
+    def install(self):
+        from aiortc import rtp
+        original = rtp.RtpPacket.parse.__func__
+        watch = self
+
+        def parse(cls, data, *rest, **named):
+            watch.observe(data)
+            return original(cls, data, *rest, **named)
+
+        rtp.RtpPacket.parse = classmethod(parse)
+
+    def observe(self, data):
+        if len(data) < 12 or (data[1] & 0x7F) not in self.payload_types:
+            return
+        self.packets += 1
+        if not data[0] & 0x10 or self.extension_id is None:
+            return
+        start = 12 + 4 * (data[0] & 0x0F)
+        if len(data) < start + 4:
+            return
+        profile, words = struct.unpack_from("!HH", data, start)
+        body = data[start + 4:start + 4 + 4 * words]
+        i = 0
+        while i < len(body):
+            if body[i] == 0:                       # padding
+                i += 1
+                continue
+            if profile & 0xFFF0 == 0x1000:         # two-byte elements (RFC 8285)
+                if i + 2 > len(body):
+                    return
+                element, length, header = body[i], body[i + 1], 2
+            elif profile == 0xBEDE:                # one-byte elements
+                element, length, header = body[i] >> 4, (body[i] & 0x0F) + 1, 1
+                if element == 15:
+                    return
+            else:
+                return
+            if element == self.extension_id:
+                self.with_pose += 1
+                return
+            i += header + length
+
+
 def mids_in_order(sdp):
     """The `a=mid` of each m-line, in m-line order (None where an m-line has none)."""
     mids = []
@@ -209,6 +271,19 @@ def mids_in_order(sdp):
         elif line.startswith("a=mid:") and mids:
             mids[-1] = line[len("a=mid:"):].strip()
     return mids
+
+
+def video_payload_types(sdp):
+    """Payload types of the video m-line's media codecs (not its RTX repair types)."""
+    types, in_video = set(), False
+    for line in sdp.splitlines():
+        if line.startswith("m="):
+            in_video = line.startswith("m=video")
+        elif in_video and line.startswith("a=rtpmap:"):
+            number, name = line[len("a=rtpmap:"):].split(" ", 1)
+            if not name.lower().startswith("rtx/"):
+                types.add(int(number))
+    return types
 
 
 def extmaps(sdp):
@@ -239,7 +314,7 @@ async def add_remote_candidate(pc, ice, mids):
     await pc.addIceCandidate(candidate)
 
 
-async def run(args, result, video, control):
+async def run(args, result, video, control, watch):
     url = args.signaling
     async with websockets.connect(url, max_size=1 << 20, open_timeout=args.step_timeout) as socket:
         signaling = Signaling(socket)
@@ -275,10 +350,15 @@ async def run(args, result, video, control):
         session = started["sessionId"]
         in_session = lambda m: m.get("sessionId") == session
 
-        offer = (await signaling.wait_for(
-            "the publisher's offer",
-            lambda m: m.get("type") == "peer" and in_session(m) and isinstance(m.get("sdp"), dict),
-            args.step_timeout))["sdp"]
+        is_offer = lambda m: m.get("type") == "peer" and in_session(m) and isinstance(m.get("sdp"), dict)
+        offer = (await signaling.wait_for("the publisher's offer", is_offer, args.step_timeout))["sdp"]
+        # A peer cannot use a candidate before the description it belongs to: the
+        # publisher must trickle its candidates after the offer.
+        offer_at = next(i for i, m in enumerate(signaling.received) if is_offer(m))
+        early = [m for m in signaling.received[:offer_at] if m.get("type") == "peer" and in_session(m) and "ice" in m]
+        result["ice_before_offer"] = len(early)
+        if early:
+            result["errors"].append(f"{len(early)} ICE candidates arrived before the offer")
         if offer.get("type") != "offer":
             raise CheckFailed(f"expected an offer from the publisher, got {offer.get('type')}")
         offer_sdp = offer["sdp"]
@@ -287,6 +367,9 @@ async def run(args, result, video, control):
                            "mids": mids}
         if args.expect_codec and args.expect_codec.upper() not in result["offer"]["video_codecs"]:
             raise CheckFailed(f"offer carries {result['offer']['video_codecs']}, expected {args.expect_codec}")
+        pose_id = re.search(r"^a=extmap:(\d+)(?:/\w+)? " + re.escape(POSE_EXTENSION_URI), offer_sdp, re.MULTILINE)
+        watch.extension_id = int(pose_id.group(1)) if pose_id else None
+        watch.payload_types = video_payload_types(offer_sdp)
 
         pc = RTCPeerConnection()
 
@@ -306,6 +389,8 @@ async def run(args, result, video, control):
         @pc.on("connectionstatechange")
         def on_state():
             log(f"connection state: {pc.connectionState}")
+            if pc.connectionState == "failed":
+                control.failed.set()
 
         await pc.setRemoteDescription(RTCSessionDescription(sdp=offer_sdp, type="offer"))
         # Candidates the publisher trickled so far; later ones are added as they come.
@@ -341,7 +426,7 @@ async def run(args, result, video, control):
 
         trickle = asyncio.create_task(keep_adding_candidates())
         try:
-            await exercise(args, result, pc, signaling, session, video, control)
+            await exercise(args, result, pc, signaling, session, video, control, watch)
         finally:
             trickle.cancel()
             result["ice"] = {"remote_candidates": remote_candidates, "local_candidates": local_candidates}
@@ -357,17 +442,21 @@ async def run(args, result, video, control):
                 video.task.cancel()
 
 
-async def exercise(args, result, pc, signaling, session, video, control):
+async def exercise(args, result, pc, signaling, session, video, control, watch):
     deadline = START + args.timeout
 
     def left():
         return max(0.5, deadline - time.monotonic())
 
     # Connection and the control channel.
-    try:
-        await asyncio.wait_for(control.opened.wait(), min(args.step_timeout * 2, left()))
-    except asyncio.TimeoutError:
-        raise CheckFailed(f"the control data channel did not open (connection {pc.connectionState})")
+    opened = asyncio.ensure_future(control.opened.wait())
+    failed = asyncio.ensure_future(control.failed.wait())
+    await asyncio.wait([opened, failed], timeout=min(args.step_timeout * 2, left()),
+                       return_when=asyncio.FIRST_COMPLETED)
+    opened.cancel(); failed.cancel()
+    if not control.opened.is_set():
+        raise CheckFailed(f"the control data channel did not open (connection {pc.connectionState}; "
+                          "--verbose shows the ICE/DTLS reason)")
     replies = result["control_replies"]
 
     annotations, _ = await control.wait_for("annotations list", lambda m: m["type"] == "annotations",
@@ -450,7 +539,9 @@ async def exercise(args, result, pc, signaling, session, video, control):
     if video.error and video.frames < args.frames:
         raise CheckFailed(video.error)
     if video.frames < args.frames:
-        raise CheckFailed(f"only {video.frames} frames decoded within {args.timeout:.0f} s (wanted {args.frames})")
+        raise CheckFailed(f"only {video.frames} frames decoded within {args.timeout:.0f} s (wanted {args.frames}; "
+                          f"video track {'received' if video.task else 'never announced'}, "
+                          f"{watch.packets} video RTP packets, connection {pc.connectionState})")
 
     # Tidy up after ourselves: remove the annotation again.
     mark = len(control.messages)
@@ -487,9 +578,10 @@ def main():
 
     result = {"ok": False, "frames_decoded": 0, "width": None, "height": None, "sizes": {},
               "control_replies": [], "errors": [], "seconds": 0.0}
-    video, control = Video(), Control()
+    video, control, watch = Video(), Control(), PoseExtensionWatch()
+    watch.install()
     try:
-        asyncio.run(asyncio.wait_for(run(args, result, video, control), args.timeout + 10))
+        asyncio.run(asyncio.wait_for(run(args, result, video, control, watch), args.timeout + 10))
     except CheckFailed as error:
         result["errors"].append(str(error))
     except asyncio.TimeoutError:
@@ -502,6 +594,10 @@ def main():
         largest = max(video.sizes, key=video.sizes.get)
         result["width"], result["height"] = (int(v) for v in largest.split("x"))
     result["first_frame_seconds"] = None if video.first_frame_at is None else round(video.first_frame_at, 3)
+    result["rtp_packets"] = watch.packets
+    result["rtp_packets_with_pose"] = watch.with_pose
+    if watch.extension_id is not None and watch.packets and not watch.with_pose:
+        result["errors"].append("the offer negotiates the pose extension but no video packet carried it")
     result["seconds"] = round(time.monotonic() - START, 3)
     if result["frames_decoded"] < args.frames and not result["errors"]:
         result["errors"].append(f"only {result['frames_decoded']} frames decoded (wanted {args.frames})")

@@ -1,0 +1,184 @@
+import Foundation
+import Synchronization
+import Testing
+
+/// An independent WebRTC peer against the real executables: aiortc (Python) joins
+/// through posecast-signaling as an expert, answers the publisher's offer, decodes at
+/// least 100 frames and uses the control channel (scripts/interop/aiortc_subscriber.py,
+/// docs/INTEROP.md). Runs only where a Python imports aiortc: `scripts/interop-setup`.
+@Suite("system: aiortc interop", .serialized,
+       .enabled(if: AiortcPython.path != nil,
+                "no Python imports aiortc and websockets ($POSECAST_PYTHON, .build/interop-venv, python3 on PATH): run scripts/interop-setup"))
+struct AiortcInteropTests {
+    struct Case: Sendable, CustomTestStringConvertible {
+        var codec: String
+        var source: String
+        /// A room with a token, so the expert's room, role and token are exercised too.
+        var room: (name: String, token: String)?
+        var testDescription: String {
+            "\(codec) from \(source)" + (room.map { " in room \($0.name) with a token" } ?? "")
+        }
+    }
+
+    @Test("aiortc receives ≥ 100 decoded frames and uses the control channel", arguments: [
+        Case(codec: "vp8", source: "synthetic"),
+        Case(codec: "h264", source: "synthetic", room: ("lab", "s3cret")),
+        Case(codec: "vp8", source: "test"),
+    ])
+    func aiortcSubscriber(_ c: Case) async throws {
+        let python = try #require(AiortcPython.path)
+        var signalingArguments = ["--port", "0"]
+        if let room = c.room { signalingArguments += ["--token", "\(room.name)=\(room.token)"] }
+        let signaling = try ManagedProcess("posecast-signaling", signalingArguments, name: "signaling")
+        let (listening, _) = try await signaling.waitForLine("listening line", timeout: 20) { $0.hasPrefix("listening ") }
+        let url = String(listening.dropFirst("listening ".count))
+
+        var publisherArguments = ["--source", c.source, "--codec", c.codec, "--signaling", url, "--json"]
+        if let room = c.room { publisherArguments += ["--room", room.name, "--token", room.token] }
+        let publisher = try ManagedProcess("posecast-publisher", publisherArguments, name: "publisher")
+        try await publisher.waitForEvent("publisher registered", timeout: 30) { $0.string("event") == "signalingConnected" }
+
+        var scriptArguments = [AiortcPython.script.path, "--signaling", url, "--frames", "100", "--timeout", "60",
+                               "--expect-codec", c.codec.uppercased()]
+        // The synthetic camera has a lens to focus and streams sceneStatus; videotestsrc has neither.
+        scriptArguments += c.source == "synthetic" ? ["--expect-focus", "ack"] : ["--expect-focus", "unsupported", "--no-scene-status"]
+        if let room = c.room { scriptArguments += ["--room", room.name, "--token", room.token] }
+        let run = try await ScriptRun.run(python, scriptArguments, timeout: 90)
+
+        let resultLine = try #require(run.stdout.split(separator: "\n").last.map(String.init),
+                                      "no result line; stderr:\n\(run.stderrTail)")
+        let result = try #require(try JSONSerialization.jsonObject(with: Data(resultLine.utf8)) as? [String: Any],
+                                  "result is not a JSON object: \(resultLine)")
+        let publisherEvents = publisher.events.compactMap { $0.string("event") }.filter { $0 != "status" }
+        let failure = "aiortc subscriber failed: \(result["errors"] ?? "?")\npublisher events: \(publisherEvents)"
+            + "\npublisher stderr:\n\(publisher.stderrTail)\naiortc stderr:\n\(run.stderrTail)"
+        #expect(run.status == 0, "\(failure)")
+        #expect(result["ok"] as? Bool == true)
+        #expect(result.int("frames_decoded") >= 100)
+        #expect(result.int("width") == 640 && result.int("height") == 480, "decoded size \(result["sizes"] ?? "?")")
+        // The pose extension was offered, left out of aiortc's answer, and still on every
+        // packet aiortc decoded around.
+        let offer = result["offer"] as? [String: Any], answer = result["answer"] as? [String: Any]
+        #expect((offer?["extmaps"] as? [String])?.contains("urn:x-posecast:rtp-hdrext:pose:1") == true)
+        #expect((answer?["extmaps"] as? [String])?.contains("urn:x-posecast:rtp-hdrext:pose:1") == false)
+        #expect(result.int("rtp_packets_with_pose") > 0 && result.int("rtp_packets_with_pose") == result.int("rtp_packets"),
+                "video packets \(result.int("rtp_packets")), with the pose element \(result.int("rtp_packets_with_pose"))")
+        #expect(result.int("ice_before_offer") == 0)
+
+        // Each request got the reply docs/CONTROL_CHANNEL.md promises.
+        let replies = (result["control_replies"] as? [[String: Any]] ?? []).compactMap { entry in
+            (entry["request"] as? String).flatMap { request in (entry["reply"] as? [String: Any]).map { (request, $0) } }
+        }
+        let byRequest = Dictionary(replies, uniquingKeysWith: { first, _ in first })
+        #expect(byRequest["annotate"]?.string("type") == "ack" && byRequest["annotate"]?.string("annotationId") != nil)
+        #expect(byRequest["focus"]?.string(c.source == "synthetic" ? "type" : "code") == (c.source == "synthetic" ? "ack" : "unsupported"))
+        #expect(byRequest["annotate with tap.x = 7.5"]?.string("code") == "invalidValue")
+        #expect(byRequest["text that is not JSON"]?.string("code") == "malformed")
+        #expect(byRequest["removeAnnotation"]?.string("type") == "ack")
+
+        // The publisher saw the same exchange, and the session ended cleanly.
+        try await publisher.waitForEvent("publisher answered the annotate", timeout: 10) {
+            $0.string("event") == "control" && $0.string("request") == "annotate"
+        }
+        try await publisher.waitForEvent("session ended", timeout: 15) { $0.string("event") == "sessionEnded" }
+        #expect(publisher.isRunning, "the publisher survived the independent peer")
+        publisher.signal(SIGTERM)
+        #expect(try await publisher.waitForExit(timeout: 15) == 0)
+        signaling.signal(SIGTERM)
+        #expect(try await signaling.waitForExit(timeout: 15) == 0)
+    }
+}
+
+/// The Python that runs the aiortc subscriber, looked for once: `$POSECAST_PYTHON`,
+/// the venv `scripts/interop-setup` makes, then `python3` on PATH — the first that
+/// imports aiortc and websockets within 20 s.
+enum AiortcPython {
+    static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent()
+    static let script = packageRoot.appendingPathComponent("scripts/interop/aiortc_subscriber.py")
+
+    static let path: [String]? = {
+        var candidates: [[String]] = []
+        if let chosen = ProcessInfo.processInfo.environment["POSECAST_PYTHON"], !chosen.isEmpty { candidates.append([chosen]) }
+        candidates.append([packageRoot.appendingPathComponent(".build/interop-venv/bin/python3").path])
+        candidates.append(["/usr/bin/env", "python3"])
+        return candidates.first { command in
+            FileManager.default.isExecutableFile(atPath: command[0])
+                && (try? ScriptRun.runBlocking(command, ["-c", "import aiortc, websockets"], timeout: 20).status) == 0
+        }
+    }()
+}
+
+/// One helper process run to completion: stdout and stderr collected while it runs (so
+/// a chatty child never blocks on a full pipe), killed when it overruns its time limit.
+struct ScriptRun: Sendable {
+    var status: Int32
+    var stdout: String
+    var stderr: String
+    var stderrTail: String { String(stderr.suffix(3000)) }
+
+    private final class Collector: Sendable {
+        let text = Mutex(Data())
+        func attach(_ pipe: Pipe) {
+            pipe.fileHandleForReading.readabilityHandler = { [self] handle in
+                let data = handle.availableData
+                if !data.isEmpty { text.withLock { $0.append(data) } }
+            }
+        }
+        var string: String { String(decoding: text.withLock { $0 }, as: UTF8.self) }
+    }
+
+    private static func start(_ command: [String], _ arguments: [String]) throws -> (Process, Collector, Collector, Pipe, Pipe) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: command[0])
+        process.arguments = Array(command.dropFirst()) + arguments
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        process.standardInput = FileHandle.nullDevice
+        let stdout = Collector(), stderr = Collector()
+        stdout.attach(out); stderr.attach(err)
+        try process.run()
+        return (process, stdout, stderr, out, err)
+    }
+
+    private static func finish(_ p: (Process, Collector, Collector, Pipe, Pipe)) -> ScriptRun {
+        p.3.fileHandleForReading.readabilityHandler = nil
+        p.4.fileHandleForReading.readabilityHandler = nil
+        // Whatever the handlers had not read yet.
+        let restOut = p.3.fileHandleForReading.readDataToEndOfFile(), restErr = p.4.fileHandleForReading.readDataToEndOfFile()
+        p.1.text.withLock { $0.append(restOut) }; p.2.text.withLock { $0.append(restErr) }
+        return ScriptRun(status: p.0.terminationStatus, stdout: p.1.string, stderr: p.2.string)
+    }
+
+    static func run(_ command: [String], _ arguments: [String], timeout: Double) async throws -> ScriptRun {
+        let p = try start(command, arguments)
+        let deadline = Date().addingTimeInterval(timeout)
+        while p.0.isRunning {
+            guard Date() < deadline else {
+                kill(p.0.processIdentifier, SIGKILL)
+                p.0.waitUntilExit()
+                let partial = finish(p)
+                throw HarnessTimeout(description: "\(command.last ?? "") \(arguments.first ?? "") did not finish within \(timeout) s; "
+                                     + "stdout:\n\(partial.stdout.suffix(1000))\nstderr:\n\(partial.stderrTail)")
+            }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        return finish(p)
+    }
+
+    /// For the suite's enabling condition, which cannot await.
+    static func runBlocking(_ command: [String], _ arguments: [String], timeout: Double) throws -> ScriptRun {
+        let p = try start(command, arguments)
+        let deadline = Date().addingTimeInterval(timeout)
+        while p.0.isRunning {
+            guard Date() < deadline else {
+                kill(p.0.processIdentifier, SIGKILL)
+                p.0.waitUntilExit()
+                return ScriptRun(status: -1, stdout: "", stderr: "timed out")
+            }
+            usleep(20_000)
+        }
+        return finish(p)
+    }
+}
