@@ -216,7 +216,7 @@ def wait_for(predicate, timeout, what):
     raise TimeoutError(f"timed out after {timeout} s waiting for {what}")
 
 
-def run_config(a, bins, url, n, profile, outdir, features, markers):
+def run_config(a, bins, url, server, n, profile, outdir, features, markers):
     """One configuration: publisher + n subscribers, one latency profile."""
     tag = f"{profile}-{n}"
     room = f"bench-{tag}-{os.getpid()}"
@@ -246,7 +246,7 @@ def run_config(a, bins, url, n, profile, outdir, features, markers):
         wait_for(all_flowing, 30, f"{n} subscribers to connect and decode")
         time.sleep(a.warmup)
 
-        procs = [pub] + subs
+        procs = [pub, server] + subs
         sampler = Sampler(procs)
         t0 = time.time_ns()
         sampler.start()
@@ -278,6 +278,7 @@ def run_config(a, bins, url, n, profile, outdir, features, markers):
     pub_frames = {f["frameId"]: f for f in load_jsonl(os.path.join(outdir, f"frames-publisher-{tag}.jsonl"))}
     lat, stages, codec, enc, dec, fps = [], {k: [] for k in ("capture_to_encoder", "encode", "transport", "decode", "decoded_to_shown")}, [], [], [], []
     own = wrong = unmatched = nopose = shown_total = 0
+    whole = []      # (latency, stages) of every frame timed end to end
     for i in range(n):
         frames = load_jsonl(os.path.join(outdir, f"frames-subscriber-{tag}-{i}.jsonl"))
         in_window = [f for f in frames if t0 <= f["shownNs"] <= t1]
@@ -311,6 +312,15 @@ def run_config(a, bins, url, n, profile, outdir, features, markers):
             stages["encode"].append(p["encodeMs"])
             if f.get("decodedNs") is not None:
                 stages["decoded_to_shown"].append((f["shownNs"] - f["decodedNs"]) / 1e6)
+            if None not in (f.get("latencyMs"), f.get("decodeInNs"), f.get("decodedNs")):
+                whole.append((f["latencyMs"], {
+                    "capture_to_encoder": (p["encodeInNs"] - p["captureNs"]) / 1e6, "encode": p["encodeMs"],
+                    "transport": (f["decodeInNs"] - p["encodeOutNs"]) / 1e6, "decode": f["decodeMs"],
+                    "decoded_to_shown": (f["shownNs"] - f["decodedNs"]) / 1e6}))
+    # Where the slowest 5% of frames lost their time (mean of each stage over them).
+    whole.sort(key=lambda r: r[0])
+    worst = whole[int(len(whole) * 0.95):]
+    worst_stages = {k: round(statistics.mean(r[1][k] for r in worst), 2) for k in stages} if worst else {}
     pub_window = [f for f in pub_frames.values() if t0 <= f["encodeOutNs"] <= t1]
     bitrate = sum(f["encodedBytes"] for f in pub_window) * 8 / 1000 / window_s
     rtt = [o["round_trip_ms"] for _, o in (subs[0].events("annotationVisible") if subs else [])
@@ -338,6 +348,7 @@ def run_config(a, bins, url, n, profile, outdir, features, markers):
         "latency_ms_p50": pct(lat, 50), "latency_ms_p95": pct(lat, 95), "latency_ms_p99": pct(lat, 99),
         "encode_ms_p50": pct(enc, 50), "decode_ms_p50": pct(dec, 50), "codec_ms_p50": pct(codec, 50),
         "stages_ms_p50": {k: pct(v, 50) for k, v in stages.items()}, "render_ms_p50": pct(render, 50),
+        "stages_ms_worst5pct": worst_stages,
         "fps_min": rnd(min(fps) if fps else None, 1), "fps_mean": rnd(statistics.mean(fps) if fps else None, 1),
         "fps_per_subscriber": [round(x, 1) for x in fps],
         "pose_pct": rnd(own * 100 / shown_total if shown_total else None, 2),
@@ -352,6 +363,7 @@ def run_config(a, bins, url, n, profile, outdir, features, markers):
         "sub_cpu_pct_mean": rnd(statistics.mean(sub_cpu) if sub_cpu else None, 1),
         "sub_cpu_pct_max": rnd(max(sub_cpu) if sub_cpu else None, 1),
         "sub_rss_mb_max": rnd(max((rss[s.name] for s in subs), default=None), 1),
+        "signaling_cpu_pct": rnd(cpu.get(server.name), 1), "signaling_rss_mb": rnd(rss.get(server.name), 1),
         "bitrate_kbps": round(bitrate), "rtp_kbps": rnd(statistics.median(rtp_kbps) if rtp_kbps else None, 0),
         "taps": len(rtt), "tap_round_trip_ms_p50": pct(rtt, 50), "tap_round_trip_ms_p95": pct(rtt, 95),
     }
@@ -394,7 +406,7 @@ def main():
             row = {}
             for profile in profiles:
                 print(f"bench-loopback: {profile}, {n} subscriber(s), {a.seconds:g} s", file=sys.stderr)
-                row[profile] = run_config(a, bins, url, n, profile, a.out, features, markers)
+                row[profile] = run_config(a, bins, url, server, n, profile, a.out, features, markers)
             results.append(row)
     finally:
         server.stop()
@@ -408,7 +420,8 @@ def main():
         b = row.get("baseline")
         if b:
             for k in ("latency_ms_p50", "latency_ms_p95", "latency_ms_p99", "codec_ms_p50", "fps_min", "pose_pct",
-                      "wrong_poses", "pub_cpu_pct", "stages_ms_p50", "tap_round_trip_ms_p50", "tap_round_trip_ms_p95"):
+                      "wrong_poses", "pub_cpu_pct", "stages_ms_p50", "tap_round_trip_ms_p50", "tap_round_trip_ms_p95",
+                      "loadavg_1m"):
                 out["baseline_" + k] = b[k]
             if t["latency_ms_p50"] and b["latency_ms_p50"]:
                 out["baseline_over_tuned_p50"] = round(b["latency_ms_p50"] / t["latency_ms_p50"], 2)

@@ -81,8 +81,9 @@ public final class MarkerWatcher: Sendable {
     private struct State: Sendable {
         /// annotate requests sent, by request id, waiting for their ack.
         var requests: [String: UInt64] = [:]
-        /// Acks that overtook the report of their request being sent.
-        var earlyAcks: [String: String] = [:]
+        /// Acks (request id, annotation id) that may have overtaken the report of their
+        /// request being sent; the newest few (acks of other requests age out).
+        var earlyAcks: [(request: String, annotation: String)] = []
         /// Our annotations not yet seen in a frame, by annotation id.
         var awaited: [String: Awaited] = [:]
         /// The publisher's current list.
@@ -124,8 +125,8 @@ public final class MarkerWatcher: Sendable {
         switch event {
         case let .requestSent(id, type, _) where type == "annotate":
             state.withLock { s in
-                if let annotationId = s.earlyAcks.removeValue(forKey: id) {
-                    s.awaited[annotationId] = Awaited(requestId: id, sentAtNanos: now)
+                if let i = s.earlyAcks.firstIndex(where: { $0.request == id }) {
+                    s.awaited[s.earlyAcks.remove(at: i).annotation] = Awaited(requestId: id, sentAtNanos: now)
                 } else {
                     s.requests[id] = now
                 }
@@ -134,8 +135,9 @@ public final class MarkerWatcher: Sendable {
             state.withLock { s in
                 if let sent = s.requests.removeValue(forKey: id) {
                     s.awaited[annotationId] = Awaited(requestId: id, sentAtNanos: sent)
-                } else if s.earlyAcks.count < 64 {
-                    s.earlyAcks[id] = annotationId
+                } else {
+                    s.earlyAcks.append((id, annotationId))
+                    if s.earlyAcks.count > 16 { s.earlyAcks.removeFirst() }
                 }
             }
         case .reply(.error(let error)):

@@ -61,6 +61,9 @@ public final class PublisherNode: Sendable {
         /// browsers refuse it).
         var offerSent = false
         var pendingCandidates: [ICECandidate] = []
+        /// The signaling connection the session was set up through: a server restarted
+        /// since does not know it, so its end is not reported there.
+        weak var signaling: SignalingClient?
     }
 
     private struct State {
@@ -179,7 +182,8 @@ public final class PublisherNode: Sendable {
                 }
             }
             state.withLock { $0.sessions[sessionId] = Session(peer: peer, role: role, consumer: consumer, events: events,
-                                                                    limiter: ControlRateLimiter(limit: config.controlRate, now: MonotonicClock.nanos())) }
+                                                                    limiter: ControlRateLimiter(limit: config.controlRate, now: MonotonicClock.nanos()))
+                             $0.sessions[sessionId]?.signaling = client }
             onEvent(.sessionStarted(sessionId: sessionId, consumer: consumer, role: role))
             let channel = try peer.createDataChannel("control")
             state.withLock { $0.sessions[sessionId]?.channel = channel }
@@ -266,7 +270,9 @@ public final class PublisherNode: Sendable {
         guard let session = state.withLock({ $0.sessions.removeValue(forKey: sessionId) }) else { return }
         session.events?.cancel()
         media.removePeer(session.peer)
-        if tellServer, let client = state.withLock({ $0.client }) { try? client.send(.endSession(sessionId: sessionId)) }
+        if tellServer, let client = state.withLock({ $0.client }), session.signaling === client {
+            try? client.send(.endSession(sessionId: sessionId))
+        }
         onEvent(.sessionEnded(sessionId: sessionId, reason: reason))
     }
 }

@@ -10,63 +10,75 @@ import CGstShim
 /// mapped and webrtcbin leaves retransmission off. A handler of our own on the internal
 /// rtpbin's `new-jitterbuffer`, run after webrtcbin's, turns it on.
 ///
-/// A second handler, on rtpbin's `element-added`, shortens each new session's regular
-/// RTCP interval before its first report is scheduled: under AVPF a receiver may send
-/// one early feedback packet (NACK, PLI, FIR) per regular interval, and rtpsession's
-/// defaults (receivers' share of 5 % of an estimated bandwidth, and a 5 s
-/// `rtcp-min-interval`, which AVPF uses as T_rr_interval) put that interval at 0.5 to
-/// 5 s, so a repeated NACK (after a lost retransmission) waits for it and reaches the
-/// sender after the jitter buffer gave the packet up. 8 kB/s and 20 ms bring it to
-/// tens of milliseconds (receiver reports of ~100 bytes: a few kB/s, well under 1 %
-/// of a 2 Mbit/s stream).
+/// Handlers on rtpbin's `element-added` and the same `new-jitterbuffer` (set again
+/// there: values set before the stream starts did not always hold) shorten each
+/// session's regular RTCP interval. Under AVPF a receiver may send one early feedback
+/// packet (NACK, PLI, FIR) per regular interval, and rtpsession's defaults (receivers'
+/// share of 5 % of an estimated bandwidth, and a 5 s `rtcp-min-interval`, which AVPF
+/// uses as T_rr_interval) put that interval at 0.5 to 5 s, so a repeated NACK (after a
+/// lost retransmission) waits for it and reaches the sender after the jitter buffer
+/// gave the packet up. 40 kB/s for receiver reports and a 20 ms minimum bring it to
+/// 10 to 30 ms: some 50 reports of 70 to 100 bytes a second (about 30 kbit/s, 1.5 %
+/// of a 2 Mbit/s stream) from the receiver.
 ///
-/// Both handlers capture nothing and live as long as the rtpbin.
+/// The handlers capture nothing and live as long as the rtpbin.
 enum RetransmissionRequests {
     /// Receiver RTCP bandwidth in bytes per second (rtpsession's `rtcp-rr-bandwidth`).
-    static let receiverReportBandwidth = 8000
+    static let receiverReportBandwidth = 40000
     /// Minimum regular RTCP interval in nanoseconds (rtpsession's `rtcp-min-interval`).
     static let minimumReportInterval = 20_000_000
 
-    /// Connects the handlers on `webrtc`'s rtpbin; false when webrtcbin has no rtpbin
-    /// named "rtpbin" (a webrtcbin other than 1.22's). Call before the remote
-    /// description is applied (the sessions are made then).
+    /// Connects the handler on `webrtc`'s rtpbin; false when webrtcbin has no rtpbin
+    /// named "rtpbin" (a webrtcbin other than 1.22's).
     static func enable(on webrtc: Element) -> Bool {
         guard let rtpbin = gst_bin_get_by_name(UnsafeMutablePointer(OpaquePointer(webrtc.object)), "rtpbin") else {
             return false
         }
         defer { gst_object_unref(UnsafeMutableRawPointer(rtpbin)) }
-        let jitterBuffers = g_signal_connect_data(UnsafeMutableRawPointer(rtpbin), "new-jitterbuffer",
-                                                  unsafeBitCast(newJitterBufferHandler, to: GCallback.self), nil, nil,
-                                                  GConnectFlags(rawValue: 0))
+        configureSessions(in: UnsafeMutableRawPointer(rtpbin))
         let sessions = g_signal_connect_data(UnsafeMutableRawPointer(rtpbin), "element-added",
                                              unsafeBitCast(elementAddedHandler, to: GCallback.self), nil, nil,
                                              GConnectFlags(rawValue: 0))
-        return jitterBuffers != 0 && sessions != 0
+        let jitterBuffers = g_signal_connect_data(UnsafeMutableRawPointer(rtpbin), "new-jitterbuffer",
+                                                  unsafeBitCast(newJitterBufferHandler, to: GCallback.self), nil, nil,
+                                                  GConnectFlags(rawValue: 0))
+        return sessions != 0 && jitterBuffers != 0
     }
 
-    fileprivate static func configure(jitterBuffer: UnsafeMutableRawPointer) {
+    fileprivate static func configure(rtpbin: UnsafeMutableRawPointer, jitterBuffer: UnsafeMutableRawPointer) {
         gst_util_set_object_arg(UnsafeMutablePointer(OpaquePointer(jitterBuffer)), "do-retransmission", "true")
+        configureSessions(in: rtpbin)
     }
 
-    fileprivate static func configure(element: UnsafeMutablePointer<GstElement>) {
-        guard let factory = gst_element_get_factory(element),
-              String(cString: pcg_object_name(UnsafeMutableRawPointer(factory))) == "rtpsession" else { return }
-        let object = UnsafeMutablePointer<GObject>(OpaquePointer(element))
-        gst_util_set_object_arg(object, "rtcp-rr-bandwidth", String(receiverReportBandwidth))
-        gst_util_set_object_arg(object, "rtcp-min-interval", String(minimumReportInterval))
+    /// Sets the RTCP timing on every rtpsession element in `rtpbin`.
+    fileprivate static func configureSessions(in rtpbin: UnsafeMutableRawPointer) {
+        guard let children = gst_bin_iterate_elements(UnsafeMutablePointer(OpaquePointer(rtpbin))) else { return }
+        defer { gst_iterator_free(children) }
+        var item = GValue()
+        defer { g_value_unset(&item) }
+        while gst_iterator_next(children, &item) == GST_ITERATOR_OK {
+            if let child = g_value_get_object(&item),
+               let factory = gst_element_get_factory(UnsafeMutablePointer(OpaquePointer(child))),
+               String(cString: pcg_object_name(UnsafeMutableRawPointer(factory))) == "rtpsession" {
+                let object = UnsafeMutablePointer<GObject>(OpaquePointer(child))
+                gst_util_set_object_arg(object, "rtcp-rr-bandwidth", String(receiverReportBandwidth))
+                gst_util_set_object_arg(object, "rtcp-min-interval", String(minimumReportInterval))
+            }
+            g_value_reset(&item)
+        }
     }
+}
+
+/// `void handler(GstBin *rtpbin, GstElement *element, gpointer)`: a session as rtpbin makes it.
+private let elementAddedHandler: @convention(c) (UnsafeMutableRawPointer?, UnsafeMutableRawPointer?,
+                                                 UnsafeMutableRawPointer?) -> Void = { rtpbin, _, _ in
+    guard let rtpbin else { return }
+    RetransmissionRequests.configureSessions(in: rtpbin)
 }
 
 /// `void handler(GstElement *rtpbin, GstElement *jitterbuffer, guint session, guint ssrc, gpointer)`
 private let newJitterBufferHandler: @convention(c) (UnsafeMutableRawPointer?, UnsafeMutableRawPointer?, guint, guint,
-                                                    UnsafeMutableRawPointer?) -> Void = { _, jitterBuffer, _, _, _ in
-    guard let jitterBuffer else { return }
-    RetransmissionRequests.configure(jitterBuffer: jitterBuffer)
-}
-
-/// `void handler(GstBin *bin, GstElement *element, gpointer)`
-private let elementAddedHandler: @convention(c) (UnsafeMutableRawPointer?, UnsafeMutablePointer<GstElement>?,
-                                                 UnsafeMutableRawPointer?) -> Void = { _, element, _ in
-    guard let element else { return }
-    RetransmissionRequests.configure(element: element)
+                                                    UnsafeMutableRawPointer?) -> Void = { rtpbin, jitterBuffer, _, _, _ in
+    guard let rtpbin, let jitterBuffer else { return }
+    RetransmissionRequests.configure(rtpbin: rtpbin, jitterBuffer: jitterBuffer)
 }

@@ -113,30 +113,40 @@ struct ControlRateLimitTests {
             }
         }
         let running = [Task { await publisher.run() }, Task { await subscriber.run() }]
-        defer { for task in running { task.cancel() }; media.stop() }
-        try await waitUntil(30, "the control channel to open") { seen.withLock { $0.open } }
-
-        let ids = try (0..<12).map { _ in try subscriber.send(.clearAnnotations) }
-        try await waitUntil(15, "12 replies", progress: { "\(seen.withLock { $0.replies.count })" }) { seen.withLock { $0.replies.count } >= 12 }
-        let replies = seen.withLock { $0.replies }
-        var acked: [String] = [], limited: [String] = []
-        for reply in replies {
-            switch reply {
-            case .ack(let id, _, _): acked.append(id)
-            case .error(let e) where e.code == .rateLimited: limited.append(e.id ?? "?")
-            default: Issue.record("unexpected reply \(reply)")
-            }
+        // Both nodes end their sessions before the pipeline stops (stopping it under a live
+        // session hangs); then the server goes.
+        func shutDown() async {
+            for task in running { task.cancel() }
+            for task in running { await task.value }
+            media.stop()
+            await server.stop()
         }
-        // The burst of 5 at once, perhaps one or two more refilled while the 12 travelled.
-        #expect((5...7).contains(acked.count), "acked \(acked), refused \(limited)")
-        #expect(acked + limited == ids, "every request answered once, in order")
-        // A second later the session is served again.
-        try await Task.sleep(for: .seconds(1))
-        let after = try subscriber.send(.clearAnnotations)
-        try await waitUntil(10, "the reply after the pause") { seen.withLock { $0.replies.count } >= 13 }
-        #expect(seen.withLock { $0.replies.last } == .ack(id: after, annotationId: nil))
-        for task in running { task.cancel() }
-        await server.stop()
+        do {
+            try await waitUntil(30, "the control channel to open") { seen.withLock { $0.open } }
+            let ids = try (0..<12).map { _ in try subscriber.send(.clearAnnotations) }
+            try await waitUntil(15, "12 replies", progress: { "\(seen.withLock { $0.replies.count })" }) { seen.withLock { $0.replies.count } >= 12 }
+            var acked: [String] = [], limited: [String] = []
+            for reply in seen.withLock({ $0.replies }) {
+                switch reply {
+                case .ack(let id, _, _): acked.append(id)
+                case .error(let e) where e.code == .rateLimited: limited.append(e.id ?? "?")
+                default: Issue.record("unexpected reply \(reply)")
+                }
+            }
+            // The burst of 5 at once, perhaps one or two more refilled while the 12 travelled.
+            #expect((5...7).contains(acked.count), "acked \(acked), refused \(limited)")
+            #expect(acked + limited == ids, "every request answered once, in order")
+            // A second later the session is served again.
+            try await Task.sleep(for: .seconds(1))
+            let after = try subscriber.send(.clearAnnotations)
+            try await waitUntil(10, "the reply after the pause") { seen.withLock { $0.replies.count } >= 13 }
+            #expect(seen.withLock { $0.replies.last } == .ack(id: after, annotationId: nil))
+            print("publisher node rate limit (2/s, burst 5): 12 at once → \(acked.count) acked, \(limited.count) rateLimited; 1 s later acked")
+        } catch {
+            await shutDown()
+            throw error
+        }
+        await shutDown()
     }
 
     @Test("the publisher node's default is 20 requests/s with a burst of 40")

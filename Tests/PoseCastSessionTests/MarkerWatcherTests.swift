@@ -72,6 +72,24 @@ struct MarkerWatcherTests {
         #expect(seen[0].name == "annotationVisible" && seen[0].fields["round_trip_ms"] != nil)
     }
 
+    @Test("an ack that overtakes the report of its request still ties the annotation to it; other acks do not")
+    func earlyAck() throws {
+        let events = Mutex<[MarkerWatchEvent]>([])
+        let watcher = MarkerWatcher { e in events.withLock { $0.append(e) } }
+        // A remove's ack also names an annotation: not one of ours to wait for.
+        watcher.observe(.requestSent(id: "r1", type: "removeAnnotation", text: "{}"))
+        watcher.observe(.reply(.ack(id: "r1", annotationId: "a0")))
+        watcher.observe(.reply(.ack(id: "r2", annotationId: "a1")))
+        watcher.observe(.requestSent(id: "r2", type: "annotate", text: "{}"))
+        watcher.observe(.reply(.annotations([Self.annotation("a0", at: Self.world(100.5, 100.5)),
+                                             Self.annotation("a1", at: Self.world(300.5, 200.5))])))
+        watcher.observe(Self.picture(frame: 7, decodedAt: WallClock.nowNanos(), discs: [(100.5, 100.5), (300.5, 200.5)]))
+        let seen = events.withLock { $0 }
+        #expect(seen.count == 1)
+        guard case .visible(let v) = seen.first else { Issue.record("\(seen)"); return }
+        #expect(v.annotationId == "a1" && v.requestId == "r2" && v.frameId == 7)
+    }
+
     @Test("checkmarkers reports each listed mark, and a removed one as absent once frames after the removal lack it")
     func reports() throws {
         let events = Mutex<[MarkerWatchEvent]>([])

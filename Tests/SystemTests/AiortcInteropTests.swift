@@ -49,7 +49,8 @@ struct AiortcInteropTests {
                                       "no result line; stderr:\n\(run.stderrTail)")
         let result = try #require(try JSONSerialization.jsonObject(with: Data(resultLine.utf8)) as? [String: Any],
                                   "result is not a JSON object: \(resultLine)")
-        let publisherEvents = publisher.events.compactMap { $0.string("event") }.filter { $0 != "status" }
+        let publisherEvents = publisher.events.compactMap { e in e.string("event").map { $0 == "error" ? "error: \(e["message"] ?? "")" : $0 } }
+            .filter { $0 != "status" }
         let failure = "aiortc subscriber failed: \(result["errors"] ?? "?")\npublisher events: \(publisherEvents)"
             + "\npublisher stderr:\n\(publisher.stderrTail)\naiortc stderr:\n\(run.stderrTail)"
         #expect(run.status == 0, "\(failure)")

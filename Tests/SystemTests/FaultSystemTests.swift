@@ -127,6 +127,47 @@ struct FaultSystemTests {
         try await Fault.stop([expert, publisher, signaling])
     }
 
+    /// A subscriber killed after a signaling restart: the new server does not know its
+    /// session, so no `endSession` comes; ICE keepalive checks find it gone (libnice
+    /// 0.1.21 has no consent freshness). The live call must survive the same checks.
+    @Test("a subscriber killed after a signaling restart: the publisher finds it gone by itself, frees it, keeps the live call", .timeLimit(.minutes(3)))
+    func killedSubscriberAfterSignalingRestart() async throws {
+        let port = try Fault.freeLoopbackPort()
+        var (signaling, url) = try await Fault.signaling(port: port)
+        let publisher = try await Fault.publisher(url)
+        let expertA = try Fault.subscriber(url, "expert A")
+        try await Fault.expectPosedFrames(expertA)
+        let base = try await Fault.steadyResources(publisher, sessions: 1)
+        let expertB = try Fault.subscriber(url, "expert B")
+        try await Fault.expectPosedFrames(expertB)
+        _ = try await Fault.steadyResources(publisher, sessions: 2)
+
+        let markP = publisher.output.count
+        signaling.signal(SIGKILL)
+        _ = try await signaling.waitForExit(timeout: 10)
+        (signaling, url) = try await Fault.signaling(port: port)
+        try await publisher.waitForEvent("publisher re-registered", timeout: 10, after: markP) { $0.string("event") == "signalingConnected" }
+        let markKill = publisher.output.count
+        let killedAt = Date()
+        expertB.signal(SIGKILL)
+        _ = try await expertB.waitForExit(timeout: 10)
+        let (ended, _) = try await publisher.waitForEvent("the dead session found by ICE", timeout: 120, after: markKill) {
+            $0.string("event") == "sessionEnded"
+        }
+        print("subscriber killed after a signaling restart: its session ended "
+              + String(format: "%.1f s later (%@)", Date().timeIntervalSince(killedAt), ended.string("reason") ?? "?"))
+        try await publisher.waitForEvent("resources back to \(base)", timeout: 15, after: markKill) {
+            $0.string("event") == "status" && $0.int("sessions") == 1 && $0.int("subscribers") == 1
+                && $0.int("open_fds") <= base.fds && $0.int("threads") <= base.threads + Fault.idleThreadSlack
+        }
+        // The new server never heard of that session: nothing is reported to it.
+        #expect(!publisher.output[markKill...].contains { $0.contains("\"serverError\"") }, "no endSession sent for an unknown session")
+        // A answered the same keepalive checks all along: its call goes on.
+        #expect(!publisher.output[markKill...].contains { $0.contains("\"sessionEnded\"") && !$0.contains(ended.string("sessionId") ?? "-") })
+        try await Fault.expectPosedFrames(expertA, after: expertA.output.count)
+        try await Fault.stop([expertA, publisher, signaling])
+    }
+
     /// After a signaling restart the new server knows neither the running session nor that
     /// the publisher's new peer id is the one the subscriber watches: when that publisher
     /// then dies, no `endSession` comes. The subscriber must still find the new one in time.

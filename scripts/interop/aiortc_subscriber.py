@@ -205,6 +205,7 @@ class Video:
 
 
 POSE_EXTENSION_URI = "urn:x-posecast:rtp-hdrext:pose:1"   # docs/POSE_WIRE_FORMAT.md
+TRANSPORT_LOG = None   # set in main: a TransportLog
 
 
 class PoseExtensionWatch:
@@ -260,6 +261,29 @@ class PoseExtensionWatch:
                 self.with_pose += 1
                 return
             i += header + length
+
+
+class TransportLog(logging.Handler):
+    """Keeps what aiortc's DTLS transport says about packets it had to drop (SRTP that
+    does not authenticate, RTP that does not parse), for the failure message."""
+
+    def __init__(self):
+        super().__init__(logging.DEBUG)
+        self.drops = {}
+
+    def emit(self, record):
+        text = record.getMessage()
+        for marker in ("SRTP unprotect failed", "RTP parsing failed", "RTCP parsing failed"):
+            if marker in text:
+                first, count = self.drops.get(marker, (text, 0))
+                self.drops[marker] = (first, count + 1)
+
+    def install(self):
+        transport_logger = logging.getLogger("aiortc.rtcdtlstransport")
+        transport_logger.addHandler(self)
+        if transport_logger.getEffectiveLevel() > logging.DEBUG:
+            transport_logger.setLevel(logging.DEBUG)
+            transport_logger.propagate = False   # only here, unless --verbose asked for everything
 
 
 def mids_in_order(sdp):
@@ -419,8 +443,11 @@ async def run(args, result, video, control, watch):
         async def keep_adding_candidates():
             nonlocal remote_candidates
             while True:
-                message = await signaling.wait_for(
-                    "ICE", lambda m: m.get("type") == "peer" and in_session(m) and "ice" in m, 3600)
+                try:
+                    message = await signaling.wait_for(
+                        "ICE", lambda m: m.get("type") == "peer" and in_session(m) and "ice" in m, 3600)
+                except CheckFailed:
+                    return   # the connection ended or the server refused something: the main checks report it
                 await add_remote_candidate(pc, message["ice"], mids)
                 remote_candidates += 1
 
@@ -539,9 +566,12 @@ async def exercise(args, result, pc, signaling, session, video, control, watch):
     if video.error and video.frames < args.frames:
         raise CheckFailed(video.error)
     if video.frames < args.frames:
+        transport = [s for s in (await pc.getStats()).values() if s.type == "transport"]
+        received = ", ".join(f"{s.packetsReceived} datagrams received" for s in transport) or "no transport stats"
+        drops = "; ".join(f"{count}× {first}" for first, count in TRANSPORT_LOG.drops.values()) or "no drops logged"
         raise CheckFailed(f"only {video.frames} frames decoded within {args.timeout:.0f} s (wanted {args.frames}; "
                           f"video track {'received' if video.task else 'never announced'}, "
-                          f"{watch.packets} video RTP packets, connection {pc.connectionState})")
+                          f"{watch.packets} video RTP packets, {received}, {drops}, connection {pc.connectionState})")
 
     # Tidy up after ourselves: remove the annotation again.
     mark = len(control.messages)
@@ -575,6 +605,9 @@ def main():
     args = parser.parse_args()
     if args.verbose:
         logging.basicConfig(level=logging.DEBUG, stream=sys.stderr)
+    global TRANSPORT_LOG
+    TRANSPORT_LOG = TransportLog()
+    TRANSPORT_LOG.install()
 
     result = {"ok": False, "frames_decoded": 0, "width": None, "height": None, "sizes": {},
               "control_replies": [], "errors": [], "seconds": 0.0}
