@@ -211,8 +211,9 @@ final class AnnotationSprite: @unchecked Sendable {
         }
     }
 
-    /// The arrow as one polygon: tail at the upper left, tip at the origin.
-    private static func arrowOutline(_ style: AnnotationStyle) -> [(x: Double, y: Double)] {
+    /// The arrow as one polygon: tail at the upper left, tip at the origin. (The marker
+    /// detector takes its area and centroid from this same polygon.)
+    static func arrowOutline(_ style: AnnotationStyle) -> [(x: Double, y: Double)] {
         let d = (x: 1 / 2.0.squareRoot(), y: 1 / 2.0.squareRoot())   // tail → tip, down and right
         let n = (x: d.y, y: -d.x)                                        // perpendicular
         func at(_ along: Double, _ across: Double) -> (x: Double, y: Double) {

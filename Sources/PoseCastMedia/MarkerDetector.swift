@@ -64,21 +64,27 @@ public struct MarkerShape: Sendable {
             extent = kind == .pin ? Float(style.pinOuterRadius) : r + Float(style.outlineWidth)
             searchRadius = Int((r + margin).rounded(.up))
         case .arrow:
-            // The arrow polygon of `AnnotationSprite`: along the diagonal d = (1, 1)/√2 from
-            // the tail at −arrowLength to the tip at the anchor; a shaft of half-width
-            // arrowShaftHalfWidth up to the head's base at −arrowHeadLength, then a
-            // triangle of half-width arrowHeadHalfWidth.
-            let length = Float(style.arrowLength), head = Float(style.arrowHeadLength)
-            let shaft = Float(style.arrowShaftHalfWidth), headHalf = Float(style.arrowHeadHalfWidth)
-            let shaftArea = (length - head) * 2 * shaft, headArea = head * headHalf
-            let along = (shaftArea * -(length + head) / 2 + headArea * -2 * head / 3) / (shaftArea + headArea)
-            let diagonal = 1 / Float(2).squareRoot()
-            centroidOffset = (along * diagonal, along * diagonal)
-            colorArea = shaftArea + headArea
-            // Farthest coloured point from the centroid: the tail's corners.
-            let tailFromCentroid = length + along
-            let reach = (tailFromCentroid * tailFromCentroid + shaft * shaft).squareRoot()
-            extent = (length + shaft) * diagonal + Float(style.outlineWidth)
+            // The arrow polygon `AnnotationSprite` draws (tip at the anchor): its area and
+            // centroid by the shoelace formula.
+            let points = AnnotationSprite.arrowOutline(style).map { (x: Float($0.x), y: Float($0.y)) }
+            var twiceArea: Float = 0, cx: Float = 0, cy: Float = 0
+            for (i, p) in points.enumerated() {
+                let q = points[(i + 1) % points.count]
+                let cross = p.x * q.y - q.x * p.y
+                twiceArea += cross
+                cx += (p.x + q.x) * cross
+                cy += (p.y + q.y) * cross
+            }
+            let area = abs(twiceArea) / 2
+            let centroid = (x: cx / (3 * twiceArea), y: cy / (3 * twiceArea))
+            centroidOffset = centroid
+            colorArea = area
+            // Farthest coloured point from the centroid, and from the anchor along x or y.
+            let reach = points.map { p -> Float in
+                let dx = p.x - centroid.x, dy = p.y - centroid.y
+                return (dx * dx + dy * dy).squareRoot()
+            }.max() ?? 0
+            extent = (points.map { max(abs($0.x), abs($0.y)) }.max() ?? 0) + Float(style.outlineWidth)
             searchRadius = Int((reach + margin).rounded(.up))
         }
         minimumPixels = max(4, Int((colorArea / 5).rounded()))
