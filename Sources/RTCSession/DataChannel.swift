@@ -52,7 +52,17 @@ public final class DataChannel: @unchecked Sendable {
         ReadyState(rawValue: pcg_object_get_int(raw, "ready-state")) ?? .closed
     }
 
+    /// Sends a text message: not empty and without NUL, both refused here with a precise
+    /// error. A C string ends at NUL (JSON escapes it). GStreamer 1.22 cannot send an empty
+    /// text: "" goes as a zero-length SCTP message with the string PPID, which silently
+    /// stalls the channel for good, and NULL (the empty-string PPID) closes the channel.
     public func send(_ text: String) throws(RTCError) {
+        guard !text.isEmpty else {
+            throw .dataChannel(label: label, reason: "an empty text message cannot be sent (GStreamer 1.22 would break the channel)")
+        }
+        guard !text.utf8.contains(0) else {
+            throw .dataChannel(label: label, reason: "text contains a NUL byte; send it as binary or escape it")
+        }
         var error: UnsafeMutablePointer<GError>? = nil
         let ok = gst_webrtc_data_channel_send_string_full(OpaquePointer(raw), text, &error)
         try check(ok, error)
