@@ -85,14 +85,14 @@ final class LossHarness: Sendable {
     }
 
     /// `seconds` of `lossPercent` loss, then `recoverySeconds` of none.
-    func run(lossPercent: Double, seconds: Double, recoverySeconds: Double = 2.5) async throws -> LossResult {
+    func run(lossPercent: Double, delayMs: Int = 0, seconds: Double, recoverySeconds: Double = 2.5) async throws -> LossResult {
         let beforeStats = try await LossCounters(publisher: peer, subscriber: subscriber.peer)
         let firstFrame = frames.count
         let firstSent = (sentIDs.max() ?? 0) + 1
         let linkBefore = peer.link?.stats ?? LinkSimulatorStats()
         let keyframesBefore = publisher.keyframeRequests
         let start = WallClock.nowNanos()
-        try publisher.setLinkConditions(LinkConditions(lossPercent: lossPercent))
+        try publisher.setLinkConditions(LinkConditions(lossPercent: lossPercent, delayMs: delayMs))
         try await Task.sleep(for: .seconds(seconds))
         try publisher.setLinkConditions(.perfect)
         let stop = WallClock.nowNanos()
@@ -200,11 +200,15 @@ struct LossResult: Sendable {
             latencyP50Ms = latencies[latencies.count / 2]
             latencyP95Ms = latencies[min(latencies.count - 1, latencies.count * 95 / 100)]
         }
-        recoveryMs = Self.recovery(after: stop, decodedAt: frames.map(\.decodedAtNanos).sorted(), fps: LossHarness.fps)
+        // Only frames captured after the loss stopped: the backlog repaired late (and
+        // decoded in a burst) must not pass for the stream being back.
+        let fresh = frames.filter { ($0.pose?.captureTimeNanos ?? 0) >= stop }
+        recoveryMs = Self.recovery(after: stop, decodedAt: fresh.map(\.decodedAtNanos).sorted(), fps: LossHarness.fps)
     }
 
     /// Milliseconds from `stop` to the start of the first 1 s window holding at least
-    /// 90 % of the nominal frame rate (windows start at `stop` or at a decoded frame).
+    /// 90 % of the nominal frame rate (windows start at `stop` or at a decoded frame);
+    /// `times` are the decode times of frames captured after `stop`.
     static func recovery(after stop: UInt64, decodedAt times: [UInt64], fps: Int) -> Double? {
         let needed = Int((Double(fps) * 0.9).rounded(.up))
         let starts = [stop] + times.filter { $0 > stop }
@@ -300,6 +304,19 @@ struct PacketLossTests {
         #expect(result.keyframeRequests > 0, "no keyframe request reached the publisher's encoder")
         let recovery = try #require(result.recoveryMs, "the frame rate never came back after the loss stopped")
         #expect(recovery <= 1000, "full frame rate came back \(recovery) ms after the loss stopped")
+    }
+
+    /// A fixed delay on the link shows in the capture → decoded latency of the frames
+    /// sent while it lasts (and nothing is lost or reordered).
+    @Test("a link delay adds to the latency, in order, without loss")
+    func linkDelay() async throws {
+        let harness = try await LossHarness()
+        defer { harness.close() }
+        let clean = try await harness.run(lossPercent: 0, seconds: 1, recoverySeconds: 0.5)
+        let delayed = try await harness.run(lossPercent: 0, delayMs: 80, seconds: 2, recoverySeconds: 0.5)
+        print("[delay] clean p50 \(clean.latencyP50Ms) ms, with 80 ms delay p50 \(delayed.latencyP50Ms) ms")
+        #expect(delayed.latencyP50Ms >= clean.latencyP50Ms + 60)
+        #expect(delayed.wrongPoses == 0 && delayed.link.packetsDropped == 0)
     }
 
     /// The offer and the answer both carry RTX for the video payload type and NACK/PLI feedback.
