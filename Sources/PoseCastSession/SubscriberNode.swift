@@ -176,11 +176,14 @@ public final class SubscriberNode: Sendable {
     /// alive (keep it, follow the new id so its leaving is seen); none lately mean it is
     /// dead (drop it and ask the new publisher now, not after `stallTimeout`).
     private func producerAnnounced(_ producer: String, client: SignalingClient) {
-        let other = state.withLock { s -> Bool in
-            if case .active(_, let current) = s.phase, current != producer { return true }
-            return false
+        let (other, silentAlready) = state.withLock { s -> (Bool, Bool) in
+            guard case .active(_, let current) = s.phase, current != producer else { return (false, false) }
+            let last = s.lastFrameAt ?? s.sessionStartedAt ?? .now
+            return (true, ContinuousClock.now - last > config.liveMediaWindow)
         }
         guard other else { return requestSession(with: producer, client: client) }
+        // Nothing decoded for a whole window already: no need to watch any longer.
+        if silentAlready { return settle(on: producer) }
         Task { [weak self] in
             try? await Task.sleep(for: self?.config.liveMediaWindow ?? .seconds(1))
             self?.settle(on: producer)

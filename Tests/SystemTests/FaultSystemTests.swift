@@ -127,6 +127,39 @@ struct FaultSystemTests {
         try await Fault.stop([expert, publisher, signaling])
     }
 
+    /// The two-terminal demo's way: the publisher embeds the signaling server, so killing
+    /// it takes the server down too; the subscriber finds the next one on the same port.
+    @Test("the publisher with its embedded server killed and started again on the same port: posed frames within 5 s of its start")
+    func embeddedServerPublisherRestart() async throws {
+        let port = try Fault.freeLoopbackPort()
+        func embedded(_ name: String) throws -> ManagedProcess {
+            try ManagedProcess("posecast-publisher", ["--source", "test", "--listen", "127.0.0.1:\(port)", "--json"], name: name)
+        }
+        let publisher = try embedded("publisher (embedded server)")
+        try await publisher.waitForEvent("publisher registered", timeout: 20) { $0.string("event") == "signalingConnected" }
+        let expert = try Fault.subscriber("ws://127.0.0.1:\(port)/", "expert")
+        try await Fault.expectPosedFrames(expert)
+
+        let mark = expert.output.count
+        publisher.signal(SIGKILL)
+        _ = try await publisher.waitForExit(timeout: 10)
+        try await expert.waitForEvent("server gone", timeout: 10, after: mark) { $0.string("event") == "signalingLost" }
+        let oldFrame = try await Fault.frameOnScreen(expert)
+        let start = Date()
+        let next = try embedded("publisher (embedded server, restarted)")
+        let (registered, _) = try await next.waitForEvent("new publisher registered", timeout: 10) { $0.string("event") == "signalingConnected" }
+        let producer = try #require(registered.string("peerId"))
+        let (_, started) = try await expert.waitForEvent("session with the new publisher", timeout: 10, after: mark) {
+            $0.string("event") == "sessionStarted" && $0.string("producer") == producer
+        }
+        let decodedAt = try await Fault.waitForNewPosedFrame(expert, other: oldFrame, after: started, timeout: 10)
+        let fromStart = decodedAt.timeIntervalSince(start)
+        print("publisher with embedded server restarted: first posed frame " + String(format: "%.2f s after the new process started", fromStart))
+        #expect(fromStart <= 5, "posed frames from the new publisher \(fromStart) s after its start (limit 5 s)")
+        try await Fault.expectPosedFrames(expert, after: started)
+        try await Fault.stop([expert, next])
+    }
+
     /// A subscriber killed after a signaling restart: the new server does not know its
     /// session, so no `endSession` comes; ICE keepalive checks find it gone (libnice
     /// 0.1.21 has no consent freshness). The live call must survive the same checks.
