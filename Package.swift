@@ -116,6 +116,6 @@ let package = Package(
         ]),
         .testTarget(name: "PoseCastSessionTests", dependencies: ["PoseCastSession", "PoseCastKit", "Signaling", "PoseCastMedia", "RTCSession", "TestSupport"]),
         // Real executables on loopback (built by `swift build` before the tests run).
-        .testTarget(name: "SystemTests", dependencies: ["PoseCastKit"]),
+        .testTarget(name: "SystemTests", dependencies: ["PoseCastKit", "TestSupport"]),
     ]
 )

@@ -6,35 +6,11 @@ import Testing
 /// `wss://`: the server with a certificate and key, clients that trust its CA.
 @Suite("Signaling over wss://", .timeLimit(.minutes(1)))
 struct TLSServerTests {
-    /// A self-signed certificate for localhost made with openssl, in a fresh folder.
-    static func makeCertificate() throws -> (cert: String, key: String, dir: URL) {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("posecast-tls-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-        let cert = dir.appendingPathComponent("cert.pem").path, key = dir.appendingPathComponent("key.pem").path
-        let openssl = Process()
-        openssl.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        openssl.arguments = ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2",
-                             "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost",
-                             "-keyout", key, "-out", cert]
-        openssl.standardOutput = FileHandle.nullDevice
-        openssl.standardError = FileHandle.nullDevice
-        try openssl.run()
-        openssl.waitUntilExit()
-        guard openssl.terminationStatus == 0 else { throw HarnessError("openssl req failed with \(openssl.terminationStatus)") }
-        return (cert, key, dir)
-    }
-
-    struct HarnessError: Error, CustomStringConvertible {
-        let description: String
-        init(_ d: String) { description = d }
-    }
-
-    static let hasOpenSSL = FileManager.default.isExecutableFile(atPath: "/usr/bin/openssl")
-
-    @Test(.enabled(if: hasOpenSSL, "needs the openssl command (apt install openssl)"))
+    @Test(.enabled(if: SelfSignedCertificate.isAvailable, "needs the openssl command (apt install openssl)"))
     func secureClientsPairOverWSS() async throws {
-        let (cert, key, dir) = try Self.makeCertificate()
-        defer { try? FileManager.default.removeItem(at: dir) }
+        let certificate = try SelfSignedCertificate()
+        defer { certificate.remove() }
+        let (cert, key) = (certificate.certificatePath, certificate.keyPath)
         let server = try await withTimeout(10, "the TLS server to start") {
             try await SignalingServer.start(SignalingServerConfiguration(
                 port: 0, tls: SignalingServerTLS(certificateChainPath: cert, privateKeyPath: key)), logger: testLogger)

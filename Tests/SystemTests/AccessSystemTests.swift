@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// Access control across real processes: signaling over wss:// with room and role
@@ -6,30 +7,12 @@ import Testing
 /// wrong token and a plain ws:// client get nowhere. Every wait has a time limit.
 @Suite("system: access control over wss://", .serialized)
 struct AccessSystemTests {
-    static let hasOpenSSL = FileManager.default.isExecutableFile(atPath: "/usr/bin/openssl")
-
-    /// A self-signed certificate for `localhost` (openssl), in a fresh folder.
-    static func makeCertificate() throws -> (cert: String, key: String, dir: URL) {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("posecast-access-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-        let cert = dir.appendingPathComponent("cert.pem").path, key = dir.appendingPathComponent("key.pem").path
-        let openssl = Process()
-        openssl.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
-        openssl.arguments = ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=localhost",
-                             "-addext", "subjectAltName=DNS:localhost", "-keyout", key, "-out", cert]
-        openssl.standardOutput = FileHandle.nullDevice
-        openssl.standardError = FileHandle.nullDevice
-        try openssl.run()
-        openssl.waitUntilExit()
-        try #require(openssl.terminationStatus == 0, "openssl req failed")
-        return (cert, key, dir)
-    }
-
     @Test("wss:// with tokens: expert steers, viewer is refused, wrong token and plain ws:// get nowhere",
-          .enabled(if: hasOpenSSL, "needs the openssl command (apt install openssl)"))
+          .enabled(if: SelfSignedCertificate.isAvailable, "needs the openssl command (apt install openssl)"))
     func tokensRolesAndTLS() async throws {
-        let (cert, key, dir) = try Self.makeCertificate()
-        defer { try? FileManager.default.removeItem(at: dir) }
+        let certificate = try SelfSignedCertificate()
+        defer { certificate.remove() }
+        let (cert, key) = (certificate.certificatePath, certificate.keyPath)
         let signaling = try ManagedProcess("posecast-signaling", [
             "--port", "0", "--tls-cert", cert, "--tls-key", key,
             "--token", "lab=expert-secret", "--token", "lab/publisher=pub-secret", "--token", "lab/viewer=view-secret",
