@@ -1,5 +1,7 @@
 /* CGstShim: see include/CGstShim.h for why each function exists. */
+#define _GNU_SOURCE 1
 #include "CGstShim.h"
+#include <pthread.h>
 #include <string.h>
 
 /* ===== Pose meta ========================================================= */
@@ -341,4 +343,14 @@ void
 pcg_event_unref (GstEvent * event)
 {
   gst_event_unref (event);
+}
+
+/* ===== Threads =========================================================== */
+
+void
+pcg_set_current_thread_name (const char *name)
+{
+  char truncated[16];
+  g_strlcpy (truncated, name, sizeof truncated);
+  pthread_setname_np (pthread_self (), truncated);
 }

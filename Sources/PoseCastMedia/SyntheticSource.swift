@@ -108,6 +108,8 @@ final class SyntheticSource: @unchecked Sendable {
     private var isRunning: Bool { control.withLock { $0.running } }
 
     private func renderLoop() {
+        // Named so per-thread CPU (top -H, /proc/PID/task/*/comm, scripts/bench-loopback) shows the render.
+        pcg_set_current_thread_name("synthetic-render")
         let renderer: SyntheticRenderer
         do { renderer = try SyntheticRenderer(scene: scene, width: width, height: height) } catch {
             statsBox.withLock { $0.lastError = "renderer: \(error)" }

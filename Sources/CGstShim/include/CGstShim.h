@@ -129,6 +129,13 @@ void pcg_caps_unref(GstCaps *caps);
 void pcg_message_unref(GstMessage *message);
 void pcg_event_unref(GstEvent *event);
 
+/* --- Threads -------------------------------------------------------------- */
+
+/* Names the calling thread (at most 15 bytes are kept), so per-thread CPU figures
+ * (/proc/PID/task/TID/comm, top -H) show what it does: pthread_setname_np is a GNU
+ * extension Glibc's Swift overlay does not import. */
+void pcg_set_current_thread_name(const char *name);
+
 /* --- DTLS certificate (dtls_certificate.c) -------------------------------- */
 
 /* A new self-signed ECDSA P-256 certificate and its private key, PEM, for the
