@@ -108,6 +108,10 @@ public final class SubscriberMedia: @unchecked Sendable {
     }
     public func stop() { peer.close(); pipeline.stop() }
 
+    /// Incoming video streams webrtcbin announced and a decode branch was linked to
+    /// (0 while no RTP has arrived: a stalled session's first diagnostic).
+    public var decodeBranchCount: Int { state.withLock { $0.readers.count } }
+
     public var stats: SubscriberMediaStats {
         let readers = state.withLock { $0.readers }
         let decoded = readers.reduce(0) { $0 + $1.framesDecoded }, withPose = readers.reduce(0) { $0 + $1.framesWithPose }

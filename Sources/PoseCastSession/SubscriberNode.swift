@@ -311,13 +311,19 @@ public final class SubscriberNode: Sendable {
     }
 
     private func checkStall() {
-        let stalled = state.withLock { s -> Bool in
-            guard case .active = s.phase, let started = s.sessionStartedAt else { return false }
+        let (stalled, media, everDecoded, connected) = state.withLock { s -> (Bool, SubscriberMedia?, Bool, Bool) in
+            guard case .active = s.phase, let started = s.sessionStartedAt else { return (false, nil, false, false) }
             let last = s.lastFrameAt ?? started
-            return ContinuousClock.now - last > config.stallTimeout
+            return (ContinuousClock.now - last > config.stallTimeout, s.media, s.lastFrameAt != nil, s.connected)
         }
         guard stalled else { return }
-        endSession(reason: "no frames for \(config.stallTimeout)", tellServer: true)
+        // Say how far the media got, so a stall can be placed: never connected, no RTP
+        // stream announced, or a stream that stopped decoding.
+        let detail: String
+        if !connected { detail = "peer connection not up" }
+        else if (media?.decodeBranchCount ?? 0) == 0 { detail = "connected, but no video stream arrived" }
+        else { detail = everDecoded ? "the video stopped" : "a video stream arrived, but no frame decoded" }
+        endSession(reason: "no frames for \(config.stallTimeout) (\(detail))", tellServer: true)
         try? state.withLock { $0.client }?.send(.list)
     }
 

@@ -57,6 +57,26 @@ final class ManagedProcess: @unchecked Sendable {
             }
         }
         try process.run()
+        Self.live.withLock { list in
+            list.removeAll { $0.process == nil }
+            list.append(WeakProcess(process: self))
+        }
+    }
+
+    private struct WeakProcess: @unchecked Sendable { weak var process: ManagedProcess? }
+    /// Every process started and not yet freed, so a timeout can show what the others did.
+    private static let live = Mutex<[WeakProcess]>([])
+
+    /// For a timeout message: each other live process's last status line (or last line)
+    /// and the end of its stderr, so a stall can be placed on the right side.
+    private func othersSummary() -> String {
+        let others = Self.live.withLock { $0.compactMap(\.process) }.filter { $0 !== self }
+        return others.map { other in
+            let lines = other.output
+            let status = lines.last { $0.contains("\"event\":\"status\"") } ?? lines.last ?? "(no output)"
+            return "--- \(other.name) (\(other.isRunning ? "running" : "exited")): \(status)\n"
+                + other.stderrTail.split(separator: "\n").suffix(5).joined(separator: "\n")
+        }.joined(separator: "\n")
     }
 
     deinit {
@@ -97,7 +117,8 @@ final class ManagedProcess: @unchecked Sendable {
             try await Task.sleep(for: .milliseconds(50))
         }
         throw HarnessTimeout(description: "\(name): no \(what) within \(timeout) s; last output:\n"
-                             + output.suffix(8).joined(separator: "\n") + "\nstderr:\n\(stderrTail)")
+                             + output.suffix(8).joined(separator: "\n") + "\nstderr:\n\(stderrTail)\nthe other processes:\n"
+                             + othersSummary())
     }
 
     /// Waits for a JSON event matching `predicate`.
