@@ -70,13 +70,16 @@ struct PoseFeedReceiverTests {
         #expect(port > 0)
         try send(good, toPort: port)
         try send(good + "\n{\"p\":[0,0,0]}\n\n" + #"{"position":[4,5,6],"orientation":[0,0,0,1]}"# + "\n", toPort: port)
+        // A frame captured now has those samples: asked for at this time, however long the
+        // counting below takes on a busy machine (a sample over 1 s old means `missing`).
+        let frameTime = WallClock.nowNanos()
         try send((1...5).map { "bad \($0)" }.joined(separator: "\n"), toPort: port)
         try await poll(10, "3 accepted and 6 rejected lines", progress: { "\(store.statistics)" }) {
             store.statistics.accepted == 3 && store.statistics.rejected == 6
         }
         #expect(store.statistics.lastError?.reason == "invalidJSON")
         let pose = LivePoseProvider(store: store, defaultIntrinsics: CameraIntrinsics(fx: 1, fy: 1, cx: 0.5, cy: 0.5))
-            .pose(frameID: 1, captureTimeNanos: WallClock.nowNanos())
+            .pose(frameID: 1, captureTimeNanos: frameTime)
         #expect(pose.flags.isDisjoint(with: .missing))
         // One report at once; the five after it are held back by the rate limit.
         #expect(reports.all.count == 1)
