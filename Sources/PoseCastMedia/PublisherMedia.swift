@@ -161,6 +161,18 @@ public final class PublisherMedia: @unchecked Sendable {
         }
     }
 
+    /// Errors and warnings of the camera pipeline (the source, converter, encoder …), also
+    /// before any subscriber joined, as text naming the element.
+    public func onPipelineProblem(_ body: @escaping @Sendable (_ text: String, _ isError: Bool) -> Void) {
+        pipeline.addObserver { message in
+            switch message {
+            case let .error(source, text, debug): body("\(source): \(text)" + (debug.isEmpty ? "" : " (\(debug))"), true)
+            case let .warning(source, text, _): body("\(source): \(text)", false)
+            default: break
+            }
+        }
+    }
+
     /// Keyframe requests that reached the encoder from the branches (PLI/FIR, new subscribers).
     public var keyframeRequests: UInt64 { keyframeRequestCount.total }
 

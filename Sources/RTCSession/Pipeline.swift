@@ -90,6 +90,15 @@ public final class Pipeline: @unchecked Sendable {
         }
     }
 
+    /// The pipeline's state and the one it is moving to ("PLAYING", or "PAUSED → PLAYING"),
+    /// without waiting: for diagnostics.
+    public var stateDescription: String {
+        var current = GST_STATE_VOID_PENDING, pending = GST_STATE_VOID_PENDING
+        _ = gst_element_get_state(element.raw, &current, &pending, 0)
+        let name = { (s: GstState) in String(cString: gst_element_state_get_name(s)) }
+        return pending == GST_STATE_VOID_PENDING ? name(current) : "\(name(current)) → \(name(pending))"
+    }
+
     /// Current running time of the pipeline in nanoseconds (clock time minus base time), if playing.
     package var runningTimeNanos: UInt64? {
         guard let clock = gst_element_get_clock(element.raw) else { return nil }

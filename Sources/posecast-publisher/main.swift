@@ -156,7 +156,14 @@ struct Publisher: AsyncParsableCommand {
         let signals = ProcessSupport.terminationSignals()
         let stopper = Task { for await _ in signals { runner.cancel(); return } }
 
+        // Camera pipeline errors are reported even with no subscriber (a session's peer
+        // reports them too, but there may be none yet).
+        media.onPipelineProblem { text, isError in
+            out.event(isError ? "pipelineError" : "pipelineWarning", ["message": text],
+                      human: (isError ? "camera pipeline error: " : "camera pipeline warning: ") + text)
+        }
         var lastFrames = media.stats.framesTagged, lastBytes = media.rtpBytesProduced
+        var silentSeconds = 0
         var lastTime = ContinuousClock.now
         while !runner.isCancelled {
             try? await Task.sleep(for: .seconds(1))
@@ -197,6 +204,13 @@ struct Publisher: AsyncParsableCommand {
                 let s = store.statistics
                 fields["pose_feed_accepted"] = s.accepted; fields["pose_feed_rejected"] = s.rejected
                 human += "  pose feed \(s.accepted) ok / \(s.rejected) rejected"
+            }
+            // A source that stops (or never starts) producing is said once, precisely, rather
+            // than leaving subscribers with a connected call and no picture.
+            silentSeconds = frames == lastFrames ? silentSeconds + 1 : 0
+            if silentSeconds == 3 {
+                out.event("sourceStalled", ["seconds": silentSeconds, "framesTagged": Int(frames), "pipeline": media.pipeline.stateDescription],
+                          human: "error: no frame from the camera for \(silentSeconds) s (camera pipeline \(media.pipeline.stateDescription), \(frames) frames so far)")
             }
             // Sockets and threads a session holds must come back when it ends (fault tests, soak).
             if let resources = ProcessResources.current() { fields.merge(resources.statusFields) { _, new in new } }

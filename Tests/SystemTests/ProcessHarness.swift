@@ -73,8 +73,10 @@ final class ManagedProcess: @unchecked Sendable {
         let others = Self.live.withLock { $0.compactMap(\.process) }.filter { $0 !== self }
         return others.map { other in
             let lines = other.output
-            let status = lines.last { $0.contains("\"event\":\"status\"") } ?? lines.last ?? "(no output)"
+            let status = lines.last { $0.contains("\"event\":\"status\"") } ?? "(no status)"
+            let events = lines.filter { !$0.contains("\"event\":\"status\"") }.suffix(4)
             return "--- \(other.name) (\(other.isRunning ? "running" : "exited")): \(status)\n"
+                + events.joined(separator: "\n") + "\n"
                 + other.stderrTail.split(separator: "\n").suffix(5).joined(separator: "\n")
         }.joined(separator: "\n")
     }
