@@ -175,11 +175,7 @@ struct FaultSystemTests {
         try await Fault.expectPosedFrames(expertB)
         _ = try await Fault.steadyResources(publisher, sessions: 2)
 
-        let markP = publisher.output.count
-        signaling.signal(SIGKILL)
-        _ = try await signaling.waitForExit(timeout: 10)
-        (signaling, url) = try await Fault.signaling(port: port)
-        try await publisher.waitForEvent("publisher re-registered", timeout: 10, after: markP) { $0.string("event") == "signalingConnected" }
+        (signaling, url) = try await Fault.restartSignaling(signaling, port: port, publisher: publisher)
         let markKill = publisher.output.count
         let killedAt = Date()
         expertB.signal(SIGKILL)
@@ -212,12 +208,8 @@ struct FaultSystemTests {
         let expert = try Fault.subscriber(url, "expert")
         try await Fault.expectPosedFrames(expert)
 
-        let markRestart = expert.output.count, markP = publisher.output.count
-        signaling.signal(SIGKILL)
-        _ = try await signaling.waitForExit(timeout: 10)
-        (signaling, url) = try await Fault.signaling(port: port)
-        try await publisher.waitForEvent("publisher re-registered", timeout: 10, after: markP) { $0.string("event") == "signalingConnected" }
-        try await expert.waitForEvent("subscriber reconnected", timeout: 10, after: markRestart) { $0.string("event") == "signalingConnected" }
+        let markRestart = expert.output.count
+        (signaling, url) = try await Fault.restartSignaling(signaling, port: port, publisher: publisher, subscribers: [expert])
         // The call goes on across the restart (the publisher's new peer id is adopted).
         try await Fault.expectPosedFrames(expert, after: expert.output.count)
         #expect(!expert.output[markRestart...].contains { $0.contains("\"sessionEnded\"") }, "the session survived the server restart")
@@ -345,6 +337,23 @@ enum Fault {
     }
 
     /// SIGTERM each in turn; each exits 0 within its limit.
+    /// Kills the signaling server outright, starts a new one on the same port and waits
+    /// until the publisher, and each of `subscribers`, has reconnected to it by itself.
+    static func restartSignaling(_ signaling: ManagedProcess, port: Int, publisher: ManagedProcess,
+                                 subscribers: [ManagedProcess] = []) async throws -> (ManagedProcess, String) {
+        let markP = publisher.output.count, marks = subscribers.map { $0.output.count }
+        signaling.signal(SIGKILL)
+        _ = try await signaling.waitForExit(timeout: 10)
+        let restarted = try await Fault.signaling(port: port)
+        try await publisher.waitForEvent("publisher re-registered", timeout: 10, after: markP) { $0.string("event") == "signalingConnected" }
+        for (subscriber, mark) in zip(subscribers, marks) {
+            try await subscriber.waitForEvent("\(subscriber.name) reconnected", timeout: 10, after: mark) {
+                $0.string("event") == "signalingConnected"
+            }
+        }
+        return restarted
+    }
+
     static func stop(_ processes: [ManagedProcess]) async throws {
         for process in processes {
             process.signal(SIGTERM)
