@@ -63,6 +63,7 @@ let package = Package(
         // Signaling protocol (Codable), the hub state machine, the WebSocket server
         // (Hummingbird) and the WebSocket client both executables use.
         .target(name: "Signaling", dependencies: [
+            "PoseCastKit",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
             .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),

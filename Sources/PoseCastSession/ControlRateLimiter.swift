@@ -1,3 +1,5 @@
+import PoseCastKit
+
 /// How many control-channel messages one session may send: a token bucket holding
 /// `burst` messages, refilled at `requestsPerSecond`.
 public struct ControlRateLimit: Sendable, Hashable, CustomStringConvertible {
@@ -31,38 +33,25 @@ public struct ControlRateLimit: Sendable, Hashable, CustomStringConvertible {
 /// on. Pure: the caller passes the time (monotonic nanoseconds), so tests inject it.
 public struct ControlRateLimiter: Sendable {
     public let limit: ControlRateLimit
-    private var tokens: Double
-    private var last: UInt64
+    private var bucket: TokenBucket
     /// Messages refused so far.
     public private(set) var refused: UInt64 = 0
 
     /// A full bucket at `now`.
     public init(limit: ControlRateLimit, now: UInt64) {
         self.limit = limit
-        tokens = Double(max(1, limit.burst))
-        last = now
+        bucket = TokenBucket(rate: limit.requestsPerSecond, capacity: Double(max(1, limit.burst)), now: Double(now) / 1e9)
     }
 
     /// Takes one token for a message that arrived at `now`; false when there is none.
     public mutating func admit(at now: UInt64) -> Bool {
-        guard limit.requestsPerSecond.isFinite else { return true }
-        let capacity = Double(max(1, limit.burst))
-        // A clock that went backwards (it should not) refills nothing.
-        if now > last {
-            tokens = min(capacity, tokens + Double(now - last) / 1e9 * max(0, limit.requestsPerSecond))
-            last = now
-        }
-        guard tokens >= 1 else {
+        guard bucket.take(at: Double(now) / 1e9) else {
             refused += 1
             return false
         }
-        tokens -= 1
         return true
     }
 
     /// Seconds until the next message would be admitted (0 when it would be now).
-    public func secondsUntilNextToken() -> Double {
-        guard limit.requestsPerSecond.isFinite, tokens < 1 else { return 0 }
-        return limit.requestsPerSecond > 0 ? (1 - tokens) / limit.requestsPerSecond : .infinity
-    }
+    public func secondsUntilNextToken() -> Double { bucket.secondsUntilNextToken() }
 }

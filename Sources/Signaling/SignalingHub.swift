@@ -1,4 +1,5 @@
 import Foundation
+import PoseCastKit
 
 /// One message for one peer: what the hub asks its transport to send.
 public struct Delivery: Sendable, Hashable {
@@ -94,7 +95,12 @@ public struct SignalingHub: Sendable {
     /// with `rateLimited` and not read; the peer stays connected.
     public mutating func receive(_ text: String, from peer: String, at now: Double) -> [Delivery] {
         guard peers[peer] != nil else { return [] }
-        guard peers[peer]!.bucket.take(at: now, rate: limits.messagesPerSecond, burst: Double(limits.messageBurst)) else {
+        // The first message finds a full bucket.
+        var bucket = peers[peer]!.bucket
+            ?? TokenBucket(rate: limits.messagesPerSecond, capacity: Double(limits.messageBurst), now: now)
+        let admitted = bucket.take(at: now)
+        peers[peer]!.bucket = bucket
+        guard admitted else {
             return refuse(peer, .rateLimited, String(format: "more than %d messages at once or %.0f per second: message dropped, slow down",
                                                      limits.messageBurst, limits.messagesPerSecond))
         }
@@ -298,7 +304,8 @@ extension SignalingHub {
         var roles: [GstPeerRole] = []
         var meta: JSONValue?
         var sessions: Set<String> = []
-        var bucket = MessageBucket()
+        /// Its message rate limit, from its first timed message on.
+        var bucket: TokenBucket?
 
         var isDeclared: Bool { declaredAt != nil }
         var isProducer: Bool { roles.contains(.producer) }
