@@ -1,6 +1,7 @@
 import Foundation
 import HummingbirdWSClient
 import Logging
+import NIOCore
 import NIOSSL
 
 /// Why a signaling connection could not be made or used.
@@ -118,11 +119,10 @@ public final class SignalingClient: Sendable {
 
     // MARK: - Connection task
 
+    /// An IPv4 or IPv6 address rather than a name (NIO's address parser decides).
     private static func isIPLiteral(_ host: String) -> Bool {
         let bare = host.trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
-        if bare.contains(":") { return true }
-        let parts = bare.split(separator: ".", omittingEmptySubsequences: false)
-        return parts.count == 4 && parts.allSatisfy { UInt8($0) != nil }
+        return (try? SocketAddress(ipAddress: bare, port: 0)) != nil
     }
 
     private static func validate(_ url: String) throws(SignalingClientError) {
