@@ -5,11 +5,15 @@ let package = Package(
     name: "PoseCast",
     platforms: [.macOS(.v15)],
     products: [
-        .library(name: "RTCSession", targets: ["RTCSession"]),
-        .library(name: "PoseCastKit", targets: ["PoseCastKit"]),
-        .library(name: "PoseCastMedia", targets: ["PoseCastMedia"]),
+        .library(name: "Publisher", targets: ["Publisher"]),
+        .library(name: "Subscriber", targets: ["Subscriber"]),
         .library(name: "Signaling", targets: ["Signaling"]),
+        .library(name: "RTCSession", targets: ["RTCSession"]),
+        .library(name: "PoseMedia", targets: ["PoseMedia"]),
+        .library(name: "PoseCastKit", targets: ["PoseCastKit"]),
+        .library(name: "Imaging", targets: ["Imaging"]),
         .library(name: "SyntheticCamera", targets: ["SyntheticCamera"]),
+        .library(name: "CameraControl", targets: ["CameraControl"]),
         .executable(name: "posecast-loopback", targets: ["posecast-loopback"]),
         .executable(name: "posecast-scene", targets: ["posecast-scene"]),
         .executable(name: "posecast-signaling", targets: ["posecast-signaling"]),
@@ -26,6 +30,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.0"),
     ],
     targets: [
+        // ---- C boundary ----------------------------------------------------------------
         // GStreamer 1.22 as a system library (headers + pkg-config flags only).
         .systemLibrary(
             name: "CGStreamer",
@@ -37,31 +42,39 @@ let package = Package(
         ),
         // cairo (2D vector drawing and text) for the annotation sprites the publisher blends into frames.
         .systemLibrary(name: "CCairo", pkgConfig: "cairo", providers: [.apt(["libcairo2-dev"])]),
-        // The C that must be C: pose GstMeta, the RTP header extension subclass,
-        // and fixed-arity wrappers for variadic functions and macros; the ECDSA DTLS
-        // certificate (OpenSSL's libcrypto, which GStreamer's dtls plugin links too;
-        // headers from libssl-dev).
-        .target(name: "CGstShim", dependencies: ["CGStreamer"], linkerSettings: [.linkedLibrary("crypto")]),
-        // Pose wire format and other domain code shared by both sides; no GStreamer.
+        // The GStreamer C that must be C: pose GstMeta, the RTP header extension subclass,
+        // fixed-arity wrappers for variadic functions and macros.
+        .target(name: "CGstShim", dependencies: ["CGStreamer"]),
+        // The ECDSA DTLS certificate (OpenSSL's libcrypto, which GStreamer's dtls plugin
+        // links too; headers from libssl-dev).
+        .target(name: "CDTLS", linkerSettings: [.linkedLibrary("crypto")]),
+        // V4L2 ioctls (function-like macros Swift cannot import) behind a few C wrappers.
+        .target(name: "CV4L2"),
+
+        // ---- shared libraries ------------------------------------------------------------
+        // The domain kit, no GStreamer: pose wire format, geometry and placement, trajectories
+        // and pose sources, control messages, annotation styles.
         .target(name: "PoseCastKit"),
+        // Raw I420 frames: planes to write, read-only views, BT.601 (the renderer, the meter
+        // and the marker detector all use it).
+        .target(name: "Imaging", swiftSettings: [.unsafeFlags(["-O"], .when(configuration: .debug))]),
         // The synthetic AR camera: a known 3D scene rendered from a pose through a simulated
         // lens, into I420. Pure Swift; optimised even in debug builds, because the tests
         // render real-time video with it.
-        .target(name: "SyntheticCamera", dependencies: ["PoseCastKit"],
+        .target(name: "SyntheticCamera", dependencies: ["PoseCastKit", "Imaging"],
                 swiftSettings: [.unsafeFlags(["-O", "-enforce-exclusivity=unchecked"], .when(configuration: .debug))]),
-        // V4L2 ioctls (function-like macros Swift cannot import) behind a few C wrappers.
-        .target(name: "CV4L2"),
         // Remote camera control: software metering (sharpness, brightness, grey world),
         // contrast autofocus, exposure and white-balance routines with their modes, and the
         // backends they drive (V4L2 by CID; the simulated camera's lens).
-        .target(name: "CameraControl", dependencies: ["PoseCastKit", "SyntheticCamera", "CV4L2"],
+        .target(name: "CameraControl", dependencies: ["PoseCastKit", "Imaging", "SyntheticCamera", "CV4L2"],
                 swiftSettings: [.unsafeFlags(["-O"], .when(configuration: .debug))]),
         // Swift wrapper around webrtcbin; knows nothing of poses.
-        .target(name: "RTCSession", dependencies: ["CGStreamer", "CGstShim"]),
-        // Publisher and subscriber media pipelines (pose attach/read, codecs).
-        .target(name: "PoseCastMedia", dependencies: ["RTCSession", "PoseCastKit", "SyntheticCamera", "CameraControl", "CGStreamer", "CGstShim", "CCairo"]),
+        .target(name: "RTCSession", dependencies: ["CGStreamer", "CGstShim", "CDTLS"]),
+        // Pose media, both roles: the pose GstMeta and RTP header extension, the tagger and
+        // reader probes, codecs, frame stamps, codec timing and frame logs.
+        .target(name: "PoseMedia", dependencies: ["RTCSession", "PoseCastKit", "Imaging", "CGStreamer", "CGstShim"]),
         // Signaling protocol (Codable), the hub state machine, the WebSocket server
-        // (Hummingbird) and the WebSocket client both executables use.
+        // (Hummingbird), the WebSocket client and the link both roles keep to the server.
         .target(name: "Signaling", dependencies: [
             "PoseCastKit",
             .product(name: "Hummingbird", package: "hummingbird"),
@@ -72,50 +85,79 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ]),
-        // Publisher and subscriber sessions: signaling ⇄ webrtcbin glue, control channel.
-        .target(name: "PoseCastSession", dependencies: [
-            "PoseCastMedia", "RTCSession", "PoseCastKit", "Signaling", "CameraControl",
+        // How the executables speak: events and status as JSON lines or text, termination
+        // signals, the process's own resources.
+        .target(name: "NodeOutput", dependencies: ["PoseCastKit"]),
+
+        // ---- the two roles ---------------------------------------------------------------
+        // The field camera: sources (V4L2, synthetic, test), pose attach, metering and camera
+        // control, the annotation overlay, one encoder for every subscriber branch, its
+        // session node and control channel, status and events.
+        .target(name: "Publisher", dependencies: [
+            "PoseMedia", "RTCSession", "PoseCastKit", "Imaging", "SyntheticCamera", "CameraControl", "Signaling",
+            "NodeOutput", "CGStreamer", "CGstShim", "CCairo",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
         ]),
+        // The remote expert: decoding with each frame's pose, tap placement, marker checks,
+        // its session node, commands, status and events. No cairo, V4L2 or renderer.
+        .target(name: "Subscriber", dependencies: [
+            "PoseMedia", "RTCSession", "PoseCastKit", "Imaging", "Signaling", "NodeOutput", "CGStreamer", "CGstShim",
+            .product(name: "Logging", package: "swift-log"),
+        ]),
+
+        // ---- executables: argument parsing, then build and run ----------------------------
         .executableTarget(name: "posecast-signaling", dependencies: [
             "Signaling", .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ]),
         .executableTarget(name: "posecast-publisher", dependencies: [
-            "PoseCastSession", "PoseCastMedia", "PoseCastKit", "Signaling", "RTCSession",
+            "Publisher", "PoseMedia", "PoseCastKit", "Signaling", "RTCSession", "NodeOutput",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ]),
         .executableTarget(name: "posecast-subscriber", dependencies: [
-            "PoseCastSession", "PoseCastMedia", "PoseCastKit", "Signaling", "RTCSession",
+            "Subscriber", "PoseMedia", "PoseCastKit", "Signaling", "RTCSession", "NodeOutput",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ]),
         .executableTarget(
             name: "posecast-loopback",
             dependencies: [
-                "PoseCastMedia", "RTCSession", "PoseCastKit",
+                "Publisher", "Subscriber", "PoseMedia", "RTCSession", "PoseCastKit",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
         .executableTarget(name: "posecast-scene", dependencies: [
-            "SyntheticCamera", "PoseCastKit", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            "SyntheticCamera", "Imaging", "PoseCastKit", .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
-        // Time limits on waits, for every test target (the deterministic random source,
-        // SplitMix64, is PoseCastKit's).
-        .target(name: "TestSupport", path: "Tests/TestSupport"),
+
+        // ---- tests: one harness per layer -----------------------------------------------------
+        // Time limits on waits, fuzz inputs, certificates, for every test target.
+        .target(name: "TestSupport", dependencies: ["PoseCastKit"], path: "Tests/TestSupport"),
         .testTarget(name: "PoseCastKitTests", dependencies: ["PoseCastKit"]),
-        .testTarget(name: "SyntheticCameraTests", dependencies: ["SyntheticCamera", "PoseCastKit"]),
-        .testTarget(name: "CameraControlTests", dependencies: ["CameraControl", "SyntheticCamera", "PoseCastKit", "CV4L2"]),
+        .testTarget(name: "SyntheticCameraTests", dependencies: ["SyntheticCamera", "Imaging", "PoseCastKit"]),
+        .testTarget(name: "CameraControlTests", dependencies: ["CameraControl", "SyntheticCamera", "Imaging", "PoseCastKit", "CV4L2"]),
         .testTarget(name: "RTCSessionTests", dependencies: ["RTCSession"]),
-        .testTarget(name: "PoseCastMediaTests", dependencies: ["PoseCastMedia", "RTCSession", "PoseCastKit", "SyntheticCamera", "TestSupport"]),
+        // Pose media without network: codec chains, the extension fuzzer, frame logs.
+        .testTarget(name: "PoseMediaTests", dependencies: ["PoseMedia", "RTCSession", "PoseCastKit", "TestSupport"]),
+        // The publisher's parts: overlay, inputs, control channel, its session state machine.
+        .testTarget(name: "PublisherTests", dependencies: [
+            "Publisher", "Subscriber", "PoseMedia", "RTCSession", "PoseCastKit", "Signaling", "SyntheticCamera", "Imaging", "TestSupport",
+        ]),
+        // The subscriber's parts: marker detection and watching, its session state machine.
+        .testTarget(name: "SubscriberTests", dependencies: [
+            "Subscriber", "PoseMedia", "RTCSession", "PoseCastKit", "Signaling", "Imaging", "SyntheticCamera", "TestSupport",
+        ]),
+        // Publisher and subscriber media as two webrtcbins in one process (loopback, loss).
+        .testTarget(name: "MediaPairTests", dependencies: [
+            "Publisher", "Subscriber", "PoseMedia", "RTCSession", "PoseCastKit", "SyntheticCamera", "TestSupport",
+        ]),
         .testTarget(name: "SignalingTests", dependencies: [
             "Signaling", "TestSupport", "PoseCastKit", .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
             .product(name: "Logging", package: "swift-log"),
         ]),
-        .testTarget(name: "PoseCastSessionTests", dependencies: ["PoseCastSession", "PoseCastKit", "Signaling", "PoseCastMedia", "RTCSession", "TestSupport"]),
         // Real executables on loopback (built by `swift build` before the tests run).
         .testTarget(name: "SystemTests", dependencies: ["PoseCastKit", "TestSupport"]),
     ]

@@ -1,5 +1,6 @@
 import PoseCastKit
 import Synchronization
+import Imaging
 
 /// Remote focus, exposure and white balance for a camera that meters nothing itself:
 /// software metering on the raw frames drives a `CameraBackend`.

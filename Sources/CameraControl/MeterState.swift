@@ -1,4 +1,5 @@
 import PoseCastKit
+import Imaging
 
 /// Everything `CameraMeter` keeps between frames, and the per-frame logic of its three
 /// routines. A value type behind the meter's one mutex: the methods run under the lock

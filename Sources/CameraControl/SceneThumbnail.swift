@@ -1,3 +1,4 @@
+import Imaging
 /// A coarse picture of the whole frame for telling "the scene changed" from noise and
 /// small shake: the mean luma of each cell of a 16×12 grid, divided by the mean of all
 /// cells (so exposure and gain changes do not count as a change).

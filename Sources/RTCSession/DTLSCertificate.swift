@@ -1,6 +1,10 @@
 internal import CGStreamer
 import CGstShim
 import Synchronization
+internal import CDTLS
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The certificate (and private key) a peer presents in the DTLS handshake; the SDP
 /// carries its SHA-256 fingerprint.
@@ -58,13 +62,13 @@ public struct DTLSCertificate: Sendable, Hashable, CustomStringConvertible {
 
     /// A new self-signed ECDSA P-256 certificate.
     public static func generateECDSA(commonName: String = "posecast") throws(RTCError) -> DTLSCertificate {
-        var error: UnsafeMutablePointer<gchar>?
-        guard let text = pcg_dtls_ecdsa_certificate_pem(commonName, &error) else {
+        var error: UnsafeMutablePointer<CChar>?
+        guard let text = pcdtls_ecdsa_certificate_pem(commonName, &error) else {
             let reason = error.map { String(cString: $0) } ?? "unknown OpenSSL failure"
-            g_free(error)
+            free(error)
             throw .initialisation("DTLS certificate: \(reason)")
         }
-        defer { g_free(text) }
+        defer { free(text) }
         return try DTLSCertificate(pem: String(cString: text))
     }
 

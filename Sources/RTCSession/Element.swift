@@ -150,3 +150,35 @@ private final class ProbeBox {
     let body: @Sendable (UnsafeMutablePointer<GstPadProbeInfo>) -> GstPadProbeReturn
     init(_ body: @escaping @Sendable (UnsafeMutablePointer<GstPadProbeInfo>) -> GstPadProbeReturn) { self.body = body }
 }
+
+extension Element {
+    /// Every element inside this bin, at any depth (none when it is not a bin), each
+    /// borrowed for the duration of `body`. A resync (the bin changed meanwhile) starts
+    /// the walk again, so `body` may see an element twice: keep it idempotent.
+    package static func forEachDescendant(of bin: UnsafeMutablePointer<GstElement>,
+                                          _ body: (UnsafeMutablePointer<GstElement>) -> Void) {
+        guard g_type_check_instance_is_a(UnsafeMutableRawPointer(bin).assumingMemoryBound(to: GTypeInstance.self),
+                                         gst_bin_get_type()) != 0,
+              let iterator = gst_bin_iterate_recurse(gcast(UnsafeMutableRawPointer(bin), to: GstBin.self)) else { return }
+        defer { gst_iterator_free(iterator) }
+        var item = GValue()
+        defer { g_value_unset(&item) }
+        while true {
+            switch gst_iterator_next(iterator, &item) {
+            case GST_ITERATOR_OK:
+                if let child = g_value_get_object(&item) { body(gcast(child, to: GstElement.self)) }
+                g_value_reset(&item)
+            case GST_ITERATOR_RESYNC:
+                gst_iterator_resync(iterator)
+            default:
+                return
+            }
+        }
+    }
+
+    /// The name of the factory that made `element` ("" for none).
+    package static func factoryName(of element: UnsafeMutablePointer<GstElement>) -> String {
+        guard let factory = gst_element_get_factory(element) else { return "" }
+        return String(cString: pcg_object_name(UnsafeMutableRawPointer(factory)))
+    }
+}

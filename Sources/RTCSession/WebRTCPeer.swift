@@ -73,7 +73,14 @@ public final class WebRTCPeer: @unchecked Sendable {
         // `pem` on its dtlssrtpdec as the bins are added puts our certificate in both.
         let certificateHandler = Signal.connect(webrtc.object, "element-added") { (element: UnsafeMutableRawPointer?) in
             guard let element else { return }
-            _ = pcg_set_string_on_factory_elements(gcast(element, to: GstElement.self), "dtlssrtpdec", "pem", certificate.pem)
+            let added = gcast(element, to: GstElement.self)
+            func setPEM(_ e: UnsafeMutablePointer<GstElement>) {
+                if Element.factoryName(of: e) == "dtlssrtpdec" {
+                    gst_util_set_object_arg(UnsafeMutablePointer(OpaquePointer(e)), "pem", certificate.pem)
+                }
+            }
+            setPEM(added)
+            Element.forEachDescendant(of: added, setPEM)
         }
         state.withLock { $0.handlerIDs.append(certificateHandler) }
         if let link {

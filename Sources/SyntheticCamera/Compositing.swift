@@ -1,3 +1,4 @@
+import Imaging
 // Pass 3 of a frame: defocus, noise and output. Each pixel's circle of confusion gives a
 // fractional blur level; the output is the tent-weighted blend of the two pyramid levels
 // around it; noise comes from the tile at this frame's offsets; values are clamped to

@@ -1,3 +1,4 @@
+import Imaging
 import PoseCastKit
 
 /// The synthetic AR camera: renders a `SyntheticScene` from a camera pose through a
@@ -56,7 +57,7 @@ public final class SyntheticRenderer {
 
     /// Prepares a renderer for `width`×`height` frames (even, at least 16 each way).
     public init(scene: SyntheticScene = .standard, width: Int, height: Int) throws(SyntheticCameraError) {
-        try I420Planes.validate(width: width, height: height)
+        do throws(ImagingError) { try I420Planes.validate(width: width, height: height) } catch { throw .image(error) }
         self.scene = scene; self.width = width; self.height = height
         let cw = width / 2, ch = height / 2
         luma = BlurPyramid(width: width, height: height, levelCount: Self.levelCount)
@@ -122,7 +123,8 @@ public final class SyntheticRenderer {
 
     /// Renders into a new image (convenience for tests and tools; allocates).
     public func render(camera: CameraModel, lens: LensState = LensState(), frameIndex: UInt64 = 0) throws(SyntheticCameraError) -> I420Image {
-        var image = try I420Image(width: width, height: height)
+        var image: I420Image
+        do throws(ImagingError) { image = try I420Image(width: width, height: height) } catch { throw .image(error) }
         var failure: SyntheticCameraError?
         image.withPlanes { planes in
             do throws(SyntheticCameraError) { try render(camera: camera, lens: lens, frameIndex: frameIndex, into: planes) } catch { failure = error }

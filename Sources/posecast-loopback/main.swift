@@ -1,7 +1,9 @@
 import ArgumentParser
 import Foundation
 import PoseCastKit
-import PoseCastMedia
+import PoseMedia
+import Publisher
+import Subscriber
 import RTCSession
 import Synchronization
 

@@ -1,3 +1,4 @@
+import Imaging
 import ArgumentParser
 import PoseCastKit
 import SyntheticCamera

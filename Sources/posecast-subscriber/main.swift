@@ -2,8 +2,9 @@ import ArgumentParser
 import Foundation
 import Logging
 import PoseCastKit
-import PoseCastMedia
-import PoseCastSession
+import PoseMedia
+import Subscriber
+import NodeOutput
 import RTCSession
 import Signaling
 import Synchronization

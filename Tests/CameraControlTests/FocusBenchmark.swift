@@ -3,6 +3,7 @@ import Foundation
 import PoseCastKit
 import SyntheticCamera
 import Testing
+import Imaging
 
 /// The autofocus benchmark `scripts/bench-focus` runs: tap-to-lock-focus on the simulated
 /// camera at many depths, each from a defocused start, plus the cost of `process` at

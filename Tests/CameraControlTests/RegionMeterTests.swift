@@ -1,3 +1,4 @@
+import Imaging
 @testable import CameraControl
 import PoseCastKit
 import SyntheticCamera

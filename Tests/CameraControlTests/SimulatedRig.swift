@@ -1,3 +1,4 @@
+import Imaging
 import CameraControl
 import PoseCastKit
 import SyntheticCamera

@@ -1,3 +1,4 @@
+import Imaging
 import PoseCastKit
 import SyntheticCamera
 import Testing

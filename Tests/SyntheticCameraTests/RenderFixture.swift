@@ -1,3 +1,4 @@
+import Imaging
 import PoseCastKit
 import SyntheticCamera
 
@@ -50,6 +51,11 @@ enum RenderFixture {
 
     static func distance(_ a: SceneColor, _ b: SceneColor) -> Float {
         max(abs(a.red - b.red), abs(a.green - b.green), abs(a.blue - b.blue))
+    }
+
+    /// A pixel's RGB levels (`I420Image.rgb`) compared with a scene colour.
+    static func distance(_ a: (red: Float, green: Float, blue: Float), _ b: SceneColor) -> Float {
+        distance(SceneColor(a.red, a.green, a.blue), b)
     }
 
     /// Gradient energy (sum of squared horizontal and vertical luma differences) of the

@@ -1,5 +1,6 @@
 import PoseCastKit
 import SyntheticCamera
+import Imaging
 import Testing
 
 @Suite("synthetic camera: buffers, errors and determinism")
@@ -8,20 +9,20 @@ struct RendererAPITests {
 
     @Test("odd and too small sizes are rejected", arguments: [(641, 480), (640, 481), (1281, 721)])
     func oddSizes(width: Int, height: Int) {
-        #expect(throws: SyntheticCameraError.oddSize(width: width, height: height)) {
+        #expect(throws: SyntheticCameraError.image(.oddSize(width: width, height: height))) {
             try SyntheticRenderer(width: width, height: height)
         }
-        #expect(throws: SyntheticCameraError.oddSize(width: width, height: height)) {
+        #expect(throws: ImagingError.oddSize(width: width, height: height)) {
             try I420Image(width: width, height: height)
         }
     }
 
     @Test("frames below 16 pixels a side are rejected")
     func tooSmall() {
-        #expect(throws: SyntheticCameraError.tooSmall(width: 8, height: 480, minimum: 16)) {
+        #expect(throws: SyntheticCameraError.image(.tooSmall(width: 8, height: 480, minimum: 16))) {
             try SyntheticRenderer(width: 8, height: 480)
         }
-        #expect(throws: SyntheticCameraError.tooSmall(width: 640, height: 0, minimum: 16)) {
+        #expect(throws: SyntheticCameraError.image(.tooSmall(width: 640, height: 0, minimum: 16))) {
             try SyntheticRenderer(width: 640, height: 0)
         }
     }
@@ -38,10 +39,10 @@ struct RendererAPITests {
         var buffer = [UInt8](repeating: 0, count: 64 * 32 * 3)
         try buffer.withUnsafeMutableBufferPointer { b in
             let base = b.baseAddress!
-            #expect(throws: SyntheticCameraError.strideTooSmall(plane: "Y", stride: 31, minimum: 32)) {
+            #expect(throws: ImagingError.strideTooSmall(plane: "Y", stride: 31, minimum: 32)) {
                 try I420Planes(y: base, yStride: 31, u: base, uStride: 16, v: base, vStride: 16, width: 32, height: 32)
             }
-            #expect(throws: SyntheticCameraError.strideTooSmall(plane: "V", stride: 15, minimum: 16)) {
+            #expect(throws: ImagingError.strideTooSmall(plane: "V", stride: 15, minimum: 16)) {
                 try I420Planes(y: base, yStride: 32, u: base, uStride: 16, v: base, vStride: 15, width: 32, height: 32)
             }
             // Padded rows: Y stride 48, chroma strides 24; the padding stays untouched.
@@ -85,7 +86,7 @@ struct RendererAPITests {
         broken.intrinsics.fx = 0
         #expect(throws: SyntheticCameraError.self) { try renderer.render(camera: broken) }
         #expect(throws: SyntheticCameraError.invalidScale(0)) { try renderer.copyDepthMap(scale: 0) }
-        #expect(SyntheticCameraError.oddSize(width: 3, height: 4).description.contains("even"))
+        #expect(SyntheticCameraError.image(.oddSize(width: 3, height: 4)).description.contains("even"))
     }
 
     @Test("the same inputs give the same bytes, in any renderer; another frame index changes the noise")

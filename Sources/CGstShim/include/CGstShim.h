@@ -136,15 +136,4 @@ void pcg_event_unref(GstEvent *event);
  * extension Glibc's Swift overlay does not import. */
 void pcg_set_current_thread_name(const char *name);
 
-/* --- DTLS certificate (dtls_certificate.c) -------------------------------- */
-
-/* A new self-signed ECDSA P-256 certificate and its private key, PEM, for the
- * dtls elements' "pem" property: (full, g_free) or NULL with *error set (full). */
-gchar *pcg_dtls_ecdsa_certificate_pem(const gchar *common_name, gchar **error);
-
-/* Sets a string property on `element` and on every element inside it (recursively)
- * made by `factory`; returns how many were set. `element` is borrowed. */
-guint pcg_set_string_on_factory_elements(GstElement *element, const gchar *factory,
-                                         const gchar *property, const gchar *value);
-
 #endif

@@ -1,0 +1,154 @@
+package import CGStreamer
+import CGstShim
+import PoseCastKit
+import RTCSession
+import Synchronization
+
+/// Counters of pose tagging on the publisher.
+public struct PoseTaggerStats: Sendable {
+    public var framesTagged: UInt64 = 0
+    public var poseEncodeErrors: UInt64 = 0
+    public var lastError: PoseWireError?
+}
+
+/// The pose attach step: a buffer probe on raw frames that numbers each frame,
+/// asks the pose source for its pose, and attaches the encoded pose as meta.
+/// A pose that cannot be encoded is never sent as is: the frame goes out flagged
+/// `.missing` and the error is counted. A frame that arrives with a pose already
+/// (the synthetic camera attaches the pose it rendered from) keeps it, id included.
+package final class PoseTagger: Sendable {
+    private let width: Int, height: Int
+    private let stampFrameIDs: Bool
+    private let poseSource: PoseSource
+    private let onAttached: (@Sendable (UnsafeMutablePointer<GstBuffer>, FramePose) -> Void)?
+    private let state = Mutex((nextFrameID: UInt32(0), stats: PoseTaggerStats()))
+
+    /// `onAttached` runs on the streaming thread with the (writable) frame and its pose.
+    package init(width: Int, height: Int, stampFrameIDs: Bool, poseSource: @escaping PoseSource,
+                 onAttached: (@Sendable (UnsafeMutablePointer<GstBuffer>, FramePose) -> Void)?) {
+        self.width = width; self.height = height; self.stampFrameIDs = stampFrameIDs
+        self.poseSource = poseSource; self.onAttached = onAttached
+    }
+
+    package var stats: PoseTaggerStats { state.withLock { $0.stats } }
+
+    /// Installs the probe on a pad carrying I420 frames of the configured size.
+    package func install(on pad: Pad) {
+        pad.addProbe(GST_PAD_PROBE_TYPE_BUFFER) { [self] info in
+            if let buffer = pcg_probe_info_make_buffer_writable(info) { tag(buffer) }
+            return GST_PAD_PROBE_OK
+        }
+    }
+
+    private func tag(_ buffer: UnsafeMutablePointer<GstBuffer>) {
+        if let bytes = PoseMeta.bytes(of: buffer), let pose = try? PoseWireFormat.decode(bytes) {
+            if stampFrameIDs { stamp(pose.frameID, into: buffer) }
+            state.withLock { $0.stats.framesTagged += 1 }
+            onAttached?(buffer, pose)
+            return
+        }
+        let frameID = state.withLock { s in
+            defer { s.nextFrameID &+= 1 }
+            return s.nextFrameID
+        }
+        let captured = WallClock.nowNanos()
+        var pose = poseSource(frameID, captured)
+        pose.frameID = frameID
+        var failure: PoseWireError?
+        var bytes: [UInt8]
+        do throws(PoseWireError) { bytes = try PoseWireFormat.encode(pose) } catch {
+            failure = error
+            let intrinsics = pose.intrinsics.fx > 0 && pose.intrinsics.fy > 0 && pose.intrinsics.fx.isFinite
+                && pose.intrinsics.fy.isFinite && pose.intrinsics.cx.isFinite && pose.intrinsics.cy.isFinite
+                ? pose.intrinsics : CameraIntrinsics(horizontalFOVDegrees: 60, aspect: Float(width) / Float(height))
+            pose = FramePose(flags: .missing, frameID: frameID, captureTimeNanos: captured, position: .zero,
+                             orientation: .identity, intrinsics: intrinsics)
+            bytes = (try? PoseWireFormat.encode(pose)) ?? []
+        }
+        if stampFrameIDs { stamp(frameID, into: buffer) }
+        let attached = PoseMeta.attach(bytes, to: buffer)
+        state.withLock { s in
+            if attached { s.stats.framesTagged += 1 }
+            if let failure { s.stats.poseEncodeErrors += 1; s.stats.lastError = failure }
+        }
+        onAttached?(buffer, pose)
+    }
+
+    private func stamp(_ frameID: UInt32, into buffer: UnsafeMutablePointer<GstBuffer>) {
+        var info = GstVideoInfo()
+        gst_video_info_set_format(&info, GST_VIDEO_FORMAT_I420, guint(width), guint(height))
+        _ = FrameStamp.write(frameID, into: buffer, info: &info)
+    }
+}
+
+/// The pose read step: a buffer probe on decoded frames that decodes and validates
+/// the pose meta (rejections counted by reason, the frame still plays), optionally
+/// reads the painted frame id, and reports each frame.
+package final class PoseReader: Sendable {
+    package let rejections: PoseRejectionCounter
+    private let codec: VideoCodec
+    private let readStamps: Bool
+    private let onFrame: (@Sendable (DecodedFrame) -> Void)?
+    private let onPicture: (@Sendable (DecodedPicture) -> Void)?
+    private let counters = Mutex((decoded: UInt64(0), withPose: UInt64(0)))
+
+    package init(codec: VideoCodec, readStamps: Bool, rejections: PoseRejectionCounter,
+                 onFrame: (@Sendable (DecodedFrame) -> Void)?, onPicture: (@Sendable (DecodedPicture) -> Void)? = nil) {
+        self.codec = codec; self.readStamps = readStamps; self.rejections = rejections
+        self.onFrame = onFrame; self.onPicture = onPicture
+    }
+
+    package var framesDecoded: UInt64 { counters.withLock { $0.decoded } }
+    package var framesWithPose: UInt64 { counters.withLock { $0.withPose } }
+
+    package func install(on pad: Pad) {
+        pad.addProbe(GST_PAD_PROBE_TYPE_BUFFER) { [self] info in
+            if let buffer = pcg_probe_info_get_buffer(info) { read(buffer, pad: pad) }
+            return GST_PAD_PROBE_OK
+        }
+    }
+
+    private func read(_ buffer: UnsafeMutablePointer<GstBuffer>, pad: Pad) {
+        var frame = DecodedFrame(decodedAtNanos: WallClock.nowNanos(), codec: codec)
+        if let bytes = PoseMeta.bytes(of: buffer) {
+            do throws(PoseWireError) { frame.pose = try PoseWireFormat.decode(bytes) } catch {
+                frame.poseError = error
+                rejections.record(error)
+            }
+        }
+        var info = GstVideoInfo()
+        var haveInfo = false
+        if let caps = gst_pad_get_current_caps(pad.raw) {
+            haveInfo = gst_video_info_from_caps(&info, caps) != 0
+            pcg_caps_unref(caps)
+        }
+        if haveInfo {
+            frame.width = Int(info.width); frame.height = Int(info.height)
+            if readStamps { frame.stampedFrameID = FrameStamp.read(from: buffer, info: &info) }
+        }
+        let hasPose = frame.pose != nil
+        counters.withLock { $0.decoded += 1; if hasPose { $0.withPose += 1 } }
+        onFrame?(frame)
+        if let onPicture, haveInfo, info.finfo.pointee.format == GST_VIDEO_FORMAT_I420,
+           let picture = Self.copyPicture(buffer, info: &info, frame: frame) {
+            onPicture(picture)
+        }
+    }
+
+    /// Copies the three planes out, row by row (the decoder's strides may be padded).
+    private static func copyPicture(_ buffer: UnsafeMutablePointer<GstBuffer>, info: inout GstVideoInfo,
+                                    frame: DecodedFrame) -> DecodedPicture? {
+        withMappedI420(buffer, info: &info) { view in
+            func plane(_ base: UnsafePointer<UInt8>, _ stride: Int, _ pw: Int, _ ph: Int) -> [UInt8] {
+                var out = [UInt8](repeating: 0, count: pw * ph)
+                out.withUnsafeMutableBufferPointer { dst in
+                    for row in 0..<ph { (dst.baseAddress! + row * pw).update(from: base + row * stride, count: pw) }
+                }
+                return out
+            }
+            let w = view.width, h = view.height
+            return DecodedPicture(frame: frame, width: w, height: h, y: plane(view.y, view.yStride, w, h),
+                                  u: plane(view.u, view.uStride, w / 2, h / 2), v: plane(view.v, view.vStride, w / 2, h / 2))
+        }
+    }
+}

@@ -1,0 +1,95 @@
+import RTCSession
+
+/// The video codecs PoseCast negotiates: VP8 by default, H.264 (OpenH264) as an option.
+public enum VideoCodec: String, Sendable, CaseIterable, Codable {
+    case vp8, h264
+
+    /// The RTP encoding name in SDP and caps.
+    public var encodingName: String { self == .vp8 ? "VP8" : "H264" }
+    package var payloadType: Int { self == .vp8 ? 96 : 102 }
+
+    package init?(encodingName: String) {
+        switch encodingName.uppercased() {
+        case "VP8": self = .vp8
+        case "H264": self = .h264
+        default: return nil
+        }
+    }
+
+    /// H.264 only: the `profile-level-id` our offer declares, Constrained Baseline (what
+    /// OpenH264 encodes) at the lowest level whose frame size and macroblock rate (H.264
+    /// Table A-1) hold `width`×`height`@`fps`. rtph264pay leaves it out of its caps for a
+    /// byte stream, and RFC 6184 reads a missing one as Baseline level 1.0 (176×144):
+    /// peers such as aiortc and browsers match H.264 on it. Nil for VP8.
+    public func profileLevelID(width: Int, height: Int, fps: Int) -> String? {
+        guard self == .h264 else { return nil }
+        let frameMBs = ((width + 15) / 16) * ((height + 15) / 16)
+        // (level_idc, MaxFS, MaxMBPS)
+        let levels: [(Int, Int, Int)] = [
+            (10, 99, 1485), (11, 396, 3000), (12, 396, 6000), (13, 396, 11880), (20, 396, 11880),
+            (21, 792, 19800), (22, 1620, 20250), (30, 1620, 40500), (31, 3600, 108000), (32, 5120, 216000),
+            (40, 8192, 245760), (42, 8704, 522240), (50, 22080, 589824), (51, 36864, 983040), (52, 36864, 2073600),
+        ]
+        let level = levels.first { frameMBs <= $0.1 && frameMBs * fps <= $0.2 }?.0 ?? 52
+        let hex = String(level, radix: 16)
+        return "42e0" + (hex.count == 1 ? "0" + hex : hex)
+    }
+
+    /// Encoder configured for real-time, low-latency streaming.
+    package func makeEncoder(bitrateKbps: Int, keyframeInterval: Int) throws(RTCError) -> Element {
+        switch self {
+        case .vp8:
+            let e = try ElementFactory.make("vp8enc")
+            e.set("deadline", 1)                 // realtime
+            e.set("cpu-used", 8)
+            e.set("end-usage", "cbr")
+            e.set("target-bitrate", bitrateKbps * 1000)
+            e.set("keyframe-max-dist", keyframeInterval)
+            e.set("lag-in-frames", 0)
+            e.set("error-resilient", "default")
+            // One thread: libvpx's worker threads busy-wait on each other, which turns into
+            // a stall when the cores are shared (tests in parallel, many subscribers).
+            e.set("threads", 1)
+            return e
+        case .h264:
+            let e = try ElementFactory.make("openh264enc")
+            e.set("bitrate", bitrateKbps * 1000)
+            e.set("gop-size", keyframeInterval)
+            e.set("complexity", "low")
+            e.set("rate-control", "bitrate")
+            e.set("usage-type", "camera")
+            return e
+        }
+    }
+
+    /// Payloader; `mtu` leaves room for the header extension, which 1.22 does not count.
+    package func makePayloader(mtu: Int) throws(RTCError) -> Element {
+        let p = try ElementFactory.make(self == .vp8 ? "rtpvp8pay" : "rtph264pay")
+        p.set("pt", payloadType)
+        p.set("mtu", mtu)
+        if self == .h264 {
+            p.set("config-interval", -1)          // SPS/PPS with every IDR
+            p.set("aggregate-mode", "zero-latency")
+        }
+        return p
+    }
+
+    /// Depayloader → (parser) → decoder, in link order. After a packet that NACK could
+    /// not bring back, the depayloader asks for a keyframe (PLI upstream) and drops the
+    /// frames until it comes, so a damaged or wrongly referenced picture never reaches
+    /// the decoder, never showing beside a pose that is not its own.
+    package func makeDecodeChain() throws(RTCError) -> [Element] {
+        switch self {
+        case .vp8:
+            let depay = try ElementFactory.make("rtpvp8depay")
+            depay.set("request-keyframe", true)
+            depay.set("wait-for-keyframe", true)
+            return [depay, try ElementFactory.make("vp8dec")]
+        case .h264:
+            let depay = try ElementFactory.make("rtph264depay")
+            depay.set("request-keyframe", true)
+            depay.set("wait-for-keyframe", true)     // with access units (what openh264dec takes)
+            return [depay, try ElementFactory.make("h264parse"), try ElementFactory.make("openh264dec")]
+        }
+    }
+}

@@ -1,0 +1,113 @@
+import PoseCastKit
+import RTCSession
+import Signaling
+import PoseMedia
+
+/// What the publisher does with one control-channel text: the reply for the sender
+/// and whether every expert must get the new annotation list.
+public struct ControlOutcome: Sendable {
+    public var reply: ControlReply
+    public var annotationsChanged: Bool
+    /// The request type, for logs and status ("annotate", …); nil when unreadable.
+    public var requestType: String?
+    /// Routines a `meter` skipped as unsupported (`throwIfUnsupported` false).
+    public var skipped: [MeteringRoutine] = []
+}
+
+/// The camera-control requests, as the publisher's camera answers them (the metering
+/// routines over a V4L2 or simulated camera). Errors carry the reply's code and message.
+public protocol CameraCommands: Sendable {
+    func focus(at point: NormalizedPoint, mode: FocusMode) throws(ControlError)
+    /// Returns the routines skipped as unsupported (only with `throwIfUnsupported` false).
+    func meter(_ request: MeterRequest) throws(ControlError) -> [MeteringRoutine]
+    /// Both return the routines skipped because the camera cannot do them.
+    func lock(_ routines: [MeteringRoutine]) throws(ControlError) -> [MeteringRoutine]
+    func unlock(_ routines: [MeteringRoutine]) throws(ControlError) -> [MeteringRoutine]
+}
+
+/// The publisher's control-channel rules, independent of any channel: validation,
+/// roles, annotations, camera control. Without a camera (`camera` nil: the test
+/// source) `focus`, `meter`, `lock` and `unlock` are refused as unsupported.
+public struct PublisherControl: Sendable {
+    public let board: AnnotationBoard
+    public let placer: AnnotationPlacer
+    public let camera: (any CameraCommands)?
+    /// Why there is no camera control, for the `unsupported` reply.
+    public let noCameraReason: String
+
+    public init(board: AnnotationBoard, placer: AnnotationPlacer, camera: (any CameraCommands)? = nil,
+                noCameraReason: String = "this publisher's source has no camera to control") {
+        self.board = board; self.placer = placer; self.camera = camera; self.noCameraReason = noCameraReason
+    }
+
+    /// One message as it came off the data channel. Binary is refused (`tooLarge` over
+    /// `ControlCodec.maxMessageBytes`, else `malformed`: the channel carries JSON text);
+    /// a message the session's rate limiter refused (`refusedBy`, nil when admitted) gets
+    /// `rateLimited`, with its id when one can be read, and is not executed; text is
+    /// `handle(_:from:role:)`.
+    public func handle(_ message: DataChannelMessage, from author: String, role: RoomRole,
+                       refusedBy limiter: ControlRateLimiter? = nil) -> ControlOutcome {
+        if let limiter {
+            var id: String?
+            if case .text(let text) = message {
+                do throws(ControlError) { id = try ControlCodec.decodeRequest(text).id } catch { id = error.id }
+            }
+            let wait = limiter.secondsUntilNextToken()
+            let message = "over this session's limit (\(limiter.limit)): not executed"
+                + (wait.isFinite ? "; retry in \(Int((wait * 1000).rounded(.up))) ms" : "")
+            return ControlOutcome(reply: .error(ControlError(id: id, code: .rateLimited, message: message)),
+                                  annotationsChanged: false, requestType: nil)
+        }
+        switch message {
+        case .text(let text):
+            return handle(text, from: author, role: role)
+        case .binary(let bytes):
+            let error = bytes.count > ControlCodec.maxMessageBytes
+                ? ControlError(id: nil, code: .tooLarge,
+                               message: "binary message of \(bytes.count) bytes exceeds \(ControlCodec.maxMessageBytes); the control channel carries JSON text")
+                : ControlError(id: nil, code: .malformed, message: "binary message of \(bytes.count) bytes: the control channel carries JSON text")
+            return ControlOutcome(reply: .error(error), annotationsChanged: false, requestType: nil)
+        }
+    }
+
+    public func handle(_ text: String, from author: String, role: RoomRole) -> ControlOutcome {
+        let envelope: ControlEnvelope
+        do throws(ControlError) { envelope = try ControlCodec.decodeRequest(text) } catch {
+            return ControlOutcome(reply: .error(error), annotationsChanged: false, requestType: nil)
+        }
+        let id = envelope.id, type = envelope.request.type
+        func refuse(_ code: ControlErrorCode, _ message: String) -> ControlOutcome {
+            ControlOutcome(reply: .error(ControlError(id: id, code: code, message: message)), annotationsChanged: false, requestType: type)
+        }
+        guard role == .expert else {
+            return refuse(.notAllowed, "\"\(type)\" needs the expert role; this session is a \(role.rawValue)")
+        }
+        do throws(ControlError) {
+            switch envelope.request {
+            case .annotate(let request):
+                let annotationId = try board.add(request, at: try placer.place(request), author: author)
+                return ControlOutcome(reply: .ack(id: id, annotationId: annotationId), annotationsChanged: true, requestType: type)
+            case .removeAnnotation(let annotationId):
+                try board.remove(annotationId)
+                return ControlOutcome(reply: .ack(id: id, annotationId: annotationId), annotationsChanged: true, requestType: type)
+            case .clearAnnotations:
+                board.clear()
+                return ControlOutcome(reply: .ack(id: id, annotationId: nil), annotationsChanged: true, requestType: type)
+            case .focus, .meter, .lock, .unlock:
+                guard let camera else { return refuse(.unsupported, "\"\(type)\": \(noCameraReason)") }
+                var skipped: [MeteringRoutine] = []
+                switch envelope.request {
+                case let .focus(point, mode): try camera.focus(at: point, mode: mode)
+                case .meter(let request): skipped = try camera.meter(request)
+                case .lock(let routines): skipped = try camera.lock(routines)
+                case .unlock(let routines): skipped = try camera.unlock(routines)
+                default: break
+                }
+                return ControlOutcome(reply: .ack(id: id, annotationId: nil, skipped: skipped), annotationsChanged: false,
+                                      requestType: type, skipped: skipped)
+            }
+        } catch {
+            return refuse(error.code, error.message)
+        }
+    }
+}

@@ -1,0 +1,157 @@
+internal import CGStreamer
+import CGstShim
+import PoseCastKit
+import RTCSession
+import Synchronization
+import PoseMedia
+
+public struct SubscriberMediaConfig: Sendable {
+    public enum Sink: Sendable, Equatable {
+        /// Decode and drop (headless, tests, benchmarks).
+        case discard
+        /// Show in a window (autovideosink).
+        case display
+    }
+    public var sink: Sink = .discard
+    /// Read the frame id written into the picture by a publisher with `stampFrameIDs`.
+    public var readFrameStamps = false
+    public var codecs: Set<VideoCodec> = Set(VideoCodec.allCases)
+    public var rtc = RTCConfiguration()
+    /// Mouse clicks on the window (`.display` only): button (1 left, 3 right) and
+    /// the point on the video, normalised.
+    public var onClick: (@Sendable (_ button: Int, _ point: NormalizedPoint) -> Void)?
+    /// A copy of every decoded picture with its frame (costly: tests and measurements).
+    public var onPicture: (@Sendable (DecodedPicture) -> Void)?
+    /// The sink renders each frame at its running time plus the pipeline latency (a video
+    /// sink's default; the `baseline` latency profile) instead of as soon as it is decoded.
+    public var syncToClock = false
+    /// Each frame's decode timing and the moment the sink rendered it (`.discard` only),
+    /// on the streaming thread (keep it quick).
+    public var onShown: (@Sendable (ShownFrameTiming) -> Void)?
+    public init() {}
+}
+
+public struct SubscriberMediaStats: Sendable {
+    public var framesDecoded: UInt64 = 0
+    public var framesWithPose: UInt64 = 0
+    public var framesWithoutPose: UInt64 = 0
+    public var posesRejected: [String: Int] = [:]
+}
+
+/// webrtcbin → depayloader (pose extension from the negotiated extmap) → decoder →
+/// **pose read** → sink. The publisher offers; `answer(_:)` applies it.
+public final class SubscriberMedia: @unchecked Sendable {
+    public let pipeline: Pipeline
+    public let peer: WebRTCPeer
+    public let config: SubscriberMediaConfig
+    public let rejections = PoseRejectionCounter()
+    private let state = Mutex(State())
+
+    private struct State {
+        var readers: [PoseReader] = []
+        var branches: [Element] = []
+    }
+
+    public init(config: SubscriberMediaConfig, name: String = "subscriber",
+                onFrame: (@Sendable (DecodedFrame) -> Void)? = nil) throws(RTCError) {
+        try PoseHeaderExtension.register()
+        self.config = config
+        pipeline = try Pipeline(name: name)
+        peer = try WebRTCPeer(name: "\(name)-webrtc", pipeline: pipeline, configuration: config.rtc)
+        // Fail now, not mid-call, if a decoder we would negotiate is missing.
+        for codec in config.codecs { _ = try codec.makeDecodeChain() }
+        peer.onIncomingStream { [weak self] pad in
+            guard let self else { return }
+            do throws(RTCError) { try self.attachDecodeBranch(to: pad, onFrame: onFrame) } catch {
+                self.peer.report(error)
+            }
+        }
+    }
+
+    deinit { pipeline.stop() }
+
+    public func start() throws(RTCError) { try pipeline.play() }
+
+    /// Blocks (≤ 2 s) until the pipeline has reached PLAYING: webrtcbin must be fully
+    /// up before a transceiver is added and an offer applied, or its transports can
+    /// come out with different DTLS fingerprints ("Fingerprint in media 1 differs").
+    public func waitUntilPlaying() {
+        _ = gst_element_get_state(pipeline.element.raw, nil, nil, 2 * 1_000_000_000)
+    }
+    public func stop() { peer.close(); pipeline.stop() }
+
+    /// Incoming video streams webrtcbin announced and a decode branch was linked to
+    /// (0 while no RTP has arrived: a stalled session's first diagnostic).
+    public var decodeBranchCount: Int { state.withLock { $0.readers.count } }
+
+    public var stats: SubscriberMediaStats {
+        let readers = state.withLock { $0.readers }
+        let decoded = readers.reduce(0) { $0 + $1.framesDecoded }, withPose = readers.reduce(0) { $0 + $1.framesWithPose }
+        return SubscriberMediaStats(framesDecoded: decoded, framesWithPose: withPose,
+                                    framesWithoutPose: decoded - withPose, posesRejected: rejections.byReason)
+    }
+
+    /// Adds the receive transceiver (with the offer's extmap), applies the offer and
+    /// returns the local answer to send back.
+    public func answer(_ offer: SessionDescription) async throws(RTCError) -> SessionDescription {
+        guard offer.kind == .offer else { throw .invalidDescription("expected an offer, got \(offer.kind.rawValue)") }
+        try peer.addReceiveTransceiver(matching: offer, encodings: Set(config.codecs.map(\.encodingName)))
+        try await peer.setRemoteDescription(offer)
+        let answer = try await peer.createAnswer()
+        try await peer.setLocalDescription(answer)
+        return answer
+    }
+
+    /// The video sink sends navigation events upstream, in video pixels; a probe
+    /// where they pass turns button presses into normalised clicks.
+    private static func watchClicks(on pad: Pad, onClick: @escaping @Sendable (Int, NormalizedPoint) -> Void) {
+        _ = pad.addProbe(GST_PAD_PROBE_TYPE_EVENT_UPSTREAM) { [pad] info in
+            guard let event = pcg_probe_info_get_event(info),
+                  gst_navigation_event_get_type(event) == GST_NAVIGATION_EVENT_MOUSE_BUTTON_PRESS else { return GST_PAD_PROBE_OK }
+            var button: Int32 = 0
+            var x = 0.0, y = 0.0
+            guard gst_navigation_event_parse_mouse_button_event(event, &button, &x, &y) != 0,
+                  let width = pad.capsInt("width").map(Double.init), let height = pad.capsInt("height").map(Double.init),
+                  width > 0, height > 0 else { return GST_PAD_PROBE_OK }
+            onClick(Int(button), NormalizedPoint(x: Float(x / width), y: Float(y / height)))
+            return GST_PAD_PROBE_OK
+        }
+    }
+
+    private func attachDecodeBranch(to pad: Pad, onFrame: (@Sendable (DecodedFrame) -> Void)?) throws(RTCError) {
+        guard let encoding = pad.capsField("encoding-name"), let codec = VideoCodec(encodingName: encoding),
+              config.codecs.contains(codec) else {
+            throw .negotiation(peer: peer.name, reason: "incoming stream has unsupported caps \(pad.capsDescription)")
+        }
+        var chain = try codec.makeDecodeChain()
+        let decoder = chain.last!
+        switch config.sink {
+        case .discard:
+            let sink = try ElementFactory.make("fakesink")
+            sink.set("sync", config.syncToClock)
+            if config.syncToClock {
+                // As a video sink does by default (xvimagesink in 1.22): drop frames later
+                // than 5 ms, send QoS upstream.
+                sink.set("max-lateness", 5_000_000)
+                sink.set("qos", true)
+            }
+            chain.append(sink)
+            if let onShown = config.onShown { DecodeTimer(report: onShown).install(decoder: decoder, sink: sink) }
+        case .display:
+            let sink = try ElementFactory.make("autovideosink")
+            sink.set("sync", config.syncToClock)
+            let convert = try ElementFactory.make("videoconvert")
+            chain += [convert, sink]
+            if let onClick = config.onClick { Self.watchClicks(on: convert.staticPad("src")!, onClick: onClick) }
+        }
+        for e in chain { pipeline.add(e) }
+        try pipeline.link(chain)
+
+        let reader = PoseReader(codec: codec, readStamps: config.readFrameStamps, rejections: rejections,
+                                onFrame: onFrame, onPicture: config.onPicture)
+        reader.install(on: decoder.staticPad("src")!)
+        for e in chain { e.syncStateWithParent() }
+        try pad.link(to: chain[0].staticPad("sink")!)
+        state.withLock { $0.branches += chain; $0.readers.append(reader) }
+    }
+}
