@@ -195,7 +195,7 @@ public enum PoseSourceSpec: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The provider for this source: a trajectory timed from `startNanos`, or the live
-    /// `store` (which a receiver must fill; see PoseFeedReceiver in PoseCastSession).
+    /// `store` (which a receiver must fill; see PoseFeedReceiver in Publisher).
     public func makeProvider(speed: Double = 1, intrinsics: CameraIntrinsics, startNanos: UInt64,
                              store: LivePoseStore) throws(PoseSourceError) -> any PoseProvider {
         do { try PoseFeedLine.validate(intrinsics) } catch { throw .invalidIntrinsics(error) }

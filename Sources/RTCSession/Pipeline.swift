@@ -81,8 +81,51 @@ public final class Pipeline: @unchecked Sendable {
         for (a, b) in zip(chain, chain.dropFirst()) { try a.link(b) }
     }
 
+    /// Asks for PLAYING (on the calling thread: the change itself is asynchronous for live
+    /// pipelines; use `start()` from async code, which also waits for it).
     public func play() throws(RTCError) { try setState(GST_STATE_PLAYING, "PLAYING") }
+    /// Sets the pipeline to NULL on the calling thread, joining its streaming threads:
+    /// from async code use `shutDown()`.
     public func stop() { _ = gst_element_set_state(element.raw, GST_STATE_NULL) }
+
+    /// Sets PLAYING on the state worker and waits, driven by the bus, until the pipeline
+    /// has reached it or `timeout` has passed (a live pipeline whose source has not
+    /// started yet may stay in PAUSED → PLAYING). Returns whether it is PLAYING.
+    @discardableResult
+    public func start(timeout: Duration = .seconds(2)) async throws(RTCError) -> Bool {
+        let outcome = OnceResult<Bool>()
+        let failed = Atomic<Bool>(false)
+        let name = self.name
+        let token = addObserver { message in
+            if case let .stateChanged(source, _, new) = message, source == name, new == "PLAYING" { outcome.finish(true) }
+        }
+        StateWorker.shared.submit { [self] in
+            if gst_element_set_state(element.raw, GST_STATE_PLAYING) == GST_STATE_CHANGE_FAILURE {
+                failed.store(true, ordering: .relaxed)
+                outcome.finish(false)
+            } else if currentState == GST_STATE_PLAYING {
+                outcome.finish(true)   // already there: no state-change message will come
+            }
+        }
+        let timer = Task { try? await Task.sleep(for: timeout); outcome.finish(false) }
+        let reached = await outcome.value()
+        timer.cancel()
+        removeObserver(token)
+        if failed.load(ordering: .relaxed) { throw .stateChange(element: name, target: "PLAYING") }
+        return reached
+    }
+
+    /// Sets the pipeline to NULL on the state worker and waits until it is done.
+    public func shutDown() async {
+        await StateWorker.shared.run { [self] in _ = gst_element_set_state(element.raw, GST_STATE_NULL) }
+    }
+
+    /// The current state, without waiting.
+    package var currentState: GstState {
+        var current = GST_STATE_VOID_PENDING
+        _ = gst_element_get_state(element.raw, &current, nil, 0)
+        return current
+    }
 
     package func setState(_ state: GstState, _ label: String) throws(RTCError) {
         if gst_element_set_state(element.raw, state) == GST_STATE_CHANGE_FAILURE {
@@ -137,6 +180,34 @@ extension BusMessage {
                                  new: String(cString: gst_element_state_get_name(new)))
         } else {
             return nil
+        }
+    }
+}
+
+/// A value set once, from any thread, and awaited by one task: the first `finish` wins,
+/// later ones are ignored, and a `finish` before the task waits is kept for it.
+package final class OnceResult<T: Sendable>: Sendable {
+    private let state = Mutex<(waiter: CheckedContinuation<T, Never>?, result: T?)>((nil, nil))
+    package init() {}
+
+    package func finish(_ value: T) {
+        let waiter = state.withLock { s -> CheckedContinuation<T, Never>? in
+            guard s.result == nil else { return nil }
+            s.result = value
+            defer { s.waiter = nil }
+            return s.waiter
+        }
+        waiter?.resume(returning: value)
+    }
+
+    package func value() async -> T {
+        await withCheckedContinuation { continuation in
+            let ready = state.withLock { s -> T? in
+                if let result = s.result { return result }
+                s.waiter = continuation
+                return nil
+            }
+            if let ready { continuation.resume(returning: ready) }
         }
     }
 }

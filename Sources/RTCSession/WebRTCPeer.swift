@@ -39,6 +39,8 @@ public final class WebRTCPeer: @unchecked Sendable {
     public let certificate: DTLSCertificate
     private let sink: AsyncStream<RTCEvent>.Continuation
     private let state = Mutex(State())
+    /// `connection-state` as webrtcbin last notified it (GST_WEBRTC_PEER_CONNECTION_STATE_NEW is 0).
+    private let cachedConnectionState = Atomic<Int32>(0)
 
     private struct State {
         var handlerIDs: [UInt] = []
@@ -124,7 +126,16 @@ public final class WebRTCPeer: @unchecked Sendable {
                 sink.yield(event(value))
             }
         }
-        ids.append(watch("connection-state", RTCEvent.connectionState))
+        // The connection state is also kept here, so streaming threads can read it without
+        // `g_object_get` on webrtcbin: its property getter takes the peer connection lock,
+        // which webrtcbin holds while it waits on streaming threads (a deadlock, see
+        // docs/THREADING.md).
+        ids.append(Signal.connect(object, "notify::connection-state") { [weak self] (_: UnsafeMutableRawPointer?) in
+            guard let self else { return }
+            let raw = self.webrtc.int("connection-state")
+            self.cachedConnectionState.store(raw, ordering: .releasing)
+            if let value = PeerConnectionState(rawValue: raw) { sink.yield(.connectionState(value)) }
+        })
         ids.append(watch("ice-connection-state", RTCEvent.iceConnectionState))
         ids.append(watch("ice-gathering-state", RTCEvent.iceGatheringState))
         ids.append(watch("signaling-state", RTCEvent.signalingState))
@@ -321,8 +332,10 @@ public final class WebRTCPeer: @unchecked Sendable {
         return RTCStats(reply)
     }
 
+    /// The connection state as last announced by webrtcbin (never reads the property:
+    /// safe from streaming threads and pad probes).
     public var connectionState: PeerConnectionState {
-        PeerConnectionState(rawValue: webrtc.int("connection-state")) ?? .closed
+        PeerConnectionState(rawValue: cachedConnectionState.load(ordering: .acquiring)) ?? .closed
     }
 
     public var iceConnectionState: ICEConnectionState {

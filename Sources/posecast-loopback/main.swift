@@ -54,7 +54,7 @@ struct PoseCastLoopback: AsyncParsableCommand {
             let original = frame.pose.flatMap { p in sent.withLock { $0[p.frameID] } }
             tally.withLock { $0.record(frame, original: original) }
         }
-        try publisher.start()
+        try await publisher.start()
         try subscriber.start()
         let peer = try await publisher.addPeer(name: "expert")
         let link = LoopbackLink(publisher: peer, subscriber: subscriber)
@@ -101,9 +101,9 @@ struct PoseCastLoopback: AsyncParsableCommand {
         ]
         let json = try JSONSerialization.data(withJSONObject: summary, options: [.sortedKeys])
         print(String(decoding: json, as: UTF8.self))
-        subscriber.stop()
+        await subscriber.shutDown()
         publisher.removePeer(peer)
-        publisher.stop()
+        await publisher.shutDown()
         if t.wrong > 0 || t.decoded == 0 { throw ExitCode.failure }
     }
 }

@@ -7,7 +7,6 @@ import Publisher
 import NodeOutput
 import RTCSession
 import Signaling
-import Synchronization
 
 extension VideoCodec: ExpressibleByArgument {}
 extension LatencyProfile: ExpressibleByArgument {}
@@ -68,163 +67,35 @@ struct Publisher: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let logger = Logger(label: "posecast.publisher")
-        let out = EventOutput(json: json)
-
-        var mediaConfig = PublisherMediaConfig()
+        var config = PublisherAppConfig()
         switch source {
-        case "test": mediaConfig.source = .test(pattern: "ball")
-        case "synthetic": mediaConfig.source = .synthetic
-        case "v4l2": mediaConfig.source = .v4l2(device: device)
-        case let path where path.hasPrefix("/"): mediaConfig.source = .v4l2(device: path)
+        case "test": config.media.source = .test(pattern: "ball")
+        case "synthetic": config.media.source = .synthetic
+        case "v4l2": config.media.source = .v4l2(device: device)
+        case let path where path.hasPrefix("/"): config.media.source = .v4l2(device: path)
         default: throw ValidationError("--source must be v4l2, synthetic, test or a device path, got \(source)")
         }
-        mediaConfig.width = width; mediaConfig.height = height; mediaConfig.fps = fps
-        mediaConfig.codec = codec; mediaConfig.bitrateKbps = bitrate
-        mediaConfig.rtc.stunServer = stun; mediaConfig.rtc.turnServer = turn
-        if let loss { mediaConfig.rtc.linkConditions = LinkConditions(dropProbability: loss / 100) }
-        mediaConfig.apply(latencyProfile)
-        let frames: FrameLog?
-        do throws(FrameLogError) { frames = try frameLog.map { path throws(FrameLogError) in try FrameLog(path: path) } } catch {
-            ProcessSupport.printError("posecast-publisher: error: \(error)")
-            throw ExitCode(2)
-        }
-        if let frames { mediaConfig.onEncoded = { frames.record($0) } }
-
-        let camera = try intrinsics.map(Self.parseIntrinsics)
+        config.media.width = width; config.media.height = height; config.media.fps = fps
+        config.media.codec = codec; config.media.bitrateKbps = bitrate
+        config.media.rtc.stunServer = stun; config.media.rtc.turnServer = turn
+        if let loss { config.media.rtc.linkConditions = LinkConditions(dropProbability: loss / 100) }
+        config.media.apply(latencyProfile)
+        config.camera = try intrinsics.map(Self.parseIntrinsics)
             ?? CameraIntrinsics(horizontalFOVDegrees: hfov, aspect: Float(width) / Float(height))
-        let spec = try PoseSourceSpec.parse(pose)
-        let store = LivePoseStore()
-        let provider: any PoseProvider
-        do {
-            provider = try spec.makeProvider(speed: poseSpeed, intrinsics: camera, startNanos: WallClock.nowNanos(), store: store)
+        config.pose = try PoseSourceSpec.parse(pose)
+        config.poseSpeed = poseSpeed
+        config.signalingURL = signaling
+        let parts = listen.split(separator: ":")
+        config.listen = (String(parts[0]), Int(parts[1])!)
+        config.room = room; config.token = token; config.signalingCA = signalingCa
+        config.json = json; config.frameLogPath = frameLog
+        do throws(PublisherAppExit) {
+            let app = try await PublisherApp.build(config)
+            try await app.run()
         } catch {
-            ProcessSupport.printError("posecast-publisher: error: \(error)")
-            throw ExitCode(2)
+            ProcessSupport.printError(error.message)
+            throw ExitCode(error.code)
         }
-        var feed: PoseFeedReceiver?
-        if let transport = PoseFeedReceiver.Transport(spec) {
-            let receiver = PoseFeedReceiver(transport: transport, store: store) { message in
-                out.event("poseFeed", ["message": message], human: message)
-            }
-            do { try await receiver.start() } catch {
-                ProcessSupport.printError("posecast-publisher: error: pose feed \(spec): \(error)")
-                throw ExitCode(2)
-            }
-            if let port = receiver.boundPort { out.event("poseFeedListening", ["port": port], human: "pose feed: listening on UDP port \(port)") }
-            feed = receiver
-        }
-        let media: PublisherMedia
-        do {
-            media = try PublisherMedia(config: mediaConfig) { id, t in provider.pose(frameID: id, captureTimeNanos: t) }
-            try media.start()
-        } catch {
-            ProcessSupport.printError("posecast-publisher: error: \(error)")
-            await feed?.stop()
-            throw ExitCode(2)
-        }
-
-        var server: SignalingServer?
-        let url: String
-        if let signaling {
-            url = signaling
-        } else {
-            let parts = listen.split(separator: ":")
-            var serverConfig = SignalingServerConfiguration()
-            serverConfig.host = String(parts[0]); serverConfig.port = Int(parts[1])!
-            do {
-                server = try await SignalingServer.start(serverConfig, logger: Logger(label: "posecast.signaling"))
-            } catch {
-                ProcessSupport.printError("posecast-publisher: error: cannot listen on \(listen): \(error)")
-                media.stop()
-                throw ExitCode(2)
-            }
-            url = server!.url
-            out.event("listening", ["url": url], human: "signaling: listening on \(url) (embedded)")
-        }
-
-        var nodeConfig = PublisherNodeConfig(signalingURL: url)
-        nodeConfig.room = room; nodeConfig.token = token
-        nodeConfig.signalingTLS = signalingCa.map { SignalingClientTLS(caCertificatePath: $0) }
-        let fatal = Mutex<String?>(nil)
-        let node = PublisherNode(media: media, config: nodeConfig, logger: logger) { event in
-            out.publisherEvent(event)
-            if case let .serverError(code, details) = event, code == .unauthorized || code == .roomFull || code == .wrongRole {
-                fatal.withLock { $0 = details }
-            }
-        }
-        let runner = Task { await node.run() }
-        let signals = ProcessSupport.terminationSignals()
-        let stopper = Task { for await _ in signals { runner.cancel(); return } }
-
-        // Camera pipeline errors are reported even with no subscriber (a session's peer
-        // reports them too, but there may be none yet).
-        media.onPipelineProblem { text, isError in
-            out.event(isError ? "pipelineError" : "pipelineWarning", ["message": text],
-                      human: (isError ? "camera pipeline error: " : "camera pipeline warning: ") + text)
-        }
-        var lastFrames = media.stats.framesTagged, lastBytes = media.rtpBytesProduced
-        var silentSeconds = 0
-        var lastTime = ContinuousClock.now
-        while !runner.isCancelled {
-            try? await Task.sleep(for: .seconds(1))
-            if let reason = fatal.withLock({ $0 }) {
-                ProcessSupport.printError("posecast-publisher: error: the signaling server refused us: \(reason)")
-                runner.cancel()
-                _ = await runner.value
-                media.stop()
-                await server?.stop()
-                throw ExitCode(3)
-            }
-            let now = ContinuousClock.now
-            let seconds = (now - lastTime) / .seconds(1)
-            let frames = media.stats.framesTagged, bytes = media.rtpBytesProduced
-            let (connected, total) = node.subscriberCounts
-            let fpsNow = Double(frames - lastFrames) / max(seconds, 0.001)
-            let kbps = Double(bytes - lastBytes) * 8 / 1000 / max(seconds, 0.001)
-            var fields: [String: Any] = [
-                "subscribers": connected, "sessions": total, "fps": (fpsNow * 10).rounded() / 10,
-                "kbps": kbps.rounded(), "frames_with_pose": Int(frames),
-                "annotations": node.board.all.count,
-            ]
-            var human = String(format: "subscribers %d (%d sessions)  %.1f fps  %.0f kbit/s  frames sent with pose %llu  annotations %d",
-                               connected, total, fpsNow, kbps, frames, node.board.all.count)
-            if let render = media.syntheticStats {
-                let ms = Double(render.lastRenderNanos) / 1e6
-                fields["render_ms"] = (ms * 10).rounded() / 10
-                fields["render_skipped"] = Int(render.framesSkipped)
-                fields["frames_rendered"] = Int(render.framesRendered)
-                if let error = render.lastError { fields["render_error"] = error; human += "  render error: \(error)" }
-                human += String(format: "  render %.1f ms", ms)
-            }
-            if let st = media.cameraMeter?.status {
-                fields.merge(st.statusFields) { _, new in new }
-                human += "  " + st.summary
-            }
-            if feed != nil {
-                let s = store.statistics
-                fields["pose_feed_accepted"] = s.accepted; fields["pose_feed_rejected"] = s.rejected
-                human += "  pose feed \(s.accepted) ok / \(s.rejected) rejected"
-            }
-            // A source that stops (or never starts) producing is said once, precisely, rather
-            // than leaving subscribers with a connected call and no picture.
-            silentSeconds = frames == lastFrames ? silentSeconds + 1 : 0
-            if silentSeconds == 3 {
-                out.event("sourceStalled", ["seconds": silentSeconds, "framesTagged": Int(frames), "pipeline": media.pipeline.stateDescription],
-                          human: "error: no frame from the camera for \(silentSeconds) s (camera pipeline \(media.pipeline.stateDescription), \(frames) frames so far)")
-            }
-            // Sockets and threads a session holds must come back when it ends (fault tests, soak).
-            if let resources = ProcessResources.current() { fields.merge(resources.statusFields) { _, new in new } }
-            out.status(fields, human: human)
-            (lastFrames, lastBytes, lastTime) = (frames, bytes, now)
-        }
-        _ = await runner.value
-        stopper.cancel()
-        media.stop()
-        await feed?.stop()
-        await server?.stop()
-        frames?.close()
-        out.event("stopped", [:], human: "stopped")
     }
 
     static func parseIntrinsics(_ text: String) throws -> CameraIntrinsics {
@@ -235,31 +106,5 @@ struct Publisher: AsyncParsableCommand {
         let k = CameraIntrinsics(fx: v[0]!, fy: v[1]!, cx: v[2]!, cy: v[3]!)
         do { try PoseFeedLine.validate(k) } catch { throw ValidationError("--intrinsics: \(error)") }
         return k
-    }
-}
-
-extension EventOutput {
-    func publisherEvent(_ event: PublisherNodeEvent) {
-        switch event {
-        case let .signalingConnected(url, peerId):
-            self.event("signalingConnected", ["url": url, "peerId": peerId], human: "signaling: connected to \(url) as \(peerId)")
-        case .signalingLost(let reason):
-            self.event("signalingLost", ["reason": reason], human: "signaling: \(reason); reconnecting")
-        case let .serverError(code, details):
-            self.event("serverError", ["code": code?.rawValue ?? "", "details": details], human: "signaling error: \(details)")
-        case let .sessionStarted(sessionId, consumer, role):
-            self.event("sessionStarted", ["sessionId": sessionId, "consumer": consumer, "role": role.rawValue],
-                       human: "session \(sessionId): \(role.rawValue) \(consumer) joining")
-        case .subscriberConnected(let sessionId):
-            self.event("subscriberConnected", ["sessionId": sessionId], human: "session \(sessionId): connected")
-        case let .sessionEnded(sessionId, reason):
-            self.event("sessionEnded", ["sessionId": sessionId, "reason": reason], human: "session \(sessionId): ended (\(reason))")
-        case let .control(sessionId, request, reply):
-            let answer = ControlCodec.encode(reply)
-            self.event("control", ["sessionId": sessionId, "request": request ?? "", "reply": answer],
-                       human: "session \(sessionId): \(request ?? "unreadable request") → \(answer)")
-        case .error(let message):
-            self.event("error", ["message": message], human: "error: \(message)")
-        }
     }
 }

@@ -30,7 +30,7 @@ struct CodecTimingTests {
         subConfig.apply(profile)
         subConfig.onShown = { t in shown.withLock { $0.append(t) } }
         let subscriber = try SubscriberMedia(config: subConfig)
-        try publisher.start()
+        try await publisher.start()
         try subscriber.start()
         let peer = try await publisher.addPeer(name: "timed")
         let link = LoopbackLink(publisher: peer, subscriber: subscriber)

@@ -46,9 +46,8 @@ final class LossHarness: Sendable {
         subConfig.codecs = [codec]
         subConfig.rtc.jitterBufferLatencyMs = jitterLatencyMs
         subscriber = try SubscriberMedia(config: subConfig) { frame in log.received.withLock { $0.append(frame) } }
-        try publisher.start()
-        try subscriber.start()
-        subscriber.waitUntilPlaying()
+        try await publisher.start()
+        try await subscriber.startAndWaitUntilPlaying()
         peer = try await publisher.addPeer(name: "lossy")
         link = LoopbackLink(publisher: peer, subscriber: subscriber)
         let channel = try peer.createDataChannel("control")
@@ -70,6 +69,7 @@ final class LossHarness: Sendable {
         link.cancel()
         subscriber.stop()
         publisher.removePeer(peer)
+        StateWorker.shared.drain()   // the branch teardown, before the pipeline goes
         publisher.stop()
     }
 

@@ -33,7 +33,7 @@ struct WebRTCLoopbackTests {
         let subscriber = try SubscriberMedia(config: subConfig) { frame in
             received.withLock { $0.append(frame) }
         }
-        try publisher.start()
+        try await publisher.start()
         try subscriber.start()
         let peer = try await publisher.addPeer(name: "expert1")
         let link = LoopbackLink(publisher: peer, subscriber: subscriber)

@@ -41,7 +41,7 @@ struct AnnotationAccuracyTests {
         var subConfig = SubscriberMediaConfig()
         subConfig.onPicture = { picture in pictures.withLock { $0.append(picture) } }
         let subscriber = try SubscriberMedia(config: subConfig)
-        try publisher.start()
+        try await publisher.start()
         try subscriber.start()
         let peer = try await publisher.addPeer(name: "expert")
         let link = LoopbackLink(publisher: peer, subscriber: subscriber)

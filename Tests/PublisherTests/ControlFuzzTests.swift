@@ -154,7 +154,7 @@ struct ControlFuzzTests {
             generator.pose(at: Double(id) / 10, frameID: id, captureTimeNanos: t)
         })
         let subscriber = try SubscriberMedia(config: SubscriberMediaConfig())
-        try publisher.start()
+        try await publisher.start()
         try subscriber.start()
         let peer = try await publisher.addPeer(name: "fuzz-expert")
         let link = LoopbackLink(publisher: peer, subscriber: subscriber)

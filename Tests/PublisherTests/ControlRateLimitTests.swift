@@ -96,7 +96,7 @@ struct ControlRateLimitTests {
         mediaConfig.width = 160; mediaConfig.height = 120; mediaConfig.fps = 10
         let orbit = OrbitTrajectory(intrinsics: CameraIntrinsics(horizontalFOVDegrees: 60, aspect: 4 / 3))
         let media = try PublisherMedia(config: mediaConfig, poseSource: { id, t in orbit.pose(at: Double(id) / 10, frameID: id, captureTimeNanos: t) })
-        try media.start()
+        try await media.start()
         var nodeConfig = PublisherNodeConfig(signalingURL: server.url)
         nodeConfig.controlRate = ControlRateLimit(requestsPerSecond: 2, burst: 5)
         let publisher = PublisherNode(media: media, config: nodeConfig, logger: logger) { _ in }

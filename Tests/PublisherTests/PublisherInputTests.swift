@@ -39,7 +39,7 @@ struct PublisherInputTests {
             pose.position.x = .nan
             return pose
         }, onPoseAttached: { pose in if pose.flags.contains(.missing) { flagged.record(.nonFinite(field: "sent")) } })
-        try publisher.start()
+        try await publisher.start()
         defer { publisher.stop() }
         try await waitUntil(10, "frames tagged") { publisher.stats.framesTagged >= 10 }
         #expect(publisher.stats.poseEncodeErrors >= 10)

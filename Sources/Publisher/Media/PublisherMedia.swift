@@ -6,6 +6,7 @@ import RTCSession
 import SyntheticCamera
 import Synchronization
 import Dispatch
+import NodeOutput
 #if canImport(Glibc)
 import Glibc
 import PoseMedia
@@ -204,20 +205,34 @@ public final class PublisherMedia: @unchecked Sendable {
         }
     }
 
-    public func start() throws(RTCError) {
-        try pipeline.play()
+    /// Starts the camera pipeline and waits (on the state worker, driven by the bus) until
+    /// it is PLAYING; then the synthetic camera's render thread starts pushing.
+    public func start() async throws(RTCError) {
+        let playing = try await pipeline.start(timeout: .seconds(2))
         if let synthetic {
             // The render thread pushes from outside GStreamer: let appsrc reach PLAYING
             // (it is live, so this does not wait for a preroll) before the first push,
             // rather than racing the state change.
-            _ = gst_element_get_state(pipeline.element.raw, nil, nil, 2 * 1_000_000_000)
+            if !playing { logStateWarning("the camera pipeline is \(pipeline.stateDescription) after 2 s; rendering anyway") }
             synthetic.start()
         }
     }
 
+    private func logStateWarning(_ text: String) {
+        ProcessSupport.printError("posecast-publisher: warning: \(text)")
+    }
+
+    /// Stops the render thread and the pipeline, blocking the calling thread (not for the
+    /// cooperative pool: use `shutDown()` there).
     public func stop() {
         synthetic?.stop()
+        StateWorker.shared.drain()   // branch teardowns queued before, then the pipeline
         pipeline.stop()
+    }
+
+    /// `stop()` on the state worker, after every branch teardown queued before it.
+    public func shutDown() async {
+        await StateWorker.shared.run { [self] in stop() }
     }
 
     /// The annotations drawn into every outgoing frame (world coordinates).
@@ -283,23 +298,19 @@ public final class PublisherMedia: @unchecked Sendable {
 
 
     /// The payloader's output caps without per-stream fields, plus the RTCP feedback we
-    /// answer (PLI/FIR for keyframes, NACK). Waits up to 5 s for the first frame.
+    /// answer (PLI/FIR for keyframes, NACK). Waits up to 5 s for the first frame's caps
+    /// (`notify::caps` on the payloader's source pad, no polling).
     private func sendCaps() async throws(RTCError) -> String {
-        let deadline = ContinuousClock.now + .seconds(5)
-        while true {
-            // Per-stream and per-keyframe fields would pin the branch to one caps
-            // instance (sprop-parameter-sets changes with H.264 parameter sets).
-            if let caps = payloaderSource.negotiatedCaps(removing: [
-                "ssrc", "timestamp-offset", "seqnum-offset", "sprop-parameter-sets"]) {
-                let level = config.codec.profileLevelID(width: config.width, height: config.height, fps: config.fps)
-                let declared = caps.contains("profile-level-id") ? "" : level.map { ", profile-level-id=(string)\($0)" } ?? ""
-                return caps + declared + ", rtcp-fb-nack-pli=(boolean)true, rtcp-fb-ccm-fir=(boolean)true, rtcp-fb-nack=(boolean)true"
-            }
-            guard ContinuousClock.now < deadline else {
-                throw .negotiation(peer: "publisher", reason: "no frame reached the payloader within 5 s (is the source producing?)")
-            }
-            try? await Task.sleep(for: .milliseconds(10))
+        guard await payloaderSource.waitForCaps(timeout: .seconds(5)),
+              // Per-stream and per-keyframe fields would pin the branch to one caps
+              // instance (sprop-parameter-sets changes with H.264 parameter sets).
+              let caps = payloaderSource.negotiatedCaps(removing: [
+                  "ssrc", "timestamp-offset", "seqnum-offset", "sprop-parameter-sets"]) else {
+            throw .negotiation(peer: "publisher", reason: "no frame reached the payloader within 5 s (is the source producing?)")
         }
+        let level = config.codec.profileLevelID(width: config.width, height: config.height, fps: config.fps)
+        let declared = caps.contains("profile-level-id") ? "" : level.map { ", profile-level-id=(string)\($0)" } ?? ""
+        return caps + declared + ", rtcp-fb-nack-pli=(boolean)true, rtcp-fb-ccm-fir=(boolean)true, rtcp-fb-nack=(boolean)true"
     }
 
     /// Changes the simulated loss/delay on every subscriber's link, now and for later
@@ -317,13 +328,21 @@ public final class PublisherMedia: @unchecked Sendable {
         for peer in peers { try peer.link?.update(conditions) }
     }
 
-    /// Closes a subscriber's peer and frees its branch.
+    /// Closes a subscriber's peer and frees its branch, without blocking the caller: the
+    /// tee pad is unlinked behind an IDLE probe (never while a buffer is passing through
+    /// it), then the branch's queue and webrtcbin go to NULL and leave the pipeline on the
+    /// state worker (setting webrtcbin to NULL joins its threads).
     public func removePeer(_ peer: WebRTCPeer) {
         guard let entry = state.withLock({ $0.peers.removeValue(forKey: ObjectIdentifier(peer)) }) else { return }
         entry.peer.close()
-        _ = gst_pad_unlink(entry.teePad.raw, entry.queue.staticPad("sink")!.raw)
-        gst_element_release_request_pad(tee.raw, entry.teePad.raw)
-        pipeline.remove(entry.queue)
-        pipeline.remove(entry.peer.webrtc)
+        let (tee, pipeline) = (self.tee, self.pipeline)
+        let sinkPad = entry.queue.staticPad("sink")!
+        entry.teePad.unlinkWhenIdle(from: sinkPad) {
+            StateWorker.shared.submit {
+                gst_element_release_request_pad(tee.raw, entry.teePad.raw)
+                pipeline.remove(entry.queue)
+                pipeline.remove(entry.peer.webrtc)
+            }
+        }
     }
 }

@@ -75,10 +75,14 @@ public final class SubscriberMedia: @unchecked Sendable {
     /// Blocks (≤ 2 s) until the pipeline has reached PLAYING: webrtcbin must be fully
     /// up before a transceiver is added and an offer applied, or its transports can
     /// come out with different DTLS fingerprints ("Fingerprint in media 1 differs").
-    public func waitUntilPlaying() {
-        _ = gst_element_get_state(pipeline.element.raw, nil, nil, 2 * 1_000_000_000)
-    }
+    /// Starts the pipeline and waits (on the state worker, driven by the bus, at most 2 s)
+    /// until it is PLAYING; returns whether it got there.
+    @discardableResult
+    public func startAndWaitUntilPlaying() async throws(RTCError) -> Bool { try await pipeline.start(timeout: .seconds(2)) }
+    /// Blocks the calling thread while the pipeline goes to NULL: use `shutDown()` from async code.
     public func stop() { peer.close(); pipeline.stop() }
+    /// `stop()` on the state worker.
+    public func shutDown() async { peer.close(); await pipeline.shutDown() }
 
     /// Incoming video streams webrtcbin announced and a decode branch was linked to
     /// (0 while no RTP has arrived: a stalled session's first diagnostic).

@@ -226,7 +226,7 @@ public final class SubscriberNode: Sendable {
             switch message.payload {
             case .sdp(let sdp):
                 guard sdp.type == "offer" else { throw .invalidDescription("expected an offer, got \(sdp.type)") }
-                let media = try makeMedia(sessionId: sessionId)
+                let media = try await makeMedia(sessionId: sessionId)
                 let answer = try await media.answer(SessionDescription(kind: .offer, sdp: sdp.sdp))
                 try? client.send(.peer(PeerMessage(sessionId: sessionId, payload: .sdp(SignalingSDP(type: "answer", sdp: answer.sdp)))))
                 let early = state.withLock { s in defer { s.earlyCandidates.removeAll() }; return s.earlyCandidates }
@@ -249,14 +249,13 @@ public final class SubscriberNode: Sendable {
     }
 
     /// A fresh pipeline per session: nothing of a dead session can leak into the next.
-    private func makeMedia(sessionId: String) throws(RTCError) -> SubscriberMedia {
+    private func makeMedia(sessionId: String) async throws(RTCError) -> SubscriberMedia {
         let media = try SubscriberMedia(config: config.media, name: "subscriber") { [weak self] frame in
             guard let self else { return }
             self.frames.withLock { $0.record(frame) }
             self.state.withLock { $0.lastFrameAt = .now }
         }
-        try media.start()
-        media.waitUntilPlaying()
+        try await media.startAndWaitUntilPlaying()
         let events = Task { [weak self] in
             for await event in media.peer.events {
                 guard let self else { return }
@@ -269,7 +268,7 @@ public final class SubscriberNode: Sendable {
             s.media = media; s.events = events; s.channel = nil; s.connected = false; s.controlAnnounced = false
             return old
         }
-        old?.stop()
+        if let old { Task { await old.shutDown() } }
         return media
     }
 
@@ -337,7 +336,8 @@ public final class SubscriberNode: Sendable {
             return result
         }
         events?.cancel()
-        media?.stop()
+        // Off this task: the pipeline goes to NULL on the state worker.
+        if let media { Task { await media.shutDown() } }
         guard let sessionId else { return }
         if tellServer { try? client?.send(.endSession(sessionId: sessionId)) }
         onEvent(.sessionEnded(sessionId: sessionId, reason: reason))

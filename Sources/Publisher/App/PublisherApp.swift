@@ -1,0 +1,199 @@
+import Foundation
+import Logging
+import NodeOutput
+import PoseCastKit
+import PoseMedia
+import RTCSession
+import Signaling
+import Synchronization
+
+/// Everything `posecast-publisher` runs, as options already checked: the executable
+/// parses its arguments into this, then builds and runs a `PublisherApp` from it, as a
+/// test can.
+public struct PublisherAppConfig: Sendable {
+    public var media = PublisherMediaConfig()
+    /// The pose of each frame: a parsed `--pose` with its speed and camera.
+    public var pose: PoseSourceSpec = .orbit
+    public var poseSpeed: Double = 1
+    public var camera = CameraIntrinsics(horizontalFOVDegrees: 60, aspect: 4.0 / 3.0)
+    /// A signaling server to register with; nil: embed one listening on `listen`.
+    public var signalingURL: String?
+    public var listen = (host: "127.0.0.1", port: 8443)
+    public var room = "default"
+    public var token: String?
+    public var signalingCA: String?
+    public var json = false
+    public var frameLogPath: String?
+    public init() {}
+}
+
+/// What the signaling server said when it refused us for good (a token, a full room, a role).
+final class Refusal: Sendable {
+    let reason = Mutex<String?>(nil)
+}
+
+/// How a publisher run ended badly, with the exit code the executable uses.
+public struct PublisherAppExit: Error, Sendable, CustomStringConvertible {
+    public var code: Int32
+    public var message: String
+    public var description: String { message }
+}
+
+/// The publisher process: camera pipeline, optional pose feed, optional embedded
+/// signaling server, the session node, and the once-a-second status with stall and
+/// fatal-error handling. `build` sets it all up (failing with exit code 2 and a precise
+/// message); `run` serves until the task is cancelled or SIGINT/SIGTERM arrives.
+public final class PublisherApp: Sendable {
+    public let media: PublisherMedia
+    public let node: PublisherNode
+    public let url: String
+    private let config: PublisherAppConfig
+    private let out: EventOutput
+    private let server: SignalingServer?
+    private let feed: PoseFeedReceiver?
+    private let store: LivePoseStore
+    private let frames: FrameLog?
+    private let fatal: Refusal
+
+    private init(config: PublisherAppConfig, out: EventOutput, media: PublisherMedia, node: PublisherNode, url: String,
+                 server: SignalingServer?, feed: PoseFeedReceiver?, store: LivePoseStore, frames: FrameLog?, fatal: Refusal) {
+        self.config = config; self.out = out; self.media = media; self.node = node; self.url = url
+        self.server = server; self.feed = feed; self.store = store; self.frames = frames
+        self.fatal = fatal
+    }
+
+    public static func build(_ config: PublisherAppConfig) async throws(PublisherAppExit) -> PublisherApp {
+        func failure(_ text: String) -> PublisherAppExit { PublisherAppExit(code: 2, message: "posecast-publisher: error: \(text)") }
+        let out = EventOutput(json: config.json)
+        var mediaConfig = config.media
+        let frames: FrameLog?
+        do throws(FrameLogError) { frames = try config.frameLogPath.map { path throws(FrameLogError) in try FrameLog(path: path) } } catch {
+            throw failure("\(error)")
+        }
+        if let frames { mediaConfig.onEncoded = { frames.record($0) } }
+        let store = LivePoseStore()
+        let provider: any PoseProvider
+        do {
+            provider = try config.pose.makeProvider(speed: config.poseSpeed, intrinsics: config.camera,
+                                                    startNanos: WallClock.nowNanos(), store: store)
+        } catch {
+            throw failure("\(error)")
+        }
+        var feed: PoseFeedReceiver?
+        if let transport = PoseFeedReceiver.Transport(config.pose) {
+            let receiver = PoseFeedReceiver(transport: transport, store: store) { message in
+                out.event("poseFeed", ["message": message], human: message)
+            }
+            do { try await receiver.start() } catch {
+                throw failure("pose feed \(config.pose): \(error)")
+            }
+            if let port = receiver.boundPort { out.event("poseFeedListening", ["port": port], human: "pose feed: listening on UDP port \(port)") }
+            feed = receiver
+        }
+        let media: PublisherMedia
+        do {
+            media = try PublisherMedia(config: mediaConfig) { id, t in provider.pose(frameID: id, captureTimeNanos: t) }
+            try await media.start()
+        } catch {
+            await feed?.stop()
+            throw failure("\(error)")
+        }
+        var server: SignalingServer?
+        let url: String
+        if let signaling = config.signalingURL {
+            url = signaling
+        } else {
+            var serverConfig = SignalingServerConfiguration()
+            serverConfig.host = config.listen.host; serverConfig.port = config.listen.port
+            do {
+                let started = try await SignalingServer.start(serverConfig, logger: Logger(label: "posecast.signaling"))
+                server = started
+                url = started.url
+            } catch {
+                await media.shutDown()
+                await feed?.stop()
+                throw failure("cannot listen on \(config.listen.host):\(config.listen.port): \(error)")
+            }
+            out.event("listening", ["url": url], human: "signaling: listening on \(url) (embedded)")
+        }
+        var nodeConfig = PublisherNodeConfig(signalingURL: url)
+        nodeConfig.room = config.room; nodeConfig.token = config.token
+        nodeConfig.signalingTLS = config.signalingCA.map { SignalingClientTLS(caCertificatePath: $0) }
+        let fatal = Refusal()
+        let node = PublisherNode(media: media, config: nodeConfig, logger: Logger(label: "posecast.publisher")) { event in
+            out.publisherEvent(event)
+            if case let .serverError(code, details) = event, code == .unauthorized || code == .roomFull || code == .wrongRole {
+                fatal.reason.withLock { $0 = details }
+            }
+        }
+        return PublisherApp(config: config, out: out, media: media, node: node, url: url, server: server, feed: feed,
+                            store: store, frames: frames, fatal: fatal)
+    }
+
+    /// Serves until the calling task is cancelled or SIGINT/SIGTERM arrives; throws with
+    /// exit code 3 when the signaling server refuses us for good.
+    public func run() async throws(PublisherAppExit) {
+        let node = self.node, media = self.media, out = self.out
+        let runner = Task { await node.run() }
+        let signals = ProcessSupport.terminationSignals()
+        let stopper = Task { for await _ in signals { runner.cancel(); return } }
+        // Camera pipeline errors are reported even with no subscriber (a session's peer
+        // reports them too, but there may be none yet).
+        media.onPipelineProblem { text, isError in
+            out.event(isError ? "pipelineError" : "pipelineWarning", ["message": text],
+                      human: (isError ? "camera pipeline error: " : "camera pipeline warning: ") + text)
+        }
+        var status = PublisherStatusSampler(media: media)
+        var refused: String?
+        while !runner.isCancelled && !Task.isCancelled {
+            try? await Task.sleep(for: .seconds(1))
+            if let reason = fatal.reason.withLock({ $0 }) {
+                refused = reason
+                runner.cancel()
+                break
+            }
+            let sample = status.sample(node: node, feed: feed == nil ? nil : store.statistics)
+            if let stalled = sample.stalled {
+                out.event("sourceStalled", stalled.fields, human: stalled.human)
+            }
+            out.status(sample.fields, human: sample.human)
+        }
+        runner.cancel()
+        _ = await runner.value
+        stopper.cancel()
+        await media.shutDown()
+        await feed?.stop()
+        await server?.stop()
+        frames?.close()
+        if let refused {
+            throw PublisherAppExit(code: 3, message: "posecast-publisher: error: the signaling server refused us: \(refused)")
+        }
+        out.event("stopped", [:], human: "stopped")
+    }
+}
+
+extension EventOutput {
+    func publisherEvent(_ event: PublisherNodeEvent) {
+        switch event {
+        case let .signalingConnected(url, peerId):
+            self.event("signalingConnected", ["url": url, "peerId": peerId], human: "signaling: connected to \(url) as \(peerId)")
+        case .signalingLost(let reason):
+            self.event("signalingLost", ["reason": reason], human: "signaling: \(reason); reconnecting")
+        case let .serverError(code, details):
+            self.event("serverError", ["code": code?.rawValue ?? "", "details": details], human: "signaling error: \(details)")
+        case let .sessionStarted(sessionId, consumer, role):
+            self.event("sessionStarted", ["sessionId": sessionId, "consumer": consumer, "role": role.rawValue],
+                       human: "session \(sessionId): \(role.rawValue) \(consumer) joining")
+        case .subscriberConnected(let sessionId):
+            self.event("subscriberConnected", ["sessionId": sessionId], human: "session \(sessionId): connected")
+        case let .sessionEnded(sessionId, reason):
+            self.event("sessionEnded", ["sessionId": sessionId, "reason": reason], human: "session \(sessionId): ended (\(reason))")
+        case let .control(sessionId, request, reply):
+            let answer = ControlCodec.encode(reply)
+            self.event("control", ["sessionId": sessionId, "request": request ?? "", "reply": answer],
+                       human: "session \(sessionId): \(request ?? "unreadable request") → \(answer)")
+        case .error(let message):
+            self.event("error", ["message": message], human: "error: \(message)")
+        }
+    }
+}
