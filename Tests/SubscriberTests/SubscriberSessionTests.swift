@@ -2,6 +2,8 @@ import PoseCastKit
 import RTCSession
 import Signaling
 import Subscriber
+import Logging
+import Synchronization
 import Testing
 
 /// The subscriber's session logic fed events directly, on stepped time (nanoseconds):
@@ -160,5 +162,68 @@ struct SubscriberSessionTests {
         // Stopping ends the session; no server is left to tell.
         let stop = h.handle(.stopping)
         #expect(stop.endedReasons == ["subscriber stopping"] && stop.sent.isEmpty)
+    }
+}
+
+/// A signaling server stood in for by the test: it says what happens on the link and
+/// records what the node sends.
+final class FakeSignalingLink: SignalingLink {
+    private let stream: AsyncStream<SignalingLinkEvent>
+    private let continuation: AsyncStream<SignalingLinkEvent>.Continuation
+    private let state = Mutex((up: false, sent: [ClientMessage]()))
+
+    init() { (stream, continuation) = AsyncStream.makeStream(of: SignalingLinkEvent.self) }
+
+    func events() -> AsyncStream<SignalingLinkEvent> { stream }
+
+    func send(_ message: ClientMessage) throws(SignalingClientError) {
+        guard state.withLock({ s in if s.up { s.sent.append(message) }; return s.up }) else { throw .closed }
+    }
+
+    func serve(_ event: SignalingLinkEvent) {
+        state.withLock { s in
+            switch event {
+            case .connected: s.up = true
+            case .lost: s.up = false
+            case .message: break
+            }
+        }
+        continuation.yield(event)
+    }
+
+    var sent: [ClientMessage] { state.withLock { $0.sent } }
+}
+
+@Suite("subscriber node over a fake signaling link")
+struct SubscriberNodeLinkTests {
+    @Test("registers and lists on connecting, asks the listed publisher, reports a refusal and a lost link, asks again")
+    func nodeOverFakeLink() async throws {
+        let link = FakeSignalingLink()
+        let (events, sink) = AsyncStream.makeStream(of: SubscriberNodeEvent.self)
+        var config = SubscriberNodeConfig(signalingURL: "ws://signaling.test/")
+        config.room = "site"
+        var logger = Logger(label: "fake-link")
+        logger.logLevel = .critical
+        let node = SubscriberNode(config: config, logger: logger, link: link) { sink.yield($0) }
+        let running = Task { await node.run() }
+        var next = events.makeAsyncIterator()
+
+        link.serve(.connected(peerId: "e1"))
+        guard case .signalingConnected("ws://signaling.test/", "e1")? = await next.next() else { Issue.record("not connected"); return }
+        #expect(link.sent == SubscriberSessionTests.register)
+        link.serve(.message(.list(producers: [ProducerInfo(id: "pub")])))
+        link.serve(.message(.error(details: "the room is full", code: .roomFull)))
+        guard case .serverError(.roomFull, _)? = await next.next() else { Issue.record("no server error"); return }
+        #expect(link.sent.last == .startSession(peerId: "pub"))
+        link.serve(.lost(reason: "gone"))
+        guard case .signalingLost("gone")? = await next.next() else { Issue.record("not lost"); return }
+        link.serve(.connected(peerId: "e2"))
+        _ = await next.next()
+        link.serve(.message(.list(producers: [ProducerInfo(id: "pub")])))
+        link.serve(.message(.error(details: "still full", code: .roomFull)))
+        _ = await next.next()
+        #expect(link.sent.suffix(3) == SubscriberSessionTests.register + [.startSession(peerId: "pub")])
+        running.cancel()
+        await running.value
     }
 }
