@@ -139,17 +139,43 @@ struct ControlRateLimitTests {
             #expect((5...7).contains(acked.count), "acked \(acked), refused \(limited)")
             #expect(acked.prefix(5) == ids.prefix(5), "the first five are the burst")
             #expect(answered == ids, "every request answered once, in order, with its id")
-            // A second later the session is served again.
-            try await Task.sleep(for: .seconds(1))
-            let after = try subscriber.send(.clearAnnotations)
-            try await waitUntil(10, "the reply after the pause") { seen.withLock { $0.replies.count } >= 13 }
-            #expect(seen.withLock { $0.replies.last } == .ack(id: after, annotationId: nil))
-            print("publisher node rate limit (2/s, burst 5): 12 at once → \(acked.count) acked, \(limited.count) rateLimited; 1 s later acked")
+            // The refill a second later is `sessionServedAgainAfterRefill`, on stepped time.
+            print("publisher node rate limit (2/s, burst 5): 12 at once → \(acked.count) acked, \(limited.count) rateLimited")
         } catch {
             await shutDown()
             throw error
         }
         await shutDown()
+    }
+
+    @Test("the session state machine: 12 at once → the burst of 5 executed, 7 rateLimited in order; a second later served again")
+    func sessionServedAgainAfterRefill() throws {
+        var config = PublisherNodeConfig(signalingURL: "ws://signaling.test/")
+        config.controlRate = ControlRateLimit(requestsPerSecond: 2, burst: 5)
+        var sessions = PublisherSessions(config: config)
+        var now = 7 * Self.second
+        _ = sessions.handle(.signalingConnected(peerId: "p"), now: now)
+        _ = sessions.handle(.server(.startSession(peerId: "e", sessionId: "s", role: .expert, meta: nil)), now: now)
+        _ = sessions.handle(.branchBuilt(sessionId: "s"), now: now)
+        func request(_ id: String) -> [PublisherSessions.Effect] {
+            let text = ControlCodec.encode(ControlEnvelope(id: id, request: .clearAnnotations))
+            return sessions.handle(.controlMessage(sessionId: "s", .text(text)), now: now)
+        }
+        var executed: [String] = [], limited: [String] = []
+        for i in 0..<12 {
+            for effect in request("r\(i)") {
+                switch effect {
+                case .executeControl: executed.append("r\(i)")
+                case .sendControl(.error(let e), _) where e.code == .rateLimited: limited.append(e.id ?? "?")
+                default: break
+                }
+            }
+        }
+        #expect(executed == (0..<5).map { "r\($0)" })
+        #expect(limited == (5..<12).map { "r\($0)" })
+        now += Self.second
+        let after = request("r12")
+        #expect(after.contains { if case .executeControl = $0 { true } else { false } }, "\(after)")
     }
 
     @Test("the publisher node's default is 20 requests/s with a burst of 40")

@@ -47,6 +47,16 @@ public struct PublisherControl: Sendable {
     /// `handle(_:from:role:)`.
     public func handle(_ message: DataChannelMessage, from author: String, role: RoomRole,
                        refusedBy limiter: ControlRateLimiter? = nil) -> ControlOutcome {
+        if let refusal = Self.refusal(of: message, role: role, refusedBy: limiter) { return refusal }
+        guard case .text(let text) = message else { preconditionFailure("binary messages are refused") }
+        return handle(text, from: author, role: role)
+    }
+
+    /// The answer to a message refused without executing anything (over the rate limit,
+    /// binary, unreadable, or a role that may not ask): pure, so the session state machine
+    /// answers it itself. Nil: the message is an expert's readable request, to execute.
+    public static func refusal(of message: DataChannelMessage, role: RoomRole,
+                               refusedBy limiter: ControlRateLimiter?) -> ControlOutcome? {
         if let limiter {
             var id: String?
             if case .text(let text) = message {
@@ -60,7 +70,12 @@ public struct PublisherControl: Sendable {
         }
         switch message {
         case .text(let text):
-            return handle(text, from: author, role: role)
+            let envelope: ControlEnvelope
+            do throws(ControlError) { envelope = try ControlCodec.decodeRequest(text) } catch {
+                return ControlOutcome(reply: .error(error), annotationsChanged: false, requestType: nil)
+            }
+            guard role == .expert else { return notAllowed(envelope, role: role) }
+            return nil
         case .binary(let bytes):
             let error = bytes.count > ControlCodec.maxMessageBytes
                 ? ControlError(id: nil, code: .tooLarge,
@@ -68,6 +83,13 @@ public struct PublisherControl: Sendable {
                 : ControlError(id: nil, code: .malformed, message: "binary message of \(bytes.count) bytes: the control channel carries JSON text")
             return ControlOutcome(reply: .error(error), annotationsChanged: false, requestType: nil)
         }
+    }
+
+    private static func notAllowed(_ envelope: ControlEnvelope, role: RoomRole) -> ControlOutcome {
+        let type = envelope.request.type
+        return ControlOutcome(reply: .error(ControlError(id: envelope.id, code: .notAllowed,
+                                                         message: "\"\(type)\" needs the expert role; this session is a \(role.rawValue)")),
+                              annotationsChanged: false, requestType: type)
     }
 
     public func handle(_ text: String, from author: String, role: RoomRole) -> ControlOutcome {
@@ -79,9 +101,7 @@ public struct PublisherControl: Sendable {
         func refuse(_ code: ControlErrorCode, _ message: String) -> ControlOutcome {
             ControlOutcome(reply: .error(ControlError(id: id, code: code, message: message)), annotationsChanged: false, requestType: type)
         }
-        guard role == .expert else {
-            return refuse(.notAllowed, "\"\(type)\" needs the expert role; this session is a \(role.rawValue)")
-        }
+        guard role == .expert else { return Self.notAllowed(envelope, role: role) }
         do throws(ControlError) {
             switch envelope.request {
             case .annotate(let request):

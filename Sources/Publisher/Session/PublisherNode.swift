@@ -39,6 +39,9 @@ public enum PublisherNodeEvent: Sendable {
 /// webrtcbin branch per subscriber session (one encoder for all), answers the control
 /// channel and keeps the annotation list in step on every expert's side. Media keeps
 /// flowing while the signaling connection is down; it reconnects by itself.
+///
+/// The session logic is `PublisherSessions`; this node feeds it what happens on the
+/// signaling link, the peers and the control channels, and carries out its effects.
 public final class PublisherNode: Sendable {
     public let media: PublisherMedia
     public let config: PublisherNodeConfig
@@ -46,42 +49,32 @@ public final class PublisherNode: Sendable {
     private let control: PublisherControl
     private let logger: Logger
     private let onEvent: @Sendable (PublisherNodeEvent) -> Void
-    private let state = Mutex(State())
+    private let link: any SignalingLink
+    private let state: Mutex<State>
 
-    private struct Session {
+    /// What the node holds for one session's branch: GStreamer objects, not logic.
+    private struct Branch {
         var peer: WebRTCPeer
-        var role: RoomRole
-        var consumer: String
         var channel: DataChannel?
-        var connected = false
         var events: Task<Void, Never>?
-        var limiter: ControlRateLimiter
-        /// Candidates gathered before the offer went out wait here: a peer cannot add a
-        /// candidate before it has the description it belongs to (aiortc drops it,
-        /// browsers refuse it).
-        var offerSent = false
-        var pendingCandidates: [ICECandidate] = []
-        /// The signaling connection the session was set up through: a server restarted
-        /// since does not know it, so its end is not reported there.
-        weak var signaling: SignalingClient?
     }
 
     private struct State {
-        var client: SignalingClient?
-        var sessions: [String: Session] = [:]
-        /// Sessions announced but still being set up (their branch is being built).
-        var starting: Set<String> = []
-        /// Sessions ended by the server while still being set up.
-        var endedWhileStarting: Set<String> = []
-        var sessionNumber = 0
+        var sessions: PublisherSessions
+        var branches: [String: Branch] = [:]
     }
 
-    public init(media: PublisherMedia, config: PublisherNodeConfig, logger: Logger,
+    /// - Parameter link: the signaling server; by default a `SignalingClientLink` to
+    ///   `config.signalingURL` reconnecting after `config.reconnectDelay`.
+    public init(media: PublisherMedia, config: PublisherNodeConfig, logger: Logger, link: (any SignalingLink)? = nil,
                 onEvent: @escaping @Sendable (PublisherNodeEvent) -> Void) {
         self.media = media
         self.config = config
         self.logger = logger
         self.onEvent = onEvent
+        self.link = link ?? SignalingClientLink(url: config.signalingURL, tls: config.signalingTLS,
+                                                reconnectDelay: config.reconnectDelay, logger: logger)
+        state = Mutex(State(sessions: PublisherSessions(config: config)))
         control = PublisherControl(board: board, placer: AnnotationPlacer(history: media.frameHistory,
                                                                           planes: config.placementPlanes),
                                    camera: media.cameraMeter.map { CameraMeterCommands(meter: $0) },
@@ -90,7 +83,7 @@ public final class PublisherNode: Sendable {
 
     /// Sessions with a connected subscriber / all sessions.
     public var subscriberCounts: (connected: Int, total: Int) {
-        state.withLock { s in (s.sessions.values.filter(\.connected).count, s.sessions.count) }
+        state.withLock { $0.sessions.subscriberCounts }
     }
 
     /// Runs until the task is cancelled: connect, register, serve; on a lost
@@ -105,174 +98,135 @@ public final class PublisherNode: Sendable {
             }
         }
         defer { statusStream.cancel() }
-        while !Task.isCancelled {
-            do throws(SignalingClientError) {
-                let client = try await SignalingClient.connect(url: config.signalingURL, tls: config.signalingTLS, logger: logger)
-                state.withLock { $0.client = client }
-                try client.send(.setPeerStatus(PeerStatus(
-                    roles: [.producer], meta: .object(["name": .string(config.name)]),
-                    room: config.room, role: .publisher, token: config.token)))
-                onEvent(.signalingConnected(url: config.signalingURL, peerId: client.peerId))
-                await withTaskCancellationHandler {
-                    for await message in client.messages { await handle(message, from: client) }
-                } onCancel: { client.close() }
-                state.withLock { $0.client = nil }
-                if !Task.isCancelled { onEvent(.signalingLost(reason: "the signaling server closed the connection")) }
-            } catch {
-                state.withLock { $0.client = nil }
-                onEvent(.signalingLost(reason: error.description))
+        for await event in link.events() {
+            switch event {
+            case .connected(let peerId): await feed(.signalingConnected(peerId: peerId))
+            case .message(let message): await feed(.server(message))
+            case .lost(let reason): await feed(.signalingLost(reason: reason))
             }
-            try? await Task.sleep(for: config.reconnectDelay)
         }
-        for id in state.withLock({ Array($0.sessions.keys) }) { endSession(id, reason: "publisher stopping", tellServer: false) }
+        await feed(.stopping)
     }
 
-    private func handle(_ message: ServerMessage, from client: SignalingClient) async {
-        switch message {
-        case let .startSession(consumer, sessionId, role, _):
+    // MARK: carrying out the state machine's effects
+
+    private func feed(_ event: PublisherSessions.Event) async {
+        let now = MonotonicClock.nanos()
+        await perform(state.withLock { $0.sessions.handle(event, now: now) })
+    }
+
+    private func perform(_ effects: [PublisherSessions.Effect]) async {
+        for effect in effects { await perform(effect) }
+    }
+
+    private func perform(_ effect: PublisherSessions.Effect) async {
+        switch effect {
+        case .send(let message):
+            try? link.send(message)
+        case let .buildBranch(sessionId, name):
             // Negotiation awaits the pipeline; never block the message loop on it.
-            Task { await self.startSession(sessionId, consumer: consumer, role: role ?? .viewer, client: client) }
-        case .peer(let message):
-            guard let peer = state.withLock({ $0.sessions[message.sessionId]?.peer }) else {
-                logger.debug("peer message for an unknown session \(message.sessionId)")
-                return
+            Task { await self.buildBranch(sessionId, name: name) }
+        case .negotiate(let sessionId):
+            await negotiate(sessionId)
+        case let .applyAnswer(sessionId, sdp):
+            guard let peer = peer(sessionId) else { return }
+            do throws(RTCError) { try await peer.setRemoteDescription(SessionDescription(kind: .answer, sdp: sdp)) } catch {
+                await feed(.answerFailed(sessionId: sessionId, reason: "\(error)"))
             }
-            do throws(RTCError) {
-                switch message.payload {
-                case .sdp(let sdp):
-                    guard sdp.type == "answer" else { throw .invalidDescription("expected an answer, got \(sdp.type)") }
-                    try await peer.setRemoteDescription(SessionDescription(kind: .answer, sdp: sdp.sdp))
-                case .ice(let ice):
-                    try peer.addICECandidate(ICECandidate(mlineIndex: ice.sdpMLineIndex, candidate: ice.candidate))
-                }
-            } catch {
-                onEvent(.error("session \(message.sessionId): \(error)"))
-                if case .sdp = message.payload { endSession(message.sessionId, reason: "bad answer: \(error)", tellServer: true) }
+        case let .addCandidate(sessionId, candidate):
+            guard let peer = peer(sessionId) else { return }
+            do throws(RTCError) { try peer.addICECandidate(candidate) } catch {
+                await feed(.candidateFailed(sessionId: sessionId, reason: "\(error)"))
             }
-        case .endSession(let sessionId):
-            state.withLock { s in if s.starting.contains(sessionId) { s.endedWhileStarting.insert(sessionId) } }
-            endSession(sessionId, reason: "ended by the subscriber or the server", tellServer: false)
-        case let .error(details, code):
-            onEvent(.serverError(code: code, details: details))
-        case .welcome, .peerStatusChanged, .list, .sessionStarted:
-            break
+        case .removeBranch(let sessionId):
+            guard let branch = state.withLock({ $0.branches.removeValue(forKey: sessionId) }) else { return }
+            branch.events?.cancel()
+            media.removePeer(branch.peer)
+        case let .executeControl(sessionId, message, author, role):
+            await feed(.controlHandled(sessionId: sessionId, control.handle(message, from: author, role: role)))
+        case let .sendControl(reply, sessionId):
+            send(reply, to: sessionId)
+        case .sendAnnotations(let sessionId):
+            send(.annotations(board.all), to: sessionId)
+        case .broadcastAnnotations:
+            // Viewers see annotations too; the overlay draws them into the video.
+            media.setAnnotations(board.all)
+            broadcast(.annotations(board.all))
+        case .emit(let event):
+            onEvent(event)
+        case .debug(let text):
+            logger.debug("\(text)")
         }
     }
 
-    private func startSession(_ sessionId: String, consumer: String, role: RoomRole, client: SignalingClient) async {
-        let number = state.withLock { s in s.sessionNumber += 1; s.starting.insert(sessionId); return s.sessionNumber }
+    private func peer(_ sessionId: String) -> WebRTCPeer? {
+        state.withLock { $0.branches[sessionId]?.peer }
+    }
+
+    private func buildBranch(_ sessionId: String, name: String) async {
         do throws(RTCError) {
-            let peer = try await media.addPeer(name: "session\(number)")
+            let peer = try await media.addPeer(name: name)
             // A subscriber that dies while no signaling server can tell us (one restarted
             // meanwhile) is then found by ICE itself, and its session ended.
             peer.enableKeepaliveChecks()
-            let endedMeanwhile = state.withLock { s in
-                s.starting.remove(sessionId)
-                return s.endedWhileStarting.remove(sessionId) != nil
-            }
-            guard !endedMeanwhile else {
-                media.removePeer(peer)
-                onEvent(.sessionEnded(sessionId: sessionId, reason: "ended before it was set up"))
-                return
-            }
-            let events = Task { [weak self] in
-                for await event in peer.events {
-                    guard let self else { return }
-                    self.handle(event, session: sessionId)
-                }
-            }
-            state.withLock { $0.sessions[sessionId] = Session(peer: peer, role: role, consumer: consumer, events: events,
-                                                                    limiter: ControlRateLimiter(limit: config.controlRate, now: MonotonicClock.nanos()))
-                             $0.sessions[sessionId]?.signaling = client }
-            onEvent(.sessionStarted(sessionId: sessionId, consumer: consumer, role: role))
-            let channel = try peer.createDataChannel("control")
-            state.withLock { $0.sessions[sessionId]?.channel = channel }
-            let offer = try await peer.createOffer()
-            try await peer.setLocalDescription(offer)
-            try? client.send(.peer(PeerMessage(sessionId: sessionId, payload: .sdp(SignalingSDP(type: "offer", sdp: offer.sdp)))))
-            let pending = state.withLock { s -> [ICECandidate] in
-                s.sessions[sessionId]?.offerSent = true
-                defer { s.sessions[sessionId]?.pendingCandidates = [] }
-                return s.sessions[sessionId]?.pendingCandidates ?? []
-            }
-            for candidate in pending { send(candidate, session: sessionId, via: client) }
+            let now = MonotonicClock.nanos()
+            await perform(state.withLock { s in
+                s.branches[sessionId] = Branch(peer: peer)
+                return s.sessions.handle(.branchBuilt(sessionId: sessionId), now: now)
+            })
         } catch {
-            state.withLock { s in s.starting.remove(sessionId); s.endedWhileStarting.remove(sessionId) }
-            onEvent(.error("session \(sessionId) could not start: \(error)"))
-            endSession(sessionId, reason: "could not start: \(error)", tellServer: true)
+            await feed(.setupFailed(sessionId: sessionId, reason: "\(error)"))
         }
     }
 
-    private func handle(_ event: RTCEvent, session sessionId: String) {
+    private func negotiate(_ sessionId: String) async {
+        guard let peer = peer(sessionId) else { return }
+        let events = Task { [weak self] in
+            for await event in peer.events {
+                guard let self else { return }
+                await self.handle(event, session: sessionId)
+            }
+        }
+        state.withLock { $0.branches[sessionId]?.events = events }
+        do throws(RTCError) {
+            let channel = try peer.createDataChannel("control")
+            state.withLock { $0.branches[sessionId]?.channel = channel }
+            let offer = try await peer.createOffer()
+            try await peer.setLocalDescription(offer)
+            await feed(.offerCreated(sessionId: sessionId, sdp: offer.sdp))
+        } catch {
+            await feed(.setupFailed(sessionId: sessionId, reason: "\(error)"))
+        }
+    }
+
+    private func handle(_ event: RTCEvent, session sessionId: String) async {
         switch event {
         case .localCandidate(let candidate):
-            let client = state.withLock { s -> SignalingClient? in
-                guard s.sessions[sessionId]?.offerSent == false else { return s.client }
-                s.sessions[sessionId]?.pendingCandidates.append(candidate)
-                return nil
-            }
-            if let client { send(candidate, session: sessionId, via: client) }
+            await feed(.localCandidate(sessionId: sessionId, candidate))
         case .connectionState(.connected):
-            guard state.withLock({ s -> Bool in
-                s.sessions[sessionId]?.connected = true
-                return s.sessions[sessionId] != nil
-            }) else { return }
-            onEvent(.subscriberConnected(sessionId: sessionId))
+            await feed(.peerConnected(sessionId: sessionId))
         case .connectionState(.failed), .connectionState(.closed):
-            endSession(sessionId, reason: "peer connection \(event)", tellServer: true)
+            await feed(.peerEnded(sessionId: sessionId, state: "\(event)"))
         case .dataChannelOpen(let label) where label == "control":
-            send(.annotations(board.all), to: sessionId)
+            await feed(.controlChannelOpen(sessionId: sessionId))
         case .dataChannelMessage(_, let message):
-            // The rate limiter is pure state: admit under the lock, handle outside it.
-            let now = MonotonicClock.nanos()
-            guard let (role, consumer, refusedBy) = state.withLock({ s -> (RoomRole, String, ControlRateLimiter?)? in
-                guard var session = s.sessions[sessionId] else { return nil }
-                let admitted = session.limiter.admit(at: now)
-                s.sessions[sessionId] = session
-                return (session.role, session.consumer, admitted ? nil : session.limiter)
-            }) else { return }
-            let outcome = control.handle(message, from: consumer, role: role, refusedBy: refusedBy)
-            send(outcome.reply, to: sessionId)
-            onEvent(.control(sessionId: sessionId, request: outcome.requestType, reply: outcome.reply))
-            if outcome.annotationsChanged { broadcastAnnotations() }
+            await feed(.controlMessage(sessionId: sessionId, message))
         case .pipelineError(let error):
-            onEvent(.error("session \(sessionId): \(error)"))
+            await feed(.pipelineError(sessionId: sessionId, description: "\(error)"))
         default:
             break
         }
     }
 
-    private func send(_ candidate: ICECandidate, session sessionId: String, via client: SignalingClient) {
-        try? client.send(.peer(PeerMessage(sessionId: sessionId, payload: .ice(
-            SignalingICE(candidate: candidate.candidate, sdpMLineIndex: candidate.mlineIndex)))))
-    }
-
     private func send(_ reply: ControlReply, to sessionId: String) {
-        guard let channel = state.withLock({ $0.sessions[sessionId]?.channel }), channel.readyState == .open else { return }
+        guard let channel = state.withLock({ $0.branches[sessionId]?.channel }), channel.readyState == .open else { return }
         do throws(RTCError) { try channel.send(ControlCodec.encode(reply)) } catch {
             logger.warning("control reply to \(sessionId) not sent: \(error)")
         }
     }
 
-    /// Sends the current list to every session (viewers see annotations too) and to
-    /// the overlay that draws them into the video.
-    private func broadcastAnnotations() {
-        media.setAnnotations(board.all)
-        broadcast(.annotations(board.all))
-    }
-
     private func broadcast(_ reply: ControlReply) {
-        let ids = state.withLock { Array($0.sessions.keys) }
+        let ids = state.withLock { s in s.sessions.sessions.keys.filter { s.branches[$0] != nil } }
         for id in ids { send(reply, to: id) }
-    }
-
-    private func endSession(_ sessionId: String, reason: String, tellServer: Bool) {
-        guard let session = state.withLock({ $0.sessions.removeValue(forKey: sessionId) }) else { return }
-        session.events?.cancel()
-        media.removePeer(session.peer)
-        if tellServer, let client = state.withLock({ $0.client }), session.signaling === client {
-            try? client.send(.endSession(sessionId: sessionId))
-        }
-        onEvent(.sessionEnded(sessionId: sessionId, reason: reason))
     }
 }

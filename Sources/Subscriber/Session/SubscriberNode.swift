@@ -53,48 +53,46 @@ public enum SubscriberNodeEvent: Sendable {
 /// The expert side: finds the room's publisher, answers its offer, decodes the video
 /// with each frame's pose, turns taps into `annotate` requests from the pose of the
 /// frame on screen, and comes back by itself when the publisher or the server does.
+///
+/// The session logic is `SubscriberSession`; this node feeds it what happens on the
+/// signaling link, the peer and the media, and carries out its effects.
 public final class SubscriberNode: Sendable {
     public let config: SubscriberNodeConfig
     private let logger: Logger
     private let onEvent: @Sendable (SubscriberNodeEvent) -> Void
-    private let state = Mutex(State())
+    private let link: any SignalingLink
+    private let state: Mutex<State>
     private let frames = Mutex(FrameWindow())
     private let tracker: PlacementTracker
     private let delayedSender: DelayedSender?
 
-    private enum Phase {
-        case idle
-        case requested(producer: String)
-        case active(sessionId: String, producer: String)
-    }
-
     private struct State {
-        var client: SignalingClient?
-        var phase: Phase = .idle
+        var session: SubscriberSession
         var media: SubscriberMedia?
         var channel: DataChannel?
         var events: Task<Void, Never>?
-        var connected = false
-        var controlAnnounced = false
-        var earlyCandidates: [ICECandidate] = []
-        var sessionStartedAt: ContinuousClock.Instant?
-        var lastFrameAt: ContinuousClock.Instant?
         var requestNumber = 0
         /// The publisher camera's latest metering status.
         var sceneStatus: SceneStatus?
     }
 
-    public init(config: SubscriberNodeConfig, logger: Logger, onEvent: @escaping @Sendable (SubscriberNodeEvent) -> Void) {
+    /// - Parameter link: the signaling server; by default a `SignalingClientLink` to
+    ///   `config.signalingURL` reconnecting after `config.reconnectDelay`.
+    public init(config: SubscriberNodeConfig, logger: Logger, link: (any SignalingLink)? = nil,
+                onEvent: @escaping @Sendable (SubscriberNodeEvent) -> Void) {
         self.config = config
         self.logger = logger
         self.onEvent = onEvent
+        self.link = link ?? SignalingClientLink(url: config.signalingURL, tls: config.signalingTLS,
+                                                reconnectDelay: config.reconnectDelay, logger: logger)
+        state = Mutex(State(session: SubscriberSession(config: config)))
         tracker = PlacementTracker()
         delayedSender = config.controlDelay > .zero ? DelayedSender(delay: config.controlDelay) { onEvent(.error($0)) } : nil
     }
 
     public var frameWindow: FrameWindow { frames.withLock { $0 } }
     public func tickFrameWindow() { frames.withLock { $0.tick(now: WallClock.nowNanos()) } }
-    public var isConnected: Bool { state.withLock { $0.connected } }
+    public var isConnected: Bool { state.withLock { $0.session.connected } }
     /// The publisher camera's latest `sceneStatus` (nil until one arrives).
     public var sceneStatus: SceneStatus? { state.withLock { $0.sceneStatus } }
     public var rejections: PoseRejectionCounter? { state.withLock { $0.media?.rejections } }
@@ -105,146 +103,73 @@ public final class SubscriberNode: Sendable {
         let watchdog = Task { [weak self] in
             while !Task.isCancelled {
                 try? await Task.sleep(for: .milliseconds(500))
-                self?.checkStall()
+                await self?.tick()
             }
         }
         defer { watchdog.cancel() }
-        while !Task.isCancelled {
-            do throws(SignalingClientError) {
-                let client = try await SignalingClient.connect(url: config.signalingURL, tls: config.signalingTLS, logger: logger)
-                state.withLock { $0.client = client }
-                try client.send(.setPeerStatus(PeerStatus(roles: [.listener, .consumer], room: config.room,
-                                                          role: config.role, token: config.token)))
-                try client.send(.list)
-                onEvent(.signalingConnected(url: config.signalingURL, peerId: client.peerId))
-                await withTaskCancellationHandler {
-                    for await message in client.messages { await handle(message, from: client) }
-                } onCancel: { client.close() }
-                if !Task.isCancelled { onEvent(.signalingLost(reason: "the signaling server closed the connection")) }
-            } catch {
-                onEvent(.signalingLost(reason: error.description))
+        for await event in link.events() {
+            switch event {
+            case .connected(let peerId): await feed(.signalingConnected(peerId: peerId))
+            case .message(let message): await feed(.server(message))
+            case .lost(let reason): await feed(.signalingLost(reason: reason))
             }
-            state.withLock { $0.client = nil }
-            // A request or negotiation that was under way died with the connection;
-            // a connected session keeps its media (the watchdog ends it if it stalls).
-            if !isConnected { endSession(reason: "signaling connection lost", tellServer: false) }
-            try? await Task.sleep(for: config.reconnectDelay)
         }
-        endSession(reason: "subscriber stopping", tellServer: true)
+        await feed(.stopping)
     }
 
-    private func handle(_ message: ServerMessage, from client: SignalingClient) async {
-        switch message {
-        case .list(let producers):
-            if let producer = producers.first(where: { config.producerId == nil || $0.id == config.producerId }) {
-                producerAnnounced(producer.id, client: client)
-            }
-        case let .peerStatusChanged(peerId, roles, _, _, _):
-            if roles.contains(.producer), config.producerId == nil || config.producerId == peerId {
-                producerAnnounced(peerId, client: client)
-            } else if roles.isEmpty, case .active(_, let producer) = state.withLock({ $0.phase }), producer == peerId {
-                endSession(reason: "the publisher left", tellServer: false)
-            }
-        case let .sessionStarted(producer, sessionId):
-            state.withLock { s in
-                s.phase = .active(sessionId: sessionId, producer: producer)
-                s.sessionStartedAt = .now
-                s.lastFrameAt = nil
-            }
-            onEvent(.sessionStarted(sessionId: sessionId, producer: producer))
-        case .peer(let message):
-            await handlePeer(message, client: client)
-        case .endSession(let sessionId):
-            guard case .active(let current, _) = state.withLock({ $0.phase }), current == sessionId else { return }
-            endSession(reason: "ended by the publisher or the server", tellServer: false)
-            try? client.send(.list)
-        case let .error(details, code):
-            onEvent(.serverError(code: code, details: details))
-            // A refused startSession leaves us waiting for nothing: look again.
-            if case .requested = state.withLock({ $0.phase }) {
-                state.withLock { $0.phase = .idle }
-            }
-        case .welcome, .startSession:
-            break
-        }
+    // MARK: carrying out the state machine's effects
+
+    private func step(_ event: SubscriberSession.Event) -> [SubscriberSession.Effect] {
+        let now = MonotonicClock.nanos()
+        return state.withLock { $0.session.handle(event, now: now) }
     }
 
-    /// The room's publisher is `producer` (a room has one). A session with another peer id
-    /// is either that same publisher back on a restarted signaling server under a new id,
-    /// or a new publisher after the old one died while the server was away. The media
-    /// tells which: `liveMediaWindow` later, frames still arriving mean the session is
-    /// alive (keep it, follow the new id so its leaving is seen); none lately mean it is
-    /// dead (drop it and ask the new publisher now, not after `stallTimeout`).
-    private func producerAnnounced(_ producer: String, client: SignalingClient) {
-        let (other, silentAlready) = state.withLock { s -> (Bool, Bool) in
-            guard case .active(_, let current) = s.phase, current != producer else { return (false, false) }
-            let last = s.lastFrameAt ?? s.sessionStartedAt ?? .now
-            return (true, ContinuousClock.now - last > config.liveMediaWindow)
-        }
-        guard other else { return requestSession(with: producer, client: client) }
-        // Nothing decoded for a whole window already: no need to watch any longer.
-        if silentAlready { return settle(on: producer) }
-        Task { [weak self] in
-            try? await Task.sleep(for: self?.config.liveMediaWindow ?? .seconds(1))
-            self?.settle(on: producer)
-        }
+    private func feed(_ event: SubscriberSession.Event) async {
+        for effect in step(event) { await perform(effect) }
     }
 
-    private func settle(on producer: String) {
-        let (silent, client) = state.withLock { s -> (String?, SignalingClient?) in
-            guard case .active(let sessionId, let current) = s.phase, current != producer else { return (nil, s.client) }
-            // Alive: a frame in the second half of the window, well after the announcement
-            // (a dead publisher's last frames leave the jitter buffer within its latency).
-            if let last = s.lastFrameAt, ContinuousClock.now - last < config.liveMediaWindow / 2 {
-                s.phase = .active(sessionId: sessionId, producer: producer)
-                return (nil, s.client)
-            }
-            return (current, s.client)
-        }
-        if let silent {
-            // A session of the old server: the new one does not know it, nothing to tell it.
-            endSession(reason: "publisher \(silent) went silent and \(producer) publishes in the room", tellServer: false)
-        }
-        if let client { requestSession(with: producer, client: client) }
+    private func tick() async {
+        let media = state.withLock { $0.media }
+        await feed(.tick(decodeBranches: media?.decodeBranchCount ?? 0))
     }
 
-    private func requestSession(with producer: String, client: SignalingClient) {
-        let go = state.withLock { s -> Bool in
-            guard case .idle = s.phase else { return false }
-            s.phase = .requested(producer: producer)
-            return true
-        }
-        if go { try? client.send(.startSession(peerId: producer)) }
-    }
-
-    private func handlePeer(_ message: PeerMessage, client: SignalingClient) async {
-        guard case .active(let sessionId, _) = state.withLock({ $0.phase }), sessionId == message.sessionId else {
-            logger.debug("peer message for session \(message.sessionId), not ours")
-            return
-        }
-        do throws(RTCError) {
-            switch message.payload {
-            case .sdp(let sdp):
-                guard sdp.type == "offer" else { throw .invalidDescription("expected an offer, got \(sdp.type)") }
+    private func perform(_ effect: SubscriberSession.Effect) async {
+        switch effect {
+        case .send(let message):
+            try? link.send(message)
+        case let .answer(sessionId, offer):
+            do throws(RTCError) {
                 let media = try await makeMedia(sessionId: sessionId)
-                let answer = try await media.answer(SessionDescription(kind: .offer, sdp: sdp.sdp))
-                try? client.send(.peer(PeerMessage(sessionId: sessionId, payload: .sdp(SignalingSDP(type: "answer", sdp: answer.sdp)))))
-                let early = state.withLock { s in defer { s.earlyCandidates.removeAll() }; return s.earlyCandidates }
-                for candidate in early { try media.peer.addICECandidate(candidate) }
-            case .ice(let ice):
-                // Trickled candidates can overtake the offer: keep them until it is applied.
-                let candidate = ICECandidate(mlineIndex: ice.sdpMLineIndex, candidate: ice.candidate)
-                guard let media = state.withLock({ s -> SubscriberMedia? in
-                    if s.media == nil { s.earlyCandidates.append(candidate) }
-                    return s.media
-                }) else { return }
-                try media.peer.addICECandidate(candidate)
+                let answer = try await media.answer(SessionDescription(kind: .offer, sdp: offer))
+                await feed(.answerCreated(sessionId: sessionId, sdp: answer.sdp))
+            } catch {
+                await feed(.answerFailed(sessionId: sessionId, reason: "\(error)"))
             }
-        } catch {
-            onEvent(.error("session \(sessionId): \(error)"))
-            if case .sdp = message.payload {
-                endSession(reason: "could not answer: \(error)", tellServer: true)
+        case let .addCandidates(sessionId, candidates, early):
+            guard let media = state.withLock({ $0.media }) else { return }
+            do throws(RTCError) {
+                for candidate in candidates { try media.peer.addICECandidate(candidate) }
+            } catch {
+                await feed(.candidateFailed(sessionId: sessionId, reason: "\(error)", early: early))
             }
+        case .stopMedia:
+            let (media, events) = state.withLock { s in
+                defer { s.media = nil; s.events = nil; s.channel = nil }
+                return (s.media, s.events)
+            }
+            events?.cancel()
+            // The pipeline goes to NULL on the state worker, not on this task.
+            if let media { await media.shutDown() }
+        case .wake(let at):
+            let now = MonotonicClock.nanos()
+            Task { [weak self] in
+                if at > now { try? await Task.sleep(for: .nanoseconds(Int64(at - now))) }
+                await self?.tick()
+            }
+        case .emit(let event):
+            onEvent(event)
+        case .debug(let text):
+            logger.debug("\(text)")
         }
     }
 
@@ -253,41 +178,38 @@ public final class SubscriberNode: Sendable {
         let media = try SubscriberMedia(config: config.media, name: "subscriber") { [weak self] frame in
             guard let self else { return }
             self.frames.withLock { $0.record(frame) }
-            self.state.withLock { $0.lastFrameAt = .now }
+            _ = self.step(.frameDecoded)
         }
         try await media.startAndWaitUntilPlaying()
         let events = Task { [weak self] in
             for await event in media.peer.events {
                 guard let self else { return }
-                self.handle(event, session: sessionId)
+                await self.handle(event, session: sessionId)
             }
         }
         let old = state.withLock { s -> SubscriberMedia? in
             let old = s.media
             s.events?.cancel()
-            s.media = media; s.events = events; s.channel = nil; s.connected = false; s.controlAnnounced = false
+            s.media = media; s.events = events; s.channel = nil
             return old
         }
-        if let old { Task { await old.shutDown() } }
+        if let old { await old.shutDown() }
         return media
     }
 
-    private func handle(_ event: RTCEvent, session sessionId: String) {
+    private func handle(_ event: RTCEvent, session sessionId: String) async {
         switch event {
         case .localCandidate(let candidate):
-            let client = state.withLock { $0.client }
-            try? client?.send(.peer(PeerMessage(sessionId: sessionId, payload: .ice(
-                SignalingICE(candidate: candidate.candidate, sdpMLineIndex: candidate.mlineIndex)))))
+            await feed(.localCandidate(sessionId: sessionId, candidate))
         case .connectionState(.connected):
-            state.withLock { $0.connected = true }
-            onEvent(.connected(sessionId: sessionId))
+            await feed(.peerConnected(sessionId: sessionId))
         case .connectionState(.failed), .connectionState(.closed):
-            endSession(reason: "peer connection \(event)", tellServer: true)
+            await feed(.peerEnded(sessionId: sessionId, state: "\(event)"))
         case .dataChannel(let channel) where channel.label == "control":
             state.withLock { $0.channel = channel }
-            if channel.readyState == .open { announceControlOpen() }
+            if channel.readyState == .open { await feed(.controlChannelOpen) }
         case .dataChannelOpen(let label) where label == "control":
-            announceControlOpen()
+            await feed(.controlChannelOpen)
         case .dataChannelMessage(_, .text(let text)):
             do throws(ControlError) {
                 let reply = try ControlCodec.decodeReply(text)
@@ -301,46 +223,6 @@ public final class SubscriberNode: Sendable {
         default:
             break
         }
-    }
-
-    /// The channel may arrive already open or open later; say so once per session.
-    private func announceControlOpen() {
-        let first = state.withLock { s in defer { s.controlAnnounced = true }; return !s.controlAnnounced }
-        if first { onEvent(.controlOpen) }
-    }
-
-    private func checkStall() {
-        let (stalled, media, everDecoded, connected) = state.withLock { s -> (Bool, SubscriberMedia?, Bool, Bool) in
-            guard case .active = s.phase, let started = s.sessionStartedAt else { return (false, nil, false, false) }
-            let last = s.lastFrameAt ?? started
-            return (ContinuousClock.now - last > config.stallTimeout, s.media, s.lastFrameAt != nil, s.connected)
-        }
-        guard stalled else { return }
-        // Say how far the media got, so a stall can be placed: never connected, no RTP
-        // stream announced, or a stream that stopped decoding.
-        let detail: String
-        if !connected { detail = "peer connection not up" }
-        else if (media?.decodeBranchCount ?? 0) == 0 { detail = "connected, but no video stream arrived" }
-        else { detail = everDecoded ? "the video stopped" : "a video stream arrived, but no frame decoded" }
-        endSession(reason: "no frames for \(config.stallTimeout) (\(detail))", tellServer: true)
-        try? state.withLock { $0.client }?.send(.list)
-    }
-
-    private func endSession(reason: String, tellServer: Bool) {
-        let (sessionId, media, events, client) = state.withLock { s -> (String?, SubscriberMedia?, Task<Void, Never>?, SignalingClient?) in
-            var sessionId: String?
-            if case .active(let id, _) = s.phase { sessionId = id }
-            let result = (sessionId, s.media, s.events, s.client)
-            s.phase = .idle; s.media = nil; s.events = nil; s.channel = nil; s.connected = false
-            s.sessionStartedAt = nil; s.lastFrameAt = nil; s.earlyCandidates.removeAll()
-            return result
-        }
-        events?.cancel()
-        // Off this task: the pipeline goes to NULL on the state worker.
-        if let media { Task { await media.shutDown() } }
-        guard let sessionId else { return }
-        if tellServer { try? client?.send(.endSession(sessionId: sessionId)) }
-        onEvent(.sessionEnded(sessionId: sessionId, reason: reason))
     }
 
     // MARK: commands

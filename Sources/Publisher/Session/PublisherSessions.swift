@@ -1,0 +1,229 @@
+import PoseCastKit
+import RTCSession
+import Signaling
+
+/// The publisher's session logic as a pure state machine, the way `SignalingHub` is the
+/// server's: fed what happens (`Event`) with the time it happened, it returns what the
+/// node must do (`Effect`). No socket, no GStreamer, no task, no clock: `PublisherNode`
+/// carries the effects out and feeds back what came of them.
+///
+/// - On every signaling connection it declares itself the room's producer.
+/// - `startSession` from the server → a branch is built; a session ended while its
+///   branch is being built has it torn down once built ("ended before it was set up").
+/// - A built branch starts the session: the control channel and the offer are made;
+///   local candidates gathered before the offer went out wait for it (a peer cannot add
+///   a candidate before the description it belongs to).
+/// - A session remembers the signaling connection it was set up through: a server
+///   restarted since does not know it, so neither its offer nor its end is sent there.
+/// - Each session's control messages pass its token bucket (`ControlRateLimiter`, on the
+///   injected time) and its role: refusals are answered here, requests to execute go out
+///   as `executeControl` and come back as `controlHandled`.
+public struct PublisherSessions: Sendable {
+    public enum Event: Sendable {
+        /// The signaling link is up as `peerId`.
+        case signalingConnected(peerId: String)
+        case signalingLost(reason: String)
+        case server(ServerMessage)
+        /// The branch of `buildBranch` is ready (the node holds its peer).
+        case branchBuilt(sessionId: String)
+        /// Building the branch or negotiating the session failed.
+        case setupFailed(sessionId: String, reason: String)
+        /// The offer is made and set as the local description.
+        case offerCreated(sessionId: String, sdp: String)
+        /// The subscriber's answer could not be applied.
+        case answerFailed(sessionId: String, reason: String)
+        /// A remote candidate could not be added.
+        case candidateFailed(sessionId: String, reason: String)
+        case localCandidate(sessionId: String, ICECandidate)
+        case peerConnected(sessionId: String)
+        /// The peer connection failed or closed (`state` says which, for the reason).
+        case peerEnded(sessionId: String, state: String)
+        case controlChannelOpen(sessionId: String)
+        case controlMessage(sessionId: String, DataChannelMessage)
+        /// What executing an admitted control request came to.
+        case controlHandled(sessionId: String, ControlOutcome)
+        case pipelineError(sessionId: String, description: String)
+        /// The node is stopping: every session ends, nothing is told to the server.
+        case stopping
+    }
+
+    public enum Effect: Sendable {
+        case send(ClientMessage)
+        /// Build a webrtcbin branch called `name` for the session, then `branchBuilt` or `setupFailed`.
+        case buildBranch(sessionId: String, name: String)
+        /// Watch the peer's events, create the control channel and the offer, then
+        /// `offerCreated` or `setupFailed`.
+        case negotiate(sessionId: String)
+        case applyAnswer(sessionId: String, sdp: String)
+        case addCandidate(sessionId: String, ICECandidate)
+        /// Stop watching the session's peer and remove its branch.
+        case removeBranch(sessionId: String)
+        /// Run an admitted control request, then `controlHandled`.
+        case executeControl(sessionId: String, DataChannelMessage, author: String, role: RoomRole)
+        case sendControl(ControlReply, sessionId: String)
+        /// The annotation list to this session (its control channel just opened).
+        case sendAnnotations(sessionId: String)
+        /// The annotation list to the overlay and to every session.
+        case broadcastAnnotations
+        case emit(PublisherNodeEvent)
+        case debug(String)
+    }
+
+    public struct Session: Sendable {
+        public var role: RoomRole
+        public var consumer: String
+        public var connected = false
+        public var limiter: ControlRateLimiter
+        public var offerSent = false
+        public var pendingCandidates: [ICECandidate] = []
+        /// The signaling connection (its number) the session was set up through.
+        public var connection: Int
+    }
+
+    private struct Starting: Sendable {
+        var consumer: String
+        var role: RoomRole
+        var connection: Int
+        var endedMeanwhile = false
+    }
+
+    public let config: PublisherNodeConfig
+    public private(set) var sessions: [String: Session] = [:]
+    /// Sessions announced but still being set up (their branch is being built).
+    private var starting: [String: Starting] = [:]
+    private var sessionNumber = 0
+    /// The number of the current signaling connection; nil while there is none.
+    private var connection: Int?
+    private var connections = 0
+
+    public init(config: PublisherNodeConfig) { self.config = config }
+
+    /// Sessions with a connected subscriber / all sessions.
+    public var subscriberCounts: (connected: Int, total: Int) {
+        (sessions.values.filter(\.connected).count, sessions.count)
+    }
+
+    public mutating func handle(_ event: Event, now: UInt64) -> [Effect] {
+        switch event {
+        case .signalingConnected(let peerId):
+            connections += 1
+            connection = connections
+            return [.send(.setPeerStatus(PeerStatus(roles: [.producer], meta: .object(["name": .string(config.name)]),
+                                                    room: config.room, role: .publisher, token: config.token))),
+                    .emit(.signalingConnected(url: config.signalingURL, peerId: peerId))]
+        case .signalingLost(let reason):
+            connection = nil
+            return [.emit(.signalingLost(reason: reason))]
+        case .server(let message):
+            return handle(message)
+        case .branchBuilt(let sessionId):
+            guard let start = starting.removeValue(forKey: sessionId) else { return [.removeBranch(sessionId: sessionId)] }
+            if start.endedMeanwhile {
+                return [.removeBranch(sessionId: sessionId),
+                        .emit(.sessionEnded(sessionId: sessionId, reason: "ended before it was set up"))]
+            }
+            sessions[sessionId] = Session(role: start.role, consumer: start.consumer,
+                                          limiter: ControlRateLimiter(limit: config.controlRate, now: now),
+                                          connection: start.connection)
+            return [.emit(.sessionStarted(sessionId: sessionId, consumer: start.consumer, role: start.role)),
+                    .negotiate(sessionId: sessionId)]
+        case let .setupFailed(sessionId, reason):
+            starting[sessionId] = nil
+            return [.emit(.error("session \(sessionId) could not start: \(reason)"))]
+                + endSession(sessionId, reason: "could not start: \(reason)", tellServer: true)
+        case let .offerCreated(sessionId, sdp):
+            guard var session = sessions[sessionId] else { return [] }
+            let pending = session.pendingCandidates
+            session.offerSent = true
+            session.pendingCandidates = []
+            sessions[sessionId] = session
+            // Both through the connection the session was set up on: another server does not know it.
+            guard connection == session.connection else { return [] }
+            return [.send(.peer(PeerMessage(sessionId: sessionId, payload: .sdp(SignalingSDP(type: "offer", sdp: sdp)))))]
+                + pending.map { .send(Self.ice($0, sessionId)) }
+        case let .answerFailed(sessionId, reason):
+            return [.emit(.error("session \(sessionId): \(reason)"))]
+                + endSession(sessionId, reason: "bad answer: \(reason)", tellServer: true)
+        case let .candidateFailed(sessionId, reason):
+            return [.emit(.error("session \(sessionId): \(reason)"))]
+        case let .localCandidate(sessionId, candidate):
+            if sessions[sessionId]?.offerSent == false {
+                sessions[sessionId]?.pendingCandidates.append(candidate)
+                return []
+            }
+            return connection == nil ? [] : [.send(Self.ice(candidate, sessionId))]
+        case .peerConnected(let sessionId):
+            guard sessions[sessionId] != nil else { return [] }
+            sessions[sessionId]?.connected = true
+            return [.emit(.subscriberConnected(sessionId: sessionId))]
+        case let .peerEnded(sessionId, state):
+            return endSession(sessionId, reason: "peer connection \(state)", tellServer: true)
+        case .controlChannelOpen(let sessionId):
+            return [.sendAnnotations(sessionId: sessionId)]
+        case let .controlMessage(sessionId, message):
+            guard var session = sessions[sessionId] else { return [] }
+            let admitted = session.limiter.admit(at: now)
+            sessions[sessionId] = session
+            if let refusal = PublisherControl.refusal(of: message, role: session.role,
+                                                      refusedBy: admitted ? nil : session.limiter) {
+                return answer(refusal, sessionId)
+            }
+            return [.executeControl(sessionId: sessionId, message, author: session.consumer, role: session.role)]
+        case let .controlHandled(sessionId, outcome):
+            return answer(outcome, sessionId)
+        case let .pipelineError(sessionId, description):
+            return [.emit(.error("session \(sessionId): \(description)"))]
+        case .stopping:
+            connection = nil
+            return sessions.keys.sorted().flatMap { endSession($0, reason: "publisher stopping", tellServer: false) }
+        }
+    }
+
+    private mutating func handle(_ message: ServerMessage) -> [Effect] {
+        switch message {
+        case let .startSession(consumer, sessionId, role, _):
+            sessionNumber += 1
+            starting[sessionId] = Starting(consumer: consumer, role: role ?? .viewer, connection: connection ?? 0)
+            return [.buildBranch(sessionId: sessionId, name: "session\(sessionNumber)")]
+        case .peer(let message):
+            guard sessions[message.sessionId] != nil else { return [.debug("peer message for an unknown session \(message.sessionId)")] }
+            switch message.payload {
+            case .sdp(let sdp):
+                guard sdp.type == "answer" else {
+                    let error = RTCError.invalidDescription("expected an answer, got \(sdp.type)")
+                    return [.emit(.error("session \(message.sessionId): \(error)"))]
+                        + endSession(message.sessionId, reason: "bad answer: \(error)", tellServer: true)
+                }
+                return [.applyAnswer(sessionId: message.sessionId, sdp: sdp.sdp)]
+            case .ice(let ice):
+                return [.addCandidate(sessionId: message.sessionId, ICECandidate(mlineIndex: ice.sdpMLineIndex, candidate: ice.candidate))]
+            }
+        case .endSession(let sessionId):
+            starting[sessionId]?.endedMeanwhile = true
+            return endSession(sessionId, reason: "ended by the subscriber or the server", tellServer: false)
+        case let .error(details, code):
+            return [.emit(.serverError(code: code, details: details))]
+        case .welcome, .peerStatusChanged, .list, .sessionStarted:
+            return []
+        }
+    }
+
+    private func answer(_ outcome: ControlOutcome, _ sessionId: String) -> [Effect] {
+        [.sendControl(outcome.reply, sessionId: sessionId),
+         .emit(.control(sessionId: sessionId, request: outcome.requestType, reply: outcome.reply))]
+            + (outcome.annotationsChanged ? [.broadcastAnnotations] : [])
+    }
+
+    private mutating func endSession(_ sessionId: String, reason: String, tellServer: Bool) -> [Effect] {
+        guard let session = sessions.removeValue(forKey: sessionId) else { return [] }
+        var effects: [Effect] = [.removeBranch(sessionId: sessionId)]
+        if tellServer, connection == session.connection { effects.append(.send(.endSession(sessionId: sessionId))) }
+        effects.append(.emit(.sessionEnded(sessionId: sessionId, reason: reason)))
+        return effects
+    }
+
+    private static func ice(_ candidate: ICECandidate, _ sessionId: String) -> ClientMessage {
+        .peer(PeerMessage(sessionId: sessionId, payload: .ice(SignalingICE(candidate: candidate.candidate,
+                                                                            sdpMLineIndex: candidate.mlineIndex))))
+    }
+}

@@ -1,0 +1,272 @@
+import PoseCastKit
+import RTCSession
+import Signaling
+
+/// The subscriber's session logic as a pure state machine, the way `SignalingHub` is the
+/// server's: fed what happens (`Event`) with the time it happened (monotonic
+/// nanoseconds), it returns what the node must do (`Effect`). No socket, no GStreamer,
+/// no task, no clock: `SubscriberNode` carries the effects out and feeds back what came
+/// of them, and ticks it (`tick`) for the stall watchdog and the timers it asks for.
+///
+/// - On every signaling connection it declares itself a listener and consumer of the
+///   room and lists its producers; the first (or `producerId`) gets a session request.
+/// - Remote candidates that overtake the offer wait until it is being answered.
+/// - A lost signaling connection ends a session still being set up; a connected one
+///   keeps its media (the stall watchdog ends it if it stops).
+/// - A session that decodes nothing for `stallTimeout` is ended and sought again.
+/// - The room's publisher under a new peer id while a session runs: `liveMediaWindow`
+///   later, a frame in the window's second half keeps the session (a signaling restart:
+///   follow the new id); none ends it and asks the new publisher.
+public struct SubscriberSession: Sendable {
+    public enum Event: Sendable {
+        case signalingConnected(peerId: String)
+        case signalingLost(reason: String)
+        case server(ServerMessage)
+        /// The answer to the session's offer is made (and set locally).
+        case answerCreated(sessionId: String, sdp: String)
+        /// The offer could not be answered.
+        case answerFailed(sessionId: String, reason: String)
+        /// Remote candidates could not be added (`early`: those held until the offer).
+        case candidateFailed(sessionId: String, reason: String, early: Bool)
+        case localCandidate(sessionId: String, ICECandidate)
+        case peerConnected(sessionId: String)
+        /// The peer connection failed or closed (`state` says which, for the reason).
+        case peerEnded(sessionId: String, state: String)
+        case controlChannelOpen
+        /// The media decoded a frame.
+        case frameDecoded
+        /// Time passes: the stall watchdog and the timers of `wake`. `decodeBranches` is
+        /// how many video streams the current media decodes (what a stall report says).
+        case tick(decodeBranches: Int)
+        /// The node is stopping.
+        case stopping
+    }
+
+    public enum Effect: Sendable {
+        case send(ClientMessage)
+        /// Build fresh media for the session (replacing any), answer the offer with it,
+        /// then `answerCreated` or `answerFailed`.
+        case answer(sessionId: String, offer: String)
+        /// Add these remote candidates to the current media, in order (`early`: held until now).
+        case addCandidates(sessionId: String, [ICECandidate], early: Bool)
+        /// Stop the current media, if any.
+        case stopMedia
+        /// Feed a `tick` at this time (monotonic nanoseconds) or soon after.
+        case wake(at: UInt64)
+        case emit(SubscriberNodeEvent)
+        case debug(String)
+    }
+
+    public enum Phase: Sendable, Equatable {
+        case idle
+        case requested(producer: String)
+        case active(sessionId: String, producer: String)
+    }
+
+    public let config: SubscriberNodeConfig
+    public private(set) var phase: Phase = .idle
+    /// The session's peer connection is up.
+    public private(set) var connected = false
+    private var signalingUp = false
+    /// Media was built for the session's offer: candidates go straight to it.
+    private var hasMedia = false
+    private var controlAnnounced = false
+    private var earlyCandidates: [ICECandidate] = []
+    private var sessionStartedAt: UInt64?
+    private var lastFrameAt: UInt64?
+    /// Publishers announced under a new id, to settle on when their window is over.
+    private var settling: [(producer: String, at: UInt64)] = []
+
+    public init(config: SubscriberNodeConfig) { self.config = config }
+
+    public mutating func handle(_ event: Event, now: UInt64) -> [Effect] {
+        switch event {
+        case .signalingConnected(let peerId):
+            signalingUp = true
+            return [.send(.setPeerStatus(PeerStatus(roles: [.listener, .consumer], room: config.room,
+                                                    role: config.role, token: config.token))),
+                    .send(.list),
+                    .emit(.signalingConnected(url: config.signalingURL, peerId: peerId))]
+        case .signalingLost(let reason):
+            signalingUp = false
+            // A request or negotiation under way died with the connection; a connected
+            // session keeps its media (the watchdog ends it if it stalls).
+            return [.emit(.signalingLost(reason: reason))]
+                + (connected ? [] : endSession(reason: "signaling connection lost", tellServer: false))
+        case .server(let message):
+            return handle(message, now: now)
+        case let .answerCreated(sessionId, sdp):
+            let early = earlyCandidates
+            earlyCandidates = []
+            return send(.peer(PeerMessage(sessionId: sessionId, payload: .sdp(SignalingSDP(type: "answer", sdp: sdp)))))
+                + (early.isEmpty ? [] : [.addCandidates(sessionId: sessionId, early, early: true)])
+        case let .answerFailed(sessionId, reason):
+            return [.emit(.error("session \(sessionId): \(reason)"))]
+                + endSession(reason: "could not answer: \(reason)", tellServer: true)
+        case let .candidateFailed(sessionId, reason, early):
+            return [.emit(.error("session \(sessionId): \(reason)"))]
+                + (early ? endSession(reason: "could not answer: \(reason)", tellServer: true) : [])
+        case let .localCandidate(sessionId, candidate):
+            return send(.peer(PeerMessage(sessionId: sessionId, payload: .ice(
+                SignalingICE(candidate: candidate.candidate, sdpMLineIndex: candidate.mlineIndex)))))
+        case .peerConnected(let sessionId):
+            connected = true
+            return [.emit(.connected(sessionId: sessionId))]
+        case let .peerEnded(_, state):
+            return endSession(reason: "peer connection \(state)", tellServer: true)
+        case .controlChannelOpen:
+            // The channel may arrive already open or open later; say so once per session.
+            guard !controlAnnounced else { return [] }
+            controlAnnounced = true
+            return [.emit(.controlOpen)]
+        case .frameDecoded:
+            lastFrameAt = now
+            return []
+        case .tick(let decodeBranches):
+            var effects = checkStall(now: now, decodeBranches: decodeBranches)
+            let due = settling.filter { $0.at <= now }
+            settling.removeAll { $0.at <= now }
+            for producer in due { effects += settle(on: producer.producer, now: now) }
+            return effects
+        case .stopping:
+            signalingUp = false
+            return endSession(reason: "subscriber stopping", tellServer: true)
+        }
+    }
+
+    private mutating func handle(_ message: ServerMessage, now: UInt64) -> [Effect] {
+        switch message {
+        case .list(let producers):
+            guard let producer = producers.first(where: { config.producerId == nil || $0.id == config.producerId }) else { return [] }
+            return producerAnnounced(producer.id, now: now)
+        case let .peerStatusChanged(peerId, roles, _, _, _):
+            if roles.contains(.producer), config.producerId == nil || config.producerId == peerId {
+                return producerAnnounced(peerId, now: now)
+            } else if roles.isEmpty, case .active(_, let producer) = phase, producer == peerId {
+                return endSession(reason: "the publisher left", tellServer: false)
+            }
+            return []
+        case let .sessionStarted(producer, sessionId):
+            phase = .active(sessionId: sessionId, producer: producer)
+            sessionStartedAt = now
+            lastFrameAt = nil
+            return [.emit(.sessionStarted(sessionId: sessionId, producer: producer))]
+        case .peer(let message):
+            return handlePeer(message)
+        case .endSession(let sessionId):
+            guard case .active(let current, _) = phase, current == sessionId else { return [] }
+            return endSession(reason: "ended by the publisher or the server", tellServer: false) + send(.list)
+        case let .error(details, code):
+            // A refused startSession leaves us waiting for nothing: look again.
+            if case .requested = phase { phase = .idle }
+            return [.emit(.serverError(code: code, details: details))]
+        case .welcome, .startSession:
+            return []
+        }
+    }
+
+    private mutating func handlePeer(_ message: PeerMessage) -> [Effect] {
+        guard case .active(let sessionId, _) = phase, sessionId == message.sessionId else {
+            return [.debug("peer message for session \(message.sessionId), not ours")]
+        }
+        switch message.payload {
+        case .sdp(let sdp):
+            guard sdp.type == "offer" else {
+                let error = RTCError.invalidDescription("expected an offer, got \(sdp.type)")
+                return [.emit(.error("session \(sessionId): \(error)"))]
+                    + endSession(reason: "could not answer: \(error)", tellServer: true)
+            }
+            // A fresh pipeline per session: nothing of a dead session can leak into the next.
+            hasMedia = true
+            connected = false
+            controlAnnounced = false
+            return [.answer(sessionId: sessionId, offer: sdp.sdp)]
+        case .ice(let ice):
+            // Trickled candidates can overtake the offer: keep them until it is answered.
+            let candidate = ICECandidate(mlineIndex: ice.sdpMLineIndex, candidate: ice.candidate)
+            guard hasMedia else {
+                earlyCandidates.append(candidate)
+                return []
+            }
+            return [.addCandidates(sessionId: sessionId, [candidate], early: false)]
+        }
+    }
+
+    /// The room's publisher is `producer` (a room has one). A session with another peer id
+    /// is either that same publisher back on a restarted signaling server under a new id,
+    /// or a new publisher after the old one died while the server was away. The media
+    /// tells which: `liveMediaWindow` later, frames still arriving mean the session is
+    /// alive (keep it, follow the new id so its leaving is seen); none lately mean it is
+    /// dead (drop it and ask the new publisher now, not after `stallTimeout`).
+    private mutating func producerAnnounced(_ producer: String, now: UInt64) -> [Effect] {
+        guard case .active(_, let current) = phase, current != producer else { return requestSession(with: producer) }
+        let last = lastFrameAt ?? sessionStartedAt ?? now
+        // Nothing decoded for a whole window already: no need to watch any longer.
+        if Self.elapsed(from: last, to: now) > config.liveMediaWindow { return settle(on: producer, now: now) }
+        let at = now + Self.nanos(config.liveMediaWindow)
+        settling.append((producer, at))
+        return [.wake(at: at)]
+    }
+
+    private mutating func settle(on producer: String, now: UInt64) -> [Effect] {
+        var effects: [Effect] = []
+        if case .active(let sessionId, let current) = phase, current != producer {
+            // Alive: a frame in the second half of the window, well after the announcement
+            // (a dead publisher's last frames leave the jitter buffer within its latency).
+            if let last = lastFrameAt, Self.elapsed(from: last, to: now) < config.liveMediaWindow / 2 {
+                phase = .active(sessionId: sessionId, producer: producer)
+            } else {
+                // A session of the old server: the new one does not know it, nothing to tell it.
+                effects += endSession(reason: "publisher \(current) went silent and \(producer) publishes in the room",
+                                      tellServer: false)
+            }
+        }
+        return signalingUp ? effects + requestSession(with: producer) : effects
+    }
+
+    private mutating func requestSession(with producer: String) -> [Effect] {
+        guard case .idle = phase else { return [] }
+        phase = .requested(producer: producer)
+        return send(.startSession(peerId: producer))
+    }
+
+    private mutating func checkStall(now: UInt64, decodeBranches: Int) -> [Effect] {
+        guard case .active = phase, let started = sessionStartedAt else { return [] }
+        guard Self.elapsed(from: lastFrameAt ?? started, to: now) > config.stallTimeout else { return [] }
+        // Say how far the media got, so a stall can be placed: never connected, no RTP
+        // stream announced, or a stream that stopped decoding.
+        let detail: String
+        if !connected { detail = "peer connection not up" }
+        else if decodeBranches == 0 { detail = "connected, but no video stream arrived" }
+        else { detail = lastFrameAt != nil ? "the video stopped" : "a video stream arrived, but no frame decoded" }
+        return endSession(reason: "no frames for \(config.stallTimeout) (\(detail))", tellServer: true) + send(.list)
+    }
+
+    private mutating func endSession(reason: String, tellServer: Bool) -> [Effect] {
+        var sessionId: String?
+        if case .active(let id, _) = phase { sessionId = id }
+        phase = .idle
+        hasMedia = false
+        connected = false
+        sessionStartedAt = nil
+        lastFrameAt = nil
+        earlyCandidates.removeAll()
+        guard let sessionId else { return [.stopMedia] }
+        return [.stopMedia] + (tellServer ? send(.endSession(sessionId: sessionId)) : [])
+            + [.emit(.sessionEnded(sessionId: sessionId, reason: reason))]
+    }
+
+    /// A message to the server, or nothing while there is no connection.
+    private func send(_ message: ClientMessage) -> [Effect] {
+        signalingUp ? [.send(message)] : []
+    }
+
+    static func nanos(_ duration: Duration) -> UInt64 {
+        let (seconds, attoseconds) = duration.components
+        return UInt64(max(0, seconds)) * 1_000_000_000 + UInt64(max(0, attoseconds) / 1_000_000_000)
+    }
+
+    static func elapsed(from start: UInt64, to now: UInt64) -> Duration {
+        now >= start ? .nanoseconds(Int64(now - start)) : .zero
+    }
+}

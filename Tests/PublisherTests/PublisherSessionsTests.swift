@@ -1,0 +1,178 @@
+import PoseCastKit
+import Publisher
+import RTCSession
+import Signaling
+import Testing
+
+/// The publisher's session logic fed events directly, on stepped time (nanoseconds): no
+/// socket, no GStreamer, no sleep.
+struct PublisherHarness {
+    var machine: PublisherSessions
+    var now: UInt64 = 1_000_000_000
+
+    init(controlRate: ControlRateLimit = .standard) {
+        var config = PublisherNodeConfig(signalingURL: "ws://signaling.test/")
+        config.room = "site"
+        config.controlRate = controlRate
+        machine = PublisherSessions(config: config)
+    }
+
+    mutating func handle(_ event: PublisherSessions.Event, after step: UInt64 = 0) -> [PublisherSessions.Effect] {
+        now += step
+        return machine.handle(event, now: now)
+    }
+
+    /// A session `id` from `consumer`, branch built and offer sent; its effects checked on the way.
+    mutating func start(_ id: String, role: RoomRole = .expert) {
+        let build = handle(.server(.startSession(peerId: "c-\(id)", sessionId: id, role: role, meta: nil)))
+        #expect(build.branchesBuilt == [id])
+        let built = handle(.branchBuilt(sessionId: id))
+        #expect(built.negotiated == [id])
+        #expect(built.events.contains { if case .sessionStarted(id, "c-\(id)", role) = $0 { true } else { false } })
+        #expect(handle(.offerCreated(sessionId: id, sdp: "v=0 offer \(id)")).sent.count == 1)
+    }
+}
+
+extension [PublisherSessions.Effect] {
+    var sent: [ClientMessage] { compactMap { if case .send(let m) = $0 { m } else { nil } } }
+    var events: [PublisherNodeEvent] { compactMap { if case .emit(let e) = $0 { e } else { nil } } }
+    var branchesBuilt: [String] { compactMap { if case .buildBranch(let id, _) = $0 { id } else { nil } } }
+    var negotiated: [String] { compactMap { if case .negotiate(let id) = $0 { id } else { nil } } }
+    var removed: [String] { compactMap { if case .removeBranch(let id) = $0 { id } else { nil } } }
+    var replies: [ControlReply] { compactMap { if case .sendControl(let r, _) = $0 { r } else { nil } } }
+    var executed: Int { filter { if case .executeControl = $0 { true } else { false } }.count }
+    var endedReasons: [String] { events.compactMap { if case .sessionEnded(_, let r) = $0 { r } else { nil } } }
+}
+
+@Suite("publisher sessions (state machine)")
+struct PublisherSessionsTests {
+    static let ms: UInt64 = 1_000_000
+    static let register = ClientMessage.setPeerStatus(PeerStatus(roles: [.producer], meta: .object(["name": .string("posecast-publisher")]),
+                                                                 room: "site", role: .publisher))
+
+    @Test("registers on every connection; a session of the lost server is not ended on the new one")
+    func reconnect() {
+        var h = PublisherHarness()
+        let first = h.handle(.signalingConnected(peerId: "p1"))
+        #expect(first.sent == [Self.register])
+        #expect(first.events.contains { if case .signalingConnected("ws://signaling.test/", "p1") = $0 { true } else { false } })
+        h.start("s1")
+        let lost = h.handle(.signalingLost(reason: "the signaling server closed the connection"))
+        #expect(lost.events.count == 1 && lost.sent.isEmpty && lost.removed.isEmpty, "the media keeps flowing")
+        #expect(h.machine.sessions.count == 1)
+        // While no server is there, nothing is sent.
+        #expect(h.handle(.localCandidate(sessionId: "s1", ICECandidate(mlineIndex: 0, candidate: "c"))).sent.isEmpty)
+        let again = h.handle(.signalingConnected(peerId: "p2"), after: 1000 * Self.ms)
+        #expect(again.sent == [Self.register])
+        // ICE ends the old session: the restarted server never knew it.
+        let ended = h.handle(.peerEnded(sessionId: "s1", state: "failed"))
+        #expect(ended.removed == ["s1"] && ended.sent.isEmpty)
+        #expect(ended.endedReasons == ["peer connection failed"])
+        // A session of the new connection is ended there.
+        h.start("s2")
+        #expect(h.handle(.peerEnded(sessionId: "s2", state: "closed")).sent == [.endSession(sessionId: "s2")])
+    }
+
+    @Test("local candidates wait for the offer, then follow it in order; later ones go at once")
+    func candidatesBeforeOffer() {
+        var h = PublisherHarness()
+        _ = h.handle(.signalingConnected(peerId: "p1"))
+        _ = h.handle(.server(.startSession(peerId: "c", sessionId: "s1", role: .viewer, meta: nil)))
+        _ = h.handle(.branchBuilt(sessionId: "s1"))
+        let a = ICECandidate(mlineIndex: 0, candidate: "candidate:a"), b = ICECandidate(mlineIndex: 0, candidate: "candidate:b")
+        #expect(h.handle(.localCandidate(sessionId: "s1", a)).isEmpty)
+        #expect(h.handle(.localCandidate(sessionId: "s1", b)).isEmpty)
+        let offer = h.handle(.offerCreated(sessionId: "s1", sdp: "v=0"))
+        #expect(offer.sent == [
+            .peer(PeerMessage(sessionId: "s1", payload: .sdp(SignalingSDP(type: "offer", sdp: "v=0")))),
+            .peer(PeerMessage(sessionId: "s1", payload: .ice(SignalingICE(candidate: "candidate:a", sdpMLineIndex: 0)))),
+            .peer(PeerMessage(sessionId: "s1", payload: .ice(SignalingICE(candidate: "candidate:b", sdpMLineIndex: 0)))),
+        ])
+        let c = ICECandidate(mlineIndex: 1, candidate: "candidate:c")
+        #expect(h.handle(.localCandidate(sessionId: "s1", c)).sent
+                == [.peer(PeerMessage(sessionId: "s1", payload: .ice(SignalingICE(candidate: "candidate:c", sdpMLineIndex: 1))))])
+        // The answer and the subscriber's candidates go to the branch.
+        let answer = h.handle(.server(.peer(PeerMessage(sessionId: "s1", payload: .sdp(SignalingSDP(type: "answer", sdp: "v=0 a"))))))
+        #expect(answer.count == 1)
+        if case .applyAnswer("s1", "v=0 a")? = answer.first {} else { Issue.record("\(answer)") }
+        // An offer where an answer belongs ends the session, and the server is told.
+        let wrong = h.handle(.server(.peer(PeerMessage(sessionId: "s1", payload: .sdp(SignalingSDP(type: "offer", sdp: "x"))))))
+        #expect(wrong.removed == ["s1"] && wrong.sent == [.endSession(sessionId: "s1")])
+        #expect(wrong.endedReasons.first?.hasPrefix("bad answer") == true)
+    }
+
+    @Test("a session ended while its branch is built: the branch is torn down once built")
+    func endedWhileBuilding() {
+        var h = PublisherHarness()
+        _ = h.handle(.signalingConnected(peerId: "p1"))
+        #expect(h.handle(.server(.startSession(peerId: "c", sessionId: "s1", role: .expert, meta: nil))).branchesBuilt == ["s1"])
+        let ended = h.handle(.server(.endSession(sessionId: "s1")))
+        #expect(ended.isEmpty, "nothing to tear down yet")
+        let built = h.handle(.branchBuilt(sessionId: "s1"))
+        #expect(built.removed == ["s1"] && built.negotiated.isEmpty && built.sent.isEmpty)
+        #expect(built.endedReasons == ["ended before it was set up"])
+        #expect(h.machine.subscriberCounts == (0, 0))
+        // A failed build is reported, and nothing is left.
+        _ = h.handle(.server(.startSession(peerId: "c", sessionId: "s2", role: .expert, meta: nil)))
+        let failed = h.handle(.setupFailed(sessionId: "s2", reason: "no encoder"))
+        #expect(failed.events.count == 1 && failed.removed.isEmpty)
+        #expect(h.machine.sessions.isEmpty)
+    }
+
+    @Test("a viewer's control request is refused notAllowed and not executed; an expert's is executed")
+    func viewerRefused() throws {
+        var h = PublisherHarness()
+        _ = h.handle(.signalingConnected(peerId: "p1"))
+        h.start("viewer", role: .viewer)
+        h.start("expert", role: .expert)
+        let request = DataChannelMessage.text(ControlCodec.encode(ControlEnvelope(id: "r1", request: .clearAnnotations)))
+        let refused = h.handle(.controlMessage(sessionId: "viewer", request))
+        #expect(refused.executed == 0)
+        let reply = try #require(refused.replies.first)
+        guard case .error(let error) = reply else { Issue.record("\(reply)"); return }
+        #expect(error.code == .notAllowed && error.id == "r1")
+        #expect(refused.events.contains { if case .control("viewer", "clearAnnotations", _) = $0 { true } else { false } })
+        let executed = h.handle(.controlMessage(sessionId: "expert", request))
+        #expect(executed.executed == 1 && executed.replies.isEmpty)
+        // What it came to is answered, and a changed list goes to everyone.
+        guard case let .executeControl(_, message, author, role)? = executed.first else { Issue.record("\(executed)"); return }
+        #expect(author == "c-expert" && role == .expert)
+        let control = PublisherControl(board: AnnotationBoard(), placer: AnnotationPlacer(history: FrameHistory(capacity: 4)))
+        let outcome = control.handle(message, from: author, role: role)
+        let answered = h.handle(.controlHandled(sessionId: "expert", outcome))
+        #expect(answered.replies == [.ack(id: "r1", annotationId: nil)])
+        #expect(answered.contains { if case .broadcastAnnotations = $0 { true } else { false } })
+        // Connected counts, and stopping ends every session without telling the server.
+        _ = h.handle(.peerConnected(sessionId: "expert"))
+        #expect(h.machine.subscriberCounts == (1, 2))
+        let stop = h.handle(.stopping)
+        #expect(stop.removed.sorted() == ["expert", "viewer"] && stop.sent.isEmpty)
+        #expect(stop.endedReasons == ["publisher stopping", "publisher stopping"])
+    }
+
+    @Test("the control rate limit at its edge: the burst exactly, then rateLimited, then admitted after the refill")
+    func rateLimitEdge() throws {
+        // 2 a second: one token every 500 ms; a burst of 3.
+        var h = PublisherHarness(controlRate: ControlRateLimit(requestsPerSecond: 2, burst: 3))
+        _ = h.handle(.signalingConnected(peerId: "p1"))
+        h.start("s1")
+        func request(_ id: String) -> PublisherSessions.Event {
+            .controlMessage(sessionId: "s1", .text(ControlCodec.encode(ControlEnvelope(id: id, request: .clearAnnotations))))
+        }
+        for i in 0..<3 { #expect(h.handle(request("r\(i)")).executed == 1, "r\(i) is in the burst") }
+        let over = h.handle(request("r3"))
+        #expect(over.executed == 0)
+        guard case .error(let error)? = over.replies.first else { Issue.record("\(over)"); return }
+        #expect(error.code == .rateLimited && error.id == "r3")
+        #expect(error.message.contains("2 requests/s, burst 3") && error.message.contains("retry in 500 ms"), "\(error.message)")
+        // A nanosecond short of the refill: still refused (and refusals cost nothing).
+        #expect(h.handle(request("r4"), after: 500 * PublisherSessionsTests.ms - 1).executed == 0)
+        #expect(h.handle(request("r5"), after: 1).executed == 1, "one token back after 500 ms")
+        #expect(h.handle(request("r6")).executed == 0)
+        // Garbage counts against the limit and is answered too.
+        let garbage = h.handle(.controlMessage(sessionId: "s1", .text("{not json")), after: 500 * PublisherSessionsTests.ms)
+        guard case .error(let malformed)? = garbage.replies.first else { Issue.record("\(garbage)"); return }
+        #expect(malformed.code == .malformed && garbage.executed == 0)
+        #expect(h.handle(request("r7")).replies.count == 1, "bucket empty again")
+    }
+}

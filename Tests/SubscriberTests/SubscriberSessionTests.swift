@@ -1,0 +1,229 @@
+import PoseCastKit
+import RTCSession
+import Signaling
+import Subscriber
+import Logging
+import Synchronization
+import Testing
+
+/// The subscriber's session logic fed events directly, on stepped time (nanoseconds):
+/// no socket, no GStreamer, no sleep.
+struct SubscriberHarness {
+    static let ms: UInt64 = 1_000_000
+    var machine: SubscriberSession
+    var now: UInt64 = 10_000 * ms
+
+    init(producerId: String? = nil) {
+        var config = SubscriberNodeConfig(signalingURL: "ws://signaling.test/")
+        config.room = "site"
+        config.producerId = producerId
+        config.stallTimeout = .seconds(5)
+        config.liveMediaWindow = .seconds(1)
+        machine = SubscriberSession(config: config)
+    }
+
+    mutating func handle(_ event: SubscriberSession.Event, after step: UInt64 = 0) -> [SubscriberSession.Effect] {
+        now += step * Self.ms
+        return machine.handle(event, now: now)
+    }
+
+    /// Connected as `me`, the room's publisher `producer` found and session `id` started.
+    mutating func activeSession(_ id: String, with producer: String, me: String = "e1") {
+        #expect(handle(.signalingConnected(peerId: me)).sent == SubscriberSessionTests.register)
+        #expect(handle(.server(.list(producers: [ProducerInfo(id: producer)]))).sent == [.startSession(peerId: producer)])
+        #expect(handle(.server(.sessionStarted(peerId: producer, sessionId: id))).events.count == 1)
+        #expect(machine.phase == .active(sessionId: id, producer: producer))
+    }
+
+    /// Frames every 40 ms for `milliseconds`.
+    mutating func frames(for milliseconds: UInt64) {
+        for _ in 0..<(milliseconds / 40) { #expect(handle(.frameDecoded, after: 40).isEmpty) }
+    }
+}
+
+extension [SubscriberSession.Effect] {
+    var sent: [ClientMessage] { compactMap { if case .send(let m) = $0 { m } else { nil } } }
+    var events: [SubscriberNodeEvent] { compactMap { if case .emit(let e) = $0 { e } else { nil } } }
+    var endedReasons: [String] { events.compactMap { if case .sessionEnded(_, let r) = $0 { r } else { nil } } }
+    var stopsMedia: Bool { contains { if case .stopMedia = $0 { true } else { false } } }
+    var wakes: [UInt64] { compactMap { if case .wake(let at) = $0 { at } else { nil } } }
+}
+
+@Suite("subscriber session (state machine)")
+struct SubscriberSessionTests {
+    static let ms = SubscriberHarness.ms
+    static let register: [ClientMessage] = [.setPeerStatus(PeerStatus(roles: [.listener, .consumer], room: "site", role: .expert)), .list]
+
+    @Test("a lost server ends a session being set up; on the next connection it registers, lists and asks again")
+    func reconnect() {
+        var h = SubscriberHarness()
+        h.activeSession("s1", with: "pub")
+        let lost = h.handle(.signalingLost(reason: "the signaling server closed the connection"), after: 100)
+        #expect(lost.endedReasons == ["signaling connection lost"] && lost.stopsMedia && lost.sent.isEmpty)
+        #expect(h.machine.phase == .idle)
+        #expect(h.handle(.signalingConnected(peerId: "e2"), after: 1000).sent == Self.register)
+        #expect(h.handle(.server(.list(producers: [ProducerInfo(id: "pub2")]))).sent == [.startSession(peerId: "pub2")])
+        // A connected session keeps its media through a lost server.
+        _ = h.handle(.server(.sessionStarted(peerId: "pub2", sessionId: "s2")))
+        _ = h.handle(.peerConnected(sessionId: "s2"))
+        let keep = h.handle(.signalingLost(reason: "gone"))
+        #expect(keep.endedReasons.isEmpty && !keep.stopsMedia)
+        #expect(h.machine.phase == .active(sessionId: "s2", producer: "pub2"))
+        // A refused request is looked for again on the next list.
+        var other = SubscriberHarness()
+        _ = other.handle(.signalingConnected(peerId: "e3"))
+        _ = other.handle(.server(.list(producers: [ProducerInfo(id: "pub")])))
+        _ = other.handle(.server(.error(details: "full", code: .roomFull)))
+        #expect(other.machine.phase == .idle)
+        #expect(other.handle(.server(.list(producers: [ProducerInfo(id: "pub")]))).sent == [.startSession(peerId: "pub")])
+    }
+
+    @Test("a session that decodes nothing for stallTimeout is ended, the server told, and the publisher looked for again")
+    func stall() {
+        var h = SubscriberHarness()
+        h.activeSession("s1", with: "pub")
+        _ = h.handle(.peerConnected(sessionId: "s1"))
+        h.frames(for: 2000)
+        #expect(h.handle(.tick(decodeBranches: 1), after: 5000).isEmpty, "exactly stallTimeout: not yet")
+        let stalled = h.handle(.tick(decodeBranches: 1), after: 1)
+        #expect(stalled.stopsMedia)
+        #expect(stalled.endedReasons == ["no frames for 5.0 seconds (the video stopped)"])
+        #expect(stalled.sent == [.endSession(sessionId: "s1"), .list])
+        #expect(h.handle(.server(.list(producers: [ProducerInfo(id: "pub")]))).sent == [.startSession(peerId: "pub")])
+        // Never connected: the report says so.
+        _ = h.handle(.server(.sessionStarted(peerId: "pub", sessionId: "s2")))
+        let never = h.handle(.tick(decodeBranches: 0), after: 5001)
+        #expect(never.endedReasons == ["no frames for 5.0 seconds (peer connection not up)"])
+    }
+
+    @Test("the publisher back under a new id with its media alive: the session is kept and follows the new id")
+    func newIdAlive() {
+        var h = SubscriberHarness()
+        h.activeSession("s1", with: "old")
+        h.frames(for: 400)
+        let announced = h.handle(.server(.peerStatusChanged(peerId: "new", roles: [.producer], meta: nil, room: "site", role: .publisher)))
+        #expect(announced.wakes == [h.now + 1000 * Self.ms] && announced.sent.isEmpty)
+        h.frames(for: 1000)
+        let settled = h.handle(.tick(decodeBranches: 1))
+        #expect(settled.endedReasons.isEmpty && settled.sent.isEmpty && !settled.stopsMedia)
+        #expect(h.machine.phase == .active(sessionId: "s1", producer: "new"))
+        // The old id leaving is no longer ours; the new one leaving is.
+        #expect(h.handle(.server(.peerStatusChanged(peerId: "old", roles: [], meta: nil, room: "site", role: nil))).isEmpty)
+        let left = h.handle(.server(.peerStatusChanged(peerId: "new", roles: [], meta: nil, room: "site", role: nil)))
+        #expect(left.endedReasons == ["the publisher left"] && left.sent.isEmpty)
+    }
+
+    @Test("the room's publisher under a new id while the media is silent: the session is dropped and the new one asked")
+    func newIdSilent() {
+        var h = SubscriberHarness()
+        h.activeSession("s1", with: "old")
+        h.frames(for: 400)
+        // Frames stop just after the announcement (the jitter buffer empties).
+        let announced = h.handle(.server(.peerStatusChanged(peerId: "new", roles: [.producer], meta: nil, room: "site", role: .publisher)))
+        #expect(announced.wakes.count == 1)
+        h.frames(for: 200)
+        let settled = h.handle(.tick(decodeBranches: 1), after: 800)
+        #expect(settled.stopsMedia)
+        #expect(settled.endedReasons == ["publisher old went silent and new publishes in the room"])
+        #expect(settled.sent == [.startSession(peerId: "new")], "the old server's session is not ended on the new one")
+        #expect(h.machine.phase == .requested(producer: "new"))
+        // Silent for a whole window already: no need to watch.
+        var g = SubscriberHarness()
+        g.activeSession("s1", with: "old")
+        g.frames(for: 200)
+        let at = g.handle(.server(.list(producers: [ProducerInfo(id: "new")])), after: 1001)
+        #expect(at.wakes.isEmpty && at.endedReasons.count == 1 && at.sent == [.startSession(peerId: "new")])
+    }
+
+    @Test("remote candidates that overtake the offer wait for the answer, then go in order; later ones at once")
+    func earlyCandidates() {
+        var h = SubscriberHarness()
+        h.activeSession("s1", with: "pub")
+        func ice(_ c: String) -> SubscriberSession.Event {
+            .server(.peer(PeerMessage(sessionId: "s1", payload: .ice(SignalingICE(candidate: c, sdpMLineIndex: 0)))))
+        }
+        #expect(h.handle(ice("a")).isEmpty)
+        #expect(h.handle(ice("b")).isEmpty)
+        #expect(h.handle(.server(.peer(PeerMessage(sessionId: "other", payload: .ice(SignalingICE(candidate: "x", sdpMLineIndex: 0)))))).sent.isEmpty)
+        let offer = h.handle(.server(.peer(PeerMessage(sessionId: "s1", payload: .sdp(SignalingSDP(type: "offer", sdp: "v=0 o"))))))
+        guard case .answer("s1", "v=0 o")? = offer.first, offer.count == 1 else { Issue.record("\(offer)"); return }
+        let answered = h.handle(.answerCreated(sessionId: "s1", sdp: "v=0 a"))
+        #expect(answered.sent == [.peer(PeerMessage(sessionId: "s1", payload: .sdp(SignalingSDP(type: "answer", sdp: "v=0 a"))))])
+        guard case .addCandidates("s1", let early, true)? = answered.last else { Issue.record("\(answered)"); return }
+        #expect(early.map(\.candidate) == ["a", "b"])
+        guard case .addCandidates("s1", let late, false)? = h.handle(ice("c")).first else { Issue.record("c held"); return }
+        #expect(late.map(\.candidate) == ["c"])
+        // Our own candidates go to the server as they come.
+        #expect(h.handle(.localCandidate(sessionId: "s1", ICECandidate(mlineIndex: 0, candidate: "l"))).sent
+                == [.peer(PeerMessage(sessionId: "s1", payload: .ice(SignalingICE(candidate: "l", sdpMLineIndex: 0))))])
+        // The control channel is announced once per session.
+        #expect(h.handle(.controlChannelOpen).events.count == 1)
+        #expect(h.handle(.controlChannelOpen).isEmpty)
+        // Stopping ends the session; no server is left to tell.
+        let stop = h.handle(.stopping)
+        #expect(stop.endedReasons == ["subscriber stopping"] && stop.sent.isEmpty)
+    }
+}
+
+/// A signaling server stood in for by the test: it says what happens on the link and
+/// records what the node sends.
+final class FakeSignalingLink: SignalingLink {
+    private let stream: AsyncStream<SignalingLinkEvent>
+    private let continuation: AsyncStream<SignalingLinkEvent>.Continuation
+    private let state = Mutex((up: false, sent: [ClientMessage]()))
+
+    init() { (stream, continuation) = AsyncStream.makeStream(of: SignalingLinkEvent.self) }
+
+    func events() -> AsyncStream<SignalingLinkEvent> { stream }
+
+    func send(_ message: ClientMessage) throws(SignalingClientError) {
+        guard state.withLock({ s in if s.up { s.sent.append(message) }; return s.up }) else { throw .closed }
+    }
+
+    func serve(_ event: SignalingLinkEvent) {
+        state.withLock { s in
+            switch event {
+            case .connected: s.up = true
+            case .lost: s.up = false
+            case .message: break
+            }
+        }
+        continuation.yield(event)
+    }
+
+    var sent: [ClientMessage] { state.withLock { $0.sent } }
+}
+
+@Suite("subscriber node over a fake signaling link")
+struct SubscriberNodeLinkTests {
+    @Test("registers and lists on connecting, asks the listed publisher, reports a refusal and a lost link, asks again")
+    func nodeOverFakeLink() async throws {
+        let link = FakeSignalingLink()
+        let (events, sink) = AsyncStream.makeStream(of: SubscriberNodeEvent.self)
+        var config = SubscriberNodeConfig(signalingURL: "ws://signaling.test/")
+        config.room = "site"
+        var logger = Logger(label: "fake-link")
+        logger.logLevel = .critical
+        let node = SubscriberNode(config: config, logger: logger, link: link) { sink.yield($0) }
+        let running = Task { await node.run() }
+        var next = events.makeAsyncIterator()
+
+        link.serve(.connected(peerId: "e1"))
+        guard case .signalingConnected("ws://signaling.test/", "e1")? = await next.next() else { Issue.record("not connected"); return }
+        #expect(link.sent == SubscriberSessionTests.register)
+        link.serve(.message(.list(producers: [ProducerInfo(id: "pub")])))
+        link.serve(.message(.error(details: "the room is full", code: .roomFull)))
+        guard case .serverError(.roomFull, _)? = await next.next() else { Issue.record("no server error"); return }
+        #expect(link.sent.last == .startSession(peerId: "pub"))
+        link.serve(.lost(reason: "gone"))
+        guard case .signalingLost("gone")? = await next.next() else { Issue.record("not lost"); return }
+        link.serve(.connected(peerId: "e2"))
+        _ = await next.next()
+        link.serve(.message(.list(producers: [ProducerInfo(id: "pub")])))
+        link.serve(.message(.error(details: "still full", code: .roomFull)))
+        _ = await next.next()
+        #expect(link.sent.suffix(3) == SubscriberSessionTests.register + [.startSession(peerId: "pub")])
+        running.cancel()
+        await running.value
+    }
+}
