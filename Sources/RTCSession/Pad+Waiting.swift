@@ -12,9 +12,7 @@ extension Pad {
         }
         // Caps set between the first check and the connection: no notify will come.
         if gst_pad_has_current_caps(raw) != 0 { outcome.finish(true) }
-        let timer = Task { try? await Task.sleep(for: timeout); outcome.finish(false) }
-        let has = await outcome.value()
-        timer.cancel()
+        let has = await outcome.value(orAfter: timeout, false)
         Signal.disconnect(UnsafeMutableRawPointer(raw), handler)
         return has
     }

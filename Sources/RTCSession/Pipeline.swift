@@ -107,9 +107,7 @@ public final class Pipeline: @unchecked Sendable {
                 outcome.finish(true)   // already there: no state-change message will come
             }
         }
-        let timer = Task { try? await Task.sleep(for: timeout); outcome.finish(false) }
-        let reached = await outcome.value()
-        timer.cancel()
+        let reached = await outcome.value(orAfter: timeout, false)
         removeObserver(token)
         if failed.load(ordering: .relaxed) { throw .stateChange(element: name, target: "PLAYING") }
         return reached
@@ -198,6 +196,13 @@ package final class OnceResult<T: Sendable>: Sendable {
             return s.waiter
         }
         waiter?.resume(returning: value)
+    }
+
+    /// The value, or `fallback` when none was set within `timeout` (a later `finish` is then ignored).
+    package func value(orAfter timeout: Duration, _ fallback: T) async -> T {
+        let timer = Task { try? await Task.sleep(for: timeout); finish(fallback) }
+        defer { timer.cancel() }
+        return await value()
     }
 
     package func value() async -> T {

@@ -47,7 +47,6 @@ public final class PublisherApp: Sendable {
     public let media: PublisherMedia
     public let node: PublisherNode
     public let url: String
-    private let config: PublisherAppConfig
     private let out: EventOutput
     private let server: SignalingServer?
     private let feed: PoseFeedReceiver?
@@ -55,9 +54,9 @@ public final class PublisherApp: Sendable {
     private let frames: FrameLog?
     private let fatal: Refusal
 
-    private init(config: PublisherAppConfig, out: EventOutput, media: PublisherMedia, node: PublisherNode, url: String,
+    private init(out: EventOutput, media: PublisherMedia, node: PublisherNode, url: String,
                  server: SignalingServer?, feed: PoseFeedReceiver?, store: LivePoseStore, frames: FrameLog?, fatal: Refusal) {
-        self.config = config; self.out = out; self.media = media; self.node = node; self.url = url
+        self.out = out; self.media = media; self.node = node; self.url = url
         self.server = server; self.feed = feed; self.store = store; self.frames = frames
         self.fatal = fatal
     }
@@ -126,7 +125,7 @@ public final class PublisherApp: Sendable {
                 fatal.reason.withLock { $0 = details }
             }
         }
-        return PublisherApp(config: config, out: out, media: media, node: node, url: url, server: server, feed: feed,
+        return PublisherApp(out: out, media: media, node: node, url: url, server: server, feed: feed,
                             store: store, frames: frames, fatal: fatal)
     }
 

@@ -213,13 +213,11 @@ public final class PublisherMedia: @unchecked Sendable {
             // The render thread pushes from outside GStreamer: let appsrc reach PLAYING
             // (it is live, so this does not wait for a preroll) before the first push,
             // rather than racing the state change.
-            if !playing { logStateWarning("the camera pipeline is \(pipeline.stateDescription) after 2 s; rendering anyway") }
+            if !playing {
+                ProcessSupport.printError("posecast-publisher: warning: the camera pipeline is \(pipeline.stateDescription) after 2 s; rendering anyway")
+            }
             synthetic.start()
         }
-    }
-
-    private func logStateWarning(_ text: String) {
-        ProcessSupport.printError("posecast-publisher: warning: \(text)")
     }
 
     /// Stops the render thread and the pipeline, blocking the calling thread (not for the
