@@ -135,11 +135,11 @@ let package = Package(
 
         // ---- tests: one harness per layer -----------------------------------------------------
         // Time limits on waits, fuzz inputs, certificates, for every test target.
-        .target(name: "TestSupport", dependencies: ["PoseCastKit"], path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["PoseCastKit", "NodeOutput"], path: "Tests/TestSupport"),
         .testTarget(name: "PoseCastKitTests", dependencies: ["PoseCastKit"]),
         .testTarget(name: "SyntheticCameraTests", dependencies: ["SyntheticCamera", "Imaging", "PoseCastKit"]),
         .testTarget(name: "CameraControlTests", dependencies: ["CameraControl", "SyntheticCamera", "Imaging", "PoseCastKit", "CV4L2"]),
-        .testTarget(name: "RTCSessionTests", dependencies: ["RTCSession"]),
+        .testTarget(name: "RTCSessionTests", dependencies: ["RTCSession", "TestSupport"]),
         // Pose media without network: codec chains, the extension fuzzer, frame logs.
         .testTarget(name: "PoseMediaTests", dependencies: ["PoseMedia", "RTCSession", "PoseCastKit", "TestSupport"]),
         // The publisher's parts: overlay, inputs, control channel, its session state machine.

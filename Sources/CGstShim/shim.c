@@ -195,45 +195,6 @@ pcg_pose_hdrext_counters (GstRTPHeaderExtension * ext, guint64 * written,
     *refused = __atomic_load_n (&self->refused, __ATOMIC_RELAXED);
 }
 
-/* ===== Pad probes ======================================================== */
-
-GstBuffer *
-pcg_probe_info_get_buffer (GstPadProbeInfo * info)
-{
-  if ((GST_PAD_PROBE_INFO_TYPE (info) & GST_PAD_PROBE_TYPE_BUFFER) == 0)
-    return NULL;
-  return GST_PAD_PROBE_INFO_BUFFER (info);
-}
-
-GstBuffer *
-pcg_probe_info_make_buffer_writable (GstPadProbeInfo * info)
-{
-  GstBuffer *buffer = pcg_probe_info_get_buffer (info);
-  if (buffer == NULL)
-    return NULL;
-  buffer = gst_buffer_make_writable (buffer);
-  GST_PAD_PROBE_INFO_DATA (info) = buffer;
-  return buffer;
-}
-
-gsize
-pcg_probe_info_data_size (GstPadProbeInfo * info)
-{
-  if (GST_PAD_PROBE_INFO_TYPE (info) & GST_PAD_PROBE_TYPE_BUFFER)
-    return gst_buffer_get_size (GST_PAD_PROBE_INFO_BUFFER (info));
-  if (GST_PAD_PROBE_INFO_TYPE (info) & GST_PAD_PROBE_TYPE_BUFFER_LIST)
-    return gst_buffer_list_calculate_size (GST_PAD_PROBE_INFO_BUFFER_LIST (info));
-  return 0;
-}
-
-GstEvent *
-pcg_probe_info_get_event (GstPadProbeInfo * info)
-{
-  if ((GST_PAD_PROBE_INFO_TYPE (info) & GST_PAD_PROBE_TYPE_EVENT_BOTH) == 0)
-    return NULL;
-  return GST_PAD_PROBE_INFO_EVENT (info);
-}
-
 /* ===== Variadic wrappers ================================================= */
 
 void
@@ -301,48 +262,6 @@ void
 pcg_payloader_add_extension (GstElement * payloader, GstRTPHeaderExtension * ext)
 {
   g_signal_emit_by_name (payloader, "add-extension", ext);
-}
-
-const gchar *
-pcg_object_name (gpointer object)
-{
-  return GST_OBJECT_NAME (object);
-}
-
-const gchar *
-pcg_message_src_name (GstMessage * message)
-{
-  return GST_MESSAGE_SRC (message) ? GST_MESSAGE_SRC_NAME (message) : NULL;
-}
-
-GstBuffer *
-pcg_buffer_ref (GstBuffer * buffer)
-{
-  return gst_buffer_ref (buffer);
-}
-
-void
-pcg_buffer_unref (GstBuffer * buffer)
-{
-  gst_buffer_unref (buffer);
-}
-
-void
-pcg_caps_unref (GstCaps * caps)
-{
-  gst_caps_unref (caps);
-}
-
-void
-pcg_message_unref (GstMessage * message)
-{
-  gst_message_unref (message);
-}
-
-void
-pcg_event_unref (GstEvent * event)
-{
-  gst_event_unref (event);
 }
 
 /* ===== Threads =========================================================== */

@@ -65,10 +65,10 @@ public struct EventOutput: Sendable {
     public init(json: Bool) { self.json = json }
 
     /// `human: nil`: a JSON-only event (too frequent for a person; the status line sums it up).
-    public func event(_ name: String, _ fields: [String: Any], human: String?) {
+    public func event(_ name: NodeEventName, _ fields: [String: Any], human: String?) {
         if json {
             var object = fields
-            object["event"] = name
+            object["event"] = name.rawValue
             ProcessSupport.printLine(ProcessSupport.json(object))
         } else if let human {
             if isatty(STDERR_FILENO) != 0 { ProcessSupport.status("") }
@@ -77,6 +77,6 @@ public struct EventOutput: Sendable {
     }
 
     public func status(_ fields: [String: Any], human: String) {
-        if json { event("status", fields, human: human) } else { ProcessSupport.status(human) }
+        if json { event(.status, fields, human: human) } else { ProcessSupport.status(human) }
     }
 }

@@ -96,13 +96,13 @@ package final class EncodeTimer: Sendable {
     package func install(on encoder: Element) {
         let stopwatch = self.stopwatch, report = self.report
         encoder.staticPad("sink")!.addProbe(GST_PAD_PROBE_TYPE_BUFFER) { info in
-            guard let buffer = pcg_probe_info_get_buffer(info), buffer.pointee.pts != GstClockTime.max,
+            guard let buffer = gst_pad_probe_info_get_buffer(info), buffer.pointee.pts != GstClockTime.max,
                   let bytes = PoseMeta.bytes(of: buffer), let pose = try? PoseWireFormat.decode(bytes) else { return GST_PAD_PROBE_OK }
             stopwatch.enter(pts: buffer.pointee.pts, payload: (pose.frameID, pose.captureTimeNanos, poseFingerprint(bytes)))
             return GST_PAD_PROBE_OK
         }
         encoder.staticPad("src")!.addProbe(GST_PAD_PROBE_TYPE_BUFFER) { info in
-            guard let buffer = pcg_probe_info_get_buffer(info),
+            guard let buffer = gst_pad_probe_info_get_buffer(info),
                   let entry = stopwatch.leave(pts: buffer.pointee.pts) else { return GST_PAD_PROBE_OK }
             let out = WallClock.nowNanos()
             report(EncodedFrameTiming(frameID: entry.payload.frameID, captureNanos: entry.payload.capture,
@@ -126,28 +126,24 @@ package final class DecodeTimer: Sendable {
     package func install(decoder: Element, sink: Element) {
         let entered = self.entered, decoded = self.decoded
         decoder.staticPad("sink")!.addProbe(GST_PAD_PROBE_TYPE_BUFFER) { info in
-            if let buffer = pcg_probe_info_get_buffer(info), buffer.pointee.pts != GstClockTime.max {
+            if let buffer = gst_pad_probe_info_get_buffer(info), buffer.pointee.pts != GstClockTime.max {
                 entered.enter(pts: buffer.pointee.pts, payload: ())
             }
             return GST_PAD_PROBE_OK
         }
         decoder.staticPad("src")!.addProbe(GST_PAD_PROBE_TYPE_BUFFER) { info in
-            if let buffer = pcg_probe_info_get_buffer(info) {
+            if let buffer = gst_pad_probe_info_get_buffer(info) {
                 let inNanos = entered.leave(pts: buffer.pointee.pts)?.nanos ?? 0
                 decoded.enter(pts: buffer.pointee.pts, payload: inNanos)
             }
             return GST_PAD_PROBE_OK
         }
         sink.set("signal-handoffs", true)
-        let box = Unmanaged.passRetained(HandoffBox { [self] buffer in shown(buffer) }).toOpaque()
-        // void handoff(GstElement *sink, GstBuffer *buffer, GstPad *pad, gpointer user_data)
-        let trampoline: @convention(c) (UnsafeMutableRawPointer?, UnsafeMutablePointer<GstBuffer>?,
-                                        UnsafeMutableRawPointer?, UnsafeMutableRawPointer?) -> Void = { _, buffer, _, ud in
-            guard let buffer, let ud else { return }
-            Unmanaged<HandoffBox>.fromOpaque(ud).takeUnretainedValue().body(buffer)
+        // void handoff(GstElement *sink, GstBuffer *buffer (borrowed), GstPad *pad)
+        _ = Signal.connect(sink.object, "handoff") { [self] (buffer: UnsafeMutableRawPointer?, _: UnsafeMutableRawPointer?) in
+            guard let buffer else { return }
+            shown(gcast(buffer, to: GstBuffer.self))
         }
-        _ = g_signal_connect_data(sink.object, "handoff", unsafeBitCast(trampoline, to: GCallback.self), box,
-                                  { ud, _ in Unmanaged<HandoffBox>.fromOpaque(ud!).release() }, GConnectFlags(rawValue: 0))
     }
 
     private func shown(_ buffer: UnsafeMutablePointer<GstBuffer>) {
@@ -164,9 +160,4 @@ package final class DecodeTimer: Sendable {
         }
         report(timing)
     }
-}
-
-private final class HandoffBox {
-    package let body: @Sendable (UnsafeMutablePointer<GstBuffer>) -> Void
-    package init(_ body: @escaping @Sendable (UnsafeMutablePointer<GstBuffer>) -> Void) { self.body = body }
 }

@@ -10,7 +10,7 @@ import Synchronization
 package final class OfflineCodecChain: Sendable {
     package let rejections = PoseRejectionCounter()
     private let pipeline: Pipeline
-    private let extensionRef: ExtensionRef
+    private let poseExtension: PoseExtension
 
     /// - Parameter corruptEveryNth: when set, every n-th frame's pose element gets an
     ///   unsupported version byte after tagging (to prove rejection is counted, not fatal).
@@ -26,8 +26,8 @@ package final class OfflineCodecChain: Sendable {
         caps.set("caps", "video/x-raw,format=I420,width=\(width),height=\(height),framerate=30/1")
         let encoder = try codec.makeEncoder(bitrateKbps: 2000, keyframeInterval: 30)
         let payloader = try codec.makePayloader(mtu: 1136)
-        extensionRef = ExtensionRef(try PoseHeaderExtension.make(id: PoseHeaderExtension.defaultID))
-        pcg_payloader_add_extension(payloader.raw, extensionRef.raw)
+        poseExtension = try PoseHeaderExtension.make(id: PoseHeaderExtension.defaultID)
+        poseExtension.add(to: payloader)
         let decodeChain = try codec.makeDecodeChain()
         let sink = try ElementFactory.make("fakesink")
         sink.set("sync", false)
@@ -44,7 +44,7 @@ package final class OfflineCodecChain: Sendable {
             let count = Mutex(0)
             encoder.staticPad("sink")!.addProbe(GST_PAD_PROBE_TYPE_BUFFER) { info in
                 let index = count.withLock { c in defer { c += 1 }; return c }
-                if index % n == 0, let buffer = pcg_probe_info_make_buffer_writable(info),
+                if index % n == 0, let buffer = ProbeInfo.writableBuffer(info),
                    var bytes = PoseMeta.bytes(of: buffer), !bytes.isEmpty {
                     bytes[0] = PoseWireFormat.version &+ 1
                     _ = PoseMeta.attach(bytes, to: buffer)
@@ -73,11 +73,4 @@ package final class OfflineCodecChain: Sendable {
         pipeline.stop()
         try outcome.get()
     }
-}
-
-/// A header extension reference owned by Swift (unref on deinit).
-package final class ExtensionRef: @unchecked Sendable {
-    package let raw: UnsafeMutablePointer<GstRTPHeaderExtension>
-    package init(_ raw: UnsafeMutablePointer<GstRTPHeaderExtension>) { self.raw = raw }
-    deinit { gst_object_unref(UnsafeMutableRawPointer(raw)) }
 }

@@ -35,9 +35,34 @@ public enum PoseHeaderExtension {
         }
     }
 
-    /// A new extension instance (full reference) for a payloader.
-    package static func make(id: UInt32) throws(RTCError) -> UnsafeMutablePointer<GstRTPHeaderExtension> {
+    /// A new extension instance for a payloader (or a test reading packets through it).
+    package static func make(id: UInt32) throws(RTCError) -> PoseExtension {
         try register()
-        return pcg_pose_hdrext_new(guint(id))
+        guard let raw = pcg_pose_hdrext_new(guint(id)) else {
+            throw .invalidArgument("the pose RTP header extension could not be created")
+        }
+        return PoseExtension(adopting: raw)
+    }
+}
+
+/// The one way a pose header extension is held: this object owns one full reference,
+/// released when it goes; a payloader it is added to takes a reference of its own.
+package final class PoseExtension: @unchecked Sendable {
+    /// Borrowed: valid while this object lives.
+    package let raw: UnsafeMutablePointer<GstRTPHeaderExtension>
+
+    /// Takes over a full reference (from `pcg_pose_hdrext_new`).
+    init(adopting raw: UnsafeMutablePointer<GstRTPHeaderExtension>) { self.raw = raw }
+    deinit { gst_object_unref(UnsafeMutableRawPointer(raw)) }
+
+    /// Makes `payloader` write the pose of each frame into its packets.
+    package func add(to payloader: Element) { pcg_payloader_add_extension(payloader.raw, raw) }
+
+    /// Packets written with a pose, frames read, reads refused (oversized element or an
+    /// unwritable buffer).
+    package var counters: (written: UInt64, read: UInt64, refused: UInt64) {
+        var written: guint64 = 0, read: guint64 = 0, refused: guint64 = 0
+        pcg_pose_hdrext_counters(raw, &written, &read, &refused)
+        return (UInt64(written), UInt64(read), UInt64(refused))
     }
 }

@@ -35,7 +35,7 @@ package final class PoseTagger: Sendable {
     /// Installs the probe on a pad carrying I420 frames of the configured size.
     package func install(on pad: Pad) {
         pad.addProbe(GST_PAD_PROBE_TYPE_BUFFER) { [self] info in
-            if let buffer = pcg_probe_info_make_buffer_writable(info) { tag(buffer) }
+            if let buffer = ProbeInfo.writableBuffer(info) { tag(buffer) }
             return GST_PAD_PROBE_OK
         }
     }
@@ -103,7 +103,7 @@ package final class PoseReader: Sendable {
 
     package func install(on pad: Pad) {
         pad.addProbe(GST_PAD_PROBE_TYPE_BUFFER) { [self] info in
-            if let buffer = pcg_probe_info_get_buffer(info) { read(buffer, pad: pad) }
+            if let buffer = gst_pad_probe_info_get_buffer(info) { read(buffer, pad: pad) }
             return GST_PAD_PROBE_OK
         }
     }
@@ -120,7 +120,7 @@ package final class PoseReader: Sendable {
         var haveInfo = false
         if let caps = gst_pad_get_current_caps(pad.raw) {
             haveInfo = gst_video_info_from_caps(&info, caps) != 0
-            pcg_caps_unref(caps)
+            gst_caps_unref(caps)
         }
         if haveInfo {
             frame.width = Int(info.width); frame.height = Int(info.height)

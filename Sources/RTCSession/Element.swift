@@ -1,10 +1,23 @@
 package import CGStreamer
 import CGstShim
 
-/// Reinterprets a GObject-family pointer as another C struct type (the C cast macros).
+/// Reinterprets a GObject-family pointer as another C struct type (the C cast macros):
+/// the one pointer-cast idiom of the GStreamer code.
 @inline(__always)
 package func gcast<T>(_ pointer: UnsafeMutableRawPointer, to _: T.Type) -> UnsafeMutablePointer<T> {
     pointer.assumingMemoryBound(to: T.self)
+}
+
+/// `gcast` from a typed pointer: GStreamer's up- and down-casts (GstBuffer → GstMiniObject,
+/// GstElement → GstBin, …) are this one call, never `OpaquePointer` round trips.
+@inline(__always)
+package func gcast<T, U>(_ pointer: UnsafeMutablePointer<U>, to _: T.Type) -> UnsafeMutablePointer<T> {
+    UnsafeMutableRawPointer(pointer).assumingMemoryBound(to: T.self)
+}
+
+/// GST_OBJECT_NAME (a field read in C): the object's name, "" when it has none.
+package func objectName(_ object: UnsafeMutableRawPointer) -> String {
+    gcast(object, to: GstObject.self).pointee.name.map { String(cString: $0) } ?? ""
 }
 
 /// A GstElement this wrapper holds one full reference to, released in `deinit`.
@@ -31,11 +44,11 @@ package final class Element: @unchecked Sendable {
     deinit { gst_object_unref(UnsafeMutableRawPointer(raw)) }
 
     package var object: UnsafeMutableRawPointer { UnsafeMutableRawPointer(raw) }
-    package var name: String { String(cString: pcg_object_name(object)) }
+    package var name: String { objectName(object) }
 
     /// Sets a property from its string form (any type GStreamer can parse: ints, enums, caps, bools).
     package func set(_ property: String, _ value: String) {
-        gst_util_set_object_arg(UnsafeMutablePointer(OpaquePointer(object)), property, value)
+        gst_util_set_object_arg(gcast(object, to: GObject.self), property, value)
     }
     package func set(_ property: String, _ value: Int) { set(property, String(value)) }
     package func set(_ property: String, _ value: Bool) { set(property, value ? "true" : "false") }
@@ -74,14 +87,14 @@ package final class Pad: @unchecked Sendable {
     }
     deinit { gst_object_unref(UnsafeMutableRawPointer(raw)) }
 
-    package var name: String { String(cString: pcg_object_name(UnsafeMutableRawPointer(raw))) }
+    package var name: String { objectName(UnsafeMutableRawPointer(raw)) }
     package var isSource: Bool { raw.pointee.direction == GST_PAD_SRC }
 
     /// The negotiated caps as a string, or the pad's possible caps if none are set yet.
     package var capsDescription: String {
         let caps = gst_pad_get_current_caps(raw) ?? gst_pad_query_caps(raw, nil)
         guard let caps else { return "" }
-        defer { pcg_caps_unref(caps) }
+        defer { gst_caps_unref(caps) }
         guard let s = gst_caps_to_string(caps) else { return "" }
         defer { g_free(s) }
         return String(cString: s)
@@ -90,7 +103,7 @@ package final class Pad: @unchecked Sendable {
     /// A string field of the pad's caps (negotiated, else possible), e.g. "encoding-name".
     package func capsField(_ field: String) -> String? {
         guard let caps = gst_pad_get_current_caps(raw) ?? gst_pad_query_caps(raw, nil) else { return nil }
-        defer { pcg_caps_unref(caps) }
+        defer { gst_caps_unref(caps) }
         guard gst_caps_get_size(caps) > 0, let value = gst_structure_get_string(gst_caps_get_structure(caps, 0), field) else {
             return nil
         }
@@ -100,7 +113,7 @@ package final class Pad: @unchecked Sendable {
     /// An integer field of the pad's negotiated caps (e.g. "width"), or nil.
     package func capsInt(_ field: String) -> Int? {
         guard let caps = gst_pad_get_current_caps(raw) else { return nil }
-        defer { pcg_caps_unref(caps) }
+        defer { gst_caps_unref(caps) }
         var value: Int32 = 0
         guard gst_caps_get_size(caps) > 0, gst_structure_get_int(gst_caps_get_structure(caps, 0), field, &value) != 0 else {
             return nil
@@ -112,8 +125,8 @@ package final class Pad: @unchecked Sendable {
     package func negotiatedCaps(removing fields: [String] = []) -> String? {
         guard let current = gst_pad_get_current_caps(raw) else { return nil }
         let caps = gst_caps_copy(current)!
-        pcg_caps_unref(current)
-        defer { pcg_caps_unref(caps) }
+        gst_caps_unref(current)
+        defer { gst_caps_unref(caps) }
         for i in 0..<gst_caps_get_size(caps) {
             for field in fields { gst_structure_remove_field(gst_caps_get_structure(caps, i), field) }
         }
@@ -157,7 +170,7 @@ extension Element {
     /// the walk again, so `body` may see an element twice: keep it idempotent.
     package static func forEachDescendant(of bin: UnsafeMutablePointer<GstElement>,
                                           _ body: (UnsafeMutablePointer<GstElement>) -> Void) {
-        guard g_type_check_instance_is_a(UnsafeMutableRawPointer(bin).assumingMemoryBound(to: GTypeInstance.self),
+        guard g_type_check_instance_is_a(gcast(bin, to: GTypeInstance.self),
                                          gst_bin_get_type()) != 0,
               let iterator = gst_bin_iterate_recurse(gcast(UnsafeMutableRawPointer(bin), to: GstBin.self)) else { return }
         defer { gst_iterator_free(iterator) }
@@ -179,6 +192,6 @@ extension Element {
     /// The name of the factory that made `element` ("" for none).
     package static func factoryName(of element: UnsafeMutablePointer<GstElement>) -> String {
         guard let factory = gst_element_get_factory(element) else { return "" }
-        return String(cString: pcg_object_name(UnsafeMutableRawPointer(factory)))
+        return objectName(UnsafeMutableRawPointer(factory))
     }
 }

@@ -16,11 +16,11 @@ extension WebRTCPeer {
         guard let ice = pcg_object_get_pointer(webrtc.object, "ice-agent") else { return false }
         defer { g_object_unref(ice) }
         // The libnice backend exposes its NiceAgent; other backends have no such property.
-        guard let klass = ice.assumingMemoryBound(to: GTypeInstance.self).pointee.g_class,
-              g_object_class_find_property(UnsafeMutablePointer(OpaquePointer(klass)), "agent") != nil,
+        guard let klass = gcast(ice, to: GTypeInstance.self).pointee.g_class,
+              g_object_class_find_property(gcast(klass, to: GObjectClass.self), "agent") != nil,
               let agent = pcg_object_get_pointer(ice, "agent") else { return false }
         defer { g_object_unref(agent) }
-        gst_util_set_object_arg(UnsafeMutablePointer(OpaquePointer(agent)), "keepalive-conncheck", "true")
+        gst_util_set_object_arg(gcast(agent, to: GObject.self), "keepalive-conncheck", "true")
         return true
     }
 }

@@ -65,16 +65,9 @@ public final class LinkSimulator: Sendable {
     /// Connects to `request-aux-sender` on a webrtcbin not yet negotiated; returns the
     /// handler id (for `Signal.disconnect`). The handler holds the simulator weakly.
     func attach(to webrtc: Element) -> UInt {
-        let box = Unmanaged.passRetained(FactoryBox { [weak self] in self?.makeElement() }).toOpaque()
-        // `GstElement *handler(GstWebRTCBin *, GstWebRTCDTLSTransport *, gpointer user_data)`
-        let trampoline: @convention(c) (UnsafeMutableRawPointer?, UnsafeMutableRawPointer?,
-                                        UnsafeMutableRawPointer?) -> UnsafeMutableRawPointer? = { _, _, userData in
-            Unmanaged<FactoryBox>.fromOpaque(userData!).takeUnretainedValue().body()
-        }
-        return UInt(g_signal_connect_data(webrtc.object, "request-aux-sender",
-                                          unsafeBitCast(trampoline, to: GCallback.self), box, { userData, _ in
-            Unmanaged<FactoryBox>.fromOpaque(userData!).release()
-        }, GConnectFlags(rawValue: 0)))
+        // `GstElement *handler(GstWebRTCBin *, GstWebRTCDTLSTransport *)`: a floating
+        // element, which webrtcbin sinks.
+        return Signal.connectReturning(webrtc.object, "request-aux-sender") { [weak self] _ in self?.makeElement() }
     }
 
     /// A new netsim for one session, returned floating as the signal expects
@@ -132,9 +125,4 @@ public final class LinkSimulator: Sendable {
 /// The packet counts, shared with the pad probes (which must not keep the simulator alive).
 private final class Counters: Sendable {
     let value = Mutex(LinkSimulatorStats())
-}
-
-private final class FactoryBox {
-    let body: @Sendable () -> UnsafeMutableRawPointer?
-    init(_ body: @escaping @Sendable () -> UnsafeMutableRawPointer?) { self.body = body }
 }

@@ -29,7 +29,7 @@ public final class Pipeline: @unchecked Sendable {
             let box = Unmanaged<BusBox>.fromOpaque(userData!).takeUnretainedValue()
             // GST_BUS_DROP hands the message back to us: the handler must unref it, or
             // every message (and the element it names as its source) is leaked.
-            defer { if let message { pcg_message_unref(message) } }
+            defer { if let message { gst_message_unref(message) } }
             guard let message, let pipeline = box.pipeline else { return GST_BUS_DROP }
             if message.pointee.type == GST_MESSAGE_LATENCY {
                 // A sink's latency changed (e.g. a subscriber branch joined): redistribute it,
@@ -155,7 +155,7 @@ private final class BusBox {
 
 extension BusMessage {
     init?(_ message: UnsafeMutablePointer<GstMessage>) {
-        let source = pcg_message_src_name(message).map { String(cString: $0) } ?? "?"
+        let source = message.pointee.src.map { objectName(UnsafeMutableRawPointer($0)) } ?? "?"
         let type = message.pointee.type
         if type == GST_MESSAGE_ERROR || type == GST_MESSAGE_WARNING {
             var error: UnsafeMutablePointer<GError>? = nil

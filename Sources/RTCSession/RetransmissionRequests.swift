@@ -31,54 +31,44 @@ enum RetransmissionRequests {
     /// Connects the handler on `webrtc`'s rtpbin; false when webrtcbin has no rtpbin
     /// named "rtpbin" (a webrtcbin other than 1.22's).
     static func enable(on webrtc: Element) -> Bool {
-        guard let rtpbin = gst_bin_get_by_name(UnsafeMutablePointer(OpaquePointer(webrtc.object)), "rtpbin") else {
+        guard let rtpbin = gst_bin_get_by_name(gcast(webrtc.object, to: GstBin.self), "rtpbin") else {
             return false
         }
         defer { gst_object_unref(UnsafeMutableRawPointer(rtpbin)) }
         configureSessions(in: UnsafeMutableRawPointer(rtpbin))
-        let sessions = g_signal_connect_data(UnsafeMutableRawPointer(rtpbin), "element-added",
-                                             unsafeBitCast(elementAddedHandler, to: GCallback.self), nil, nil,
-                                             GConnectFlags(rawValue: 0))
-        let jitterBuffers = g_signal_connect_data(UnsafeMutableRawPointer(rtpbin), "new-jitterbuffer",
-                                                  unsafeBitCast(newJitterBufferHandler, to: GCallback.self), nil, nil,
-                                                  GConnectFlags(rawValue: 0))
+        // rtpbin outlives its handlers (they go with it), so its address is safe to keep.
+        let address = Int(bitPattern: UnsafeMutableRawPointer(rtpbin))
+        let sessions = Signal.connect(UnsafeMutableRawPointer(rtpbin), "element-added") { (_: UnsafeMutableRawPointer?) in
+            configureSessions(in: UnsafeMutableRawPointer(bitPattern: address)!)
+        }
+        // void new-jitterbuffer(GstElement *rtpbin, GstElement *jitterbuffer, guint session, guint ssrc)
+        let jitterBuffers = Signal.connect(UnsafeMutableRawPointer(rtpbin), "new-jitterbuffer") { (jitterBuffer: UnsafeMutableRawPointer?, _: UInt32, _: UInt32) in
+            guard let jitterBuffer else { return }
+            configure(rtpbin: UnsafeMutableRawPointer(bitPattern: address)!, jitterBuffer: jitterBuffer)
+        }
         return sessions != 0 && jitterBuffers != 0
     }
 
     fileprivate static func configure(rtpbin: UnsafeMutableRawPointer, jitterBuffer: UnsafeMutableRawPointer) {
-        gst_util_set_object_arg(UnsafeMutablePointer(OpaquePointer(jitterBuffer)), "do-retransmission", "true")
+        gst_util_set_object_arg(gcast(jitterBuffer, to: GObject.self), "do-retransmission", "true")
         configureSessions(in: rtpbin)
     }
 
     /// Sets the RTCP timing on every rtpsession element in `rtpbin`.
     fileprivate static func configureSessions(in rtpbin: UnsafeMutableRawPointer) {
-        guard let children = gst_bin_iterate_elements(UnsafeMutablePointer(OpaquePointer(rtpbin))) else { return }
+        guard let children = gst_bin_iterate_elements(gcast(rtpbin, to: GstBin.self)) else { return }
         defer { gst_iterator_free(children) }
         var item = GValue()
         defer { g_value_unset(&item) }
         while gst_iterator_next(children, &item) == GST_ITERATOR_OK {
             if let child = g_value_get_object(&item),
-               let factory = gst_element_get_factory(UnsafeMutablePointer(OpaquePointer(child))),
-               String(cString: pcg_object_name(UnsafeMutableRawPointer(factory))) == "rtpsession" {
-                let object = UnsafeMutablePointer<GObject>(OpaquePointer(child))
+               let factory = gst_element_get_factory(gcast(child, to: GstElement.self)),
+               objectName(UnsafeMutableRawPointer(factory)) == "rtpsession" {
+                let object = gcast(child, to: GObject.self)
                 gst_util_set_object_arg(object, "rtcp-rr-bandwidth", String(receiverReportBandwidth))
                 gst_util_set_object_arg(object, "rtcp-min-interval", String(minimumReportInterval))
             }
             g_value_reset(&item)
         }
     }
-}
-
-/// `void handler(GstBin *rtpbin, GstElement *element, gpointer)`: a session as rtpbin makes it.
-private let elementAddedHandler: @convention(c) (UnsafeMutableRawPointer?, UnsafeMutableRawPointer?,
-                                                 UnsafeMutableRawPointer?) -> Void = { rtpbin, _, _ in
-    guard let rtpbin else { return }
-    RetransmissionRequests.configureSessions(in: rtpbin)
-}
-
-/// `void handler(GstElement *rtpbin, GstElement *jitterbuffer, guint session, guint ssrc, gpointer)`
-private let newJitterBufferHandler: @convention(c) (UnsafeMutableRawPointer?, UnsafeMutableRawPointer?, guint, guint,
-                                                    UnsafeMutableRawPointer?) -> Void = { rtpbin, jitterBuffer, _, _, _ in
-    guard let rtpbin, let jitterBuffer else { return }
-    RetransmissionRequests.configure(rtpbin: rtpbin, jitterBuffer: jitterBuffer)
 }

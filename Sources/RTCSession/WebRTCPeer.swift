@@ -78,7 +78,7 @@ public final class WebRTCPeer: @unchecked Sendable {
             let added = gcast(element, to: GstElement.self)
             func setPEM(_ e: UnsafeMutablePointer<GstElement>) {
                 if Element.factoryName(of: e) == "dtlssrtpdec" {
-                    gst_util_set_object_arg(UnsafeMutablePointer(OpaquePointer(e)), "pem", certificate.pem)
+                    gst_util_set_object_arg(gcast(e, to: GObject.self), "pem", certificate.pem)
                 }
             }
             setPEM(added)
@@ -226,7 +226,7 @@ public final class WebRTCPeer: @unchecked Sendable {
         let sdp = try SDPMessage(parsing: offer.sdp)
         guard let message = sdp.raw else { throw .invalidDescription("empty offer") }
         let preferences = gst_caps_new_empty()!
-        defer { pcg_caps_unref(preferences) }
+        defer { gst_caps_unref(preferences) }
         // RTX entries wait until the payload types they repair are known.
         var rtx: [(apt: String, caps: UnsafeMutablePointer<GstCaps>)] = []
         var kept: Set<String> = []
@@ -255,12 +255,12 @@ public final class WebRTCPeer: @unchecked Sendable {
                 } else if encoding.uppercased() == "RTX", let apt = gst_structure_get_string(s, "apt") {
                     rtx.append((String(cString: apt), caps))
                 } else {
-                    pcg_caps_unref(caps)
+                    gst_caps_unref(caps)
                 }
             }
         }
         for (apt, caps) in rtx {
-            if kept.contains(apt) { gst_caps_append(preferences, caps) } else { pcg_caps_unref(caps) }
+            if kept.contains(apt) { gst_caps_append(preferences, caps) } else { gst_caps_unref(caps) }
         }
         guard gst_caps_is_empty(preferences) == 0 else {
             throw .negotiation(peer: name, reason: "offer has no \(media) payload among \(encodings.sorted())")
@@ -270,7 +270,7 @@ public final class WebRTCPeer: @unchecked Sendable {
             throw .negotiation(peer: name, reason: "add-transceiver refused")
         }
         // NACK: the transceiver's jitter buffer gets do-retransmission.
-        gst_util_set_object_arg(UnsafeMutablePointer(OpaquePointer(UnsafeMutableRawPointer(transceiver))), "do-nack", "true")
+        gst_util_set_object_arg(gcast(UnsafeMutableRawPointer(transceiver), to: GObject.self), "do-nack", "true")
         gst_object_unref(UnsafeMutableRawPointer(transceiver))
         let first = state.withLock { s in defer { s.retransmissionRequests = true }; return !s.retransmissionRequests }
         if first, !RetransmissionRequests.enable(on: webrtc) {
@@ -290,15 +290,15 @@ public final class WebRTCPeer: @unchecked Sendable {
             throw .negotiation(peer: name, reason: "sink pad has no transceiver")
         }
         defer { g_object_unref(transceiver) }
-        gst_util_set_object_arg(UnsafeMutablePointer(OpaquePointer(transceiver)), "direction", "sendonly")
+        gst_util_set_object_arg(gcast(UnsafeMutableRawPointer(transceiver), to: GObject.self), "direction", "sendonly")
         // NACK: the offer carries an RTX payload type and rtprtxsend answers the receiver's NACKs.
-        gst_util_set_object_arg(UnsafeMutablePointer(OpaquePointer(transceiver)), "do-nack", "true")
+        gst_util_set_object_arg(gcast(UnsafeMutableRawPointer(transceiver), to: GObject.self), "do-nack", "true")
         if let codecPreferences {
             guard let caps = gst_caps_from_string(codecPreferences) else {
                 throw .invalidArgument("codec preferences do not parse: \(codecPreferences)")
             }
             pcg_object_set_pointer(transceiver, "codec-preferences", UnsafeMutableRawPointer(caps))
-            pcg_caps_unref(caps)
+            gst_caps_unref(caps)
         }
         return pad
     }

@@ -1,13 +1,10 @@
 import ArgumentParser
-import Foundation
-import Logging
 import PoseCastKit
 import PoseMedia
 import Subscriber
 import NodeOutput
 import RTCSession
 import Signaling
-import Synchronization
 
 extension RoomRole: ExpressibleByArgument {}
 extension LatencyProfile: ExpressibleByArgument {}
@@ -59,236 +56,23 @@ struct Subscriber: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let out = EventOutput(json: json)
-        if !headless, ProcessInfo.processInfo.environment["DISPLAY"] == nil,
-           ProcessInfo.processInfo.environment["WAYLAND_DISPLAY"] == nil {
-            ProcessSupport.printError("posecast-subscriber: error: no display (DISPLAY/WAYLAND_DISPLAY unset); use --headless")
-            throw ExitCode(2)
-        }
-        var config = SubscriberNodeConfig(signalingURL: signaling)
-        config.room = room; config.token = token; config.role = role; config.producerId = producer
-        config.signalingTLS = signalingCa.map { SignalingClientTLS(caCertificatePath: $0) }
-        config.placement = try PlacementOption.parse(placement)
-        config.controlDelay = .milliseconds(controlDelayMs)
-        config.media.sink = headless ? .discard : .display
-        config.media.apply(latencyProfile)
-        if let jitterLatency { config.media.rtc.jitterBufferLatencyMs = jitterLatency }
-        let frames: FrameLog?
-        do throws(FrameLogError) { frames = try frameLog.map { path throws(FrameLogError) in try FrameLog(path: path) } } catch {
-            ProcessSupport.printError("posecast-subscriber: error: \(error)")
-            throw ExitCode(2)
-        }
-        if let frames { config.media.onShown = { frames.record($0) } }
-        config.media.rtc.stunServer = stun
-        if checkMarkers {
-            let watcher = MarkerWatcher { event in out.event(event.name, event.fields, human: event.human) }
-            config.markerWatcher = watcher
-            config.media.onPicture = { watcher.observe($0) }
-        }
-
-        let nodeBox = NodeBox()
-        config.media.onClick = { button, point in
-            // Left click: annotate; right click: focus there.
-            guard let node = nodeBox.node else { return }
-            let command: SubscriberCommand = button == 3 ? .focus(point, .tapToAutoFocus) : .tap(point, label: "")
-            Task { _ = await Self.execute(command, node: node, out: out) }
-        }
-        let node = SubscriberNode(config: config, logger: Logger(label: "posecast.subscriber")) { [watcher = config.markerWatcher] event in
-            watcher?.observe(event)
-            Self.report(event, out: out)
-        }
-        nodeBox.node = node
-        let runner = Task { await node.run() }
-        let signals = ProcessSupport.terminationSignals()
-        let stopper = Task { for await _ in signals { runner.cancel(); return } }
-        let statusTask = Task {
-            while !Task.isCancelled {
-                try? await Task.sleep(for: .seconds(1))
-                node.tickFrameWindow()
-                Self.printStatus(node, out: out)
-            }
-        }
-        let commands = Task {
-            if headless {
-                await Self.runCommands(script: script, readStdin: !exitAfterScript, node: node, out: out)
-                runner.cancel()
-            }
-        }
-        _ = await runner.value
-        commands.cancel(); statusTask.cancel(); stopper.cancel()
-        frames?.close()
-        out.event("stopped", [:], human: "stopped")
-    }
-
-    final class NodeBox: @unchecked Sendable { var node: SubscriberNode? }
-
-    static func runCommands(script: String?, readStdin: Bool, node: SubscriberNode, out: EventOutput) async {
-        if let script {
-            guard let text = try? String(contentsOfFile: script, encoding: .utf8) else {
-                out.event("error", ["message": "cannot read script \(script)"], human: "error: cannot read script \(script)")
-                return
-            }
-            for line in text.split(whereSeparator: \.isNewline) {
-                if await !execute(line: String(line), node: node, out: out) { return }
-            }
-        }
-        guard readStdin else { return }
-        for await line in stdinLines() {
-            if await !execute(line: line, node: node, out: out) { return }
-        }
-    }
-
-    /// Lines of stdin, read on a thread of their own (readLine blocks).
-    static func stdinLines() -> AsyncStream<String> {
-        AsyncStream { continuation in
-            let thread = Thread {
-                while let line = readLine(strippingNewline: true) { continuation.yield(line) }
-                continuation.finish()
-            }
-            thread.start()
-        }
-    }
-
-    /// Runs one line; false when the session should end (`quit`).
-    static func execute(line: String, node: SubscriberNode, out: EventOutput) async -> Bool {
-        do throws(CommandError) {
-            guard let command = try SubscriberCommand.parse(line) else { return true }
-            return await execute(command, node: node, out: out)
+        var node = SubscriberNodeConfig(signalingURL: signaling)
+        node.room = room; node.token = token; node.role = role; node.producerId = producer
+        node.signalingTLS = signalingCa.map { SignalingClientTLS(caCertificatePath: $0) }
+        node.placement = try PlacementOption.parse(placement)
+        node.controlDelay = .milliseconds(controlDelayMs)
+        node.media.apply(latencyProfile)
+        if let jitterLatency { node.media.rtc.jitterBufferLatencyMs = jitterLatency }
+        node.media.rtc.stunServer = stun
+        var config = SubscriberAppConfig(node: node)
+        config.headless = headless; config.scriptPath = script; config.exitAfterScript = exitAfterScript
+        config.json = json; config.frameLogPath = frameLog; config.checkMarkers = checkMarkers
+        do throws(SubscriberAppExit) {
+            let app = try SubscriberApp.build(config)
+            await app.run()
         } catch {
-            out.event("commandError", ["message": error.description, "line": line], human: "error: \(error)")
-            return true
-        }
-    }
-
-    static func execute(_ command: SubscriberCommand, node: SubscriberNode, out: EventOutput) async -> Bool {
-        do throws(ControlError) {
-            switch command {
-            case let .tap(point, label): try node.tap(at: point, label: label, color: tapColor(node))
-            case let .tapNaive(point, label): try node.tap(at: point, label: label, color: tapColor(node), naive: true)
-            case let .tapWorld(p, naive, label): try node.tap(world: p, label: label, color: tapColor(node), naive: naive)
-            case let .focus(point, mode): try node.send(.focus(point: point, mode: mode))
-            case .meter(let request): try node.send(.meter(request))
-            case .lock: try node.send(.lock(routines: MeteringRoutine.allCases))
-            case .unlock: try node.send(.unlock(routines: MeteringRoutine.allCases))
-            case .remove(let id): try node.send(.removeAnnotation(annotationId: id))
-            case .clear: try node.send(.clearAnnotations)
-            case .pose: printPose(node, out: out)
-            case .status: printStatus(node, out: out)
-            case .checkMarkers(let frames):
-                guard let watcher = node.config.markerWatcher else {
-                    throw ControlError(id: nil, code: .unsupported, message: "checkmarkers needs --check-markers")
-                }
-                do throws(CommandError) { try watcher.checkMarkers(frames: frames) } catch {
-                    out.event("commandError", ["message": error.description], human: "error: \(error)")
-                }
-            case .sleep(let seconds): try? await Task.sleep(for: .seconds(seconds))
-            case .quit: return false
-            }
-        } catch {
-            out.event("commandError", ["message": error.message, "code": error.code.rawValue], human: "error: \(error.message)")
-        }
-        return true
-    }
-
-    /// Marks are drawn magenta while they are being checked (a colour the scene never shows).
-    static func tapColor(_ node: SubscriberNode) -> String {
-        node.config.markerWatcher == nil ? "#FF3B30" : MarkerWatcher.markerColor
-    }
-
-    static func printPose(_ node: SubscriberNode, out: EventOutput) {
-        guard let frame = node.frameWindow.lastFrame else {
-            out.event("pose", ["frameId": NSNull()], human: "pose: no frame on screen yet")
-            return
-        }
-        guard let p = frame.pose else {
-            out.event("pose", ["frameId": NSNull(), "error": frame.poseError.map { "\($0)" } ?? "no pose"],
-                      human: "pose: the frame on screen carries no pose")
-            return
-        }
-        let fields: [String: Any] = [
-            "frameId": p.frameID, "captureTimeNs": p.captureTimeNanos,
-            "position": [p.position.x, p.position.y, p.position.z].map(Double.init),
-            "orientation": [p.orientation.x, p.orientation.y, p.orientation.z, p.orientation.w].map(Double.init),
-            "intrinsics": [p.intrinsics.fx, p.intrinsics.fy, p.intrinsics.cx, p.intrinsics.cy].map(Double.init),
-            "flags": Int(p.flags.rawValue),
-        ]
-        out.event("pose", fields, human: String(
-            format: "pose of frame %u: position (%.3f, %.3f, %.3f) m  orientation (%.4f, %.4f, %.4f, %.4f)  fx %.3f fy %.3f",
-            p.frameID, p.position.x, p.position.y, p.position.z, p.orientation.x, p.orientation.y, p.orientation.z,
-            p.orientation.w, p.intrinsics.fx, p.intrinsics.fy))
-    }
-
-    static func printStatus(_ node: SubscriberNode, out: EventOutput) {
-        let w = node.frameWindow
-        var fields: [String: Any] = [
-            "connected": node.isConnected, "fps": (w.fps * 10).rounded() / 10, "frames": w.framesDecoded,
-            "frames_with_pose": w.framesWithPose, "pose_pct": (w.posePercent * 100).rounded() / 100,
-            "rejected_poses": node.rejections?.total ?? 0,
-        ]
-        fields["latency_ms_p50"] = w.latencyMsP50.map { ($0 * 10).rounded() / 10 }
-        var scene = ""
-        if let st = node.sceneStatus {
-            fields.merge(st.statusFields) { _, new in new }
-            scene = "  " + st.summary
-        }
-        out.status(fields, human: String(
-            format: "%@  %.1f fps  latency p50 %@  frames %d  with pose %.2f%%",
-            node.isConnected ? "connected" : "waiting for the publisher", w.fps,
-            w.latencyMsP50.map { String(format: "%.1f ms", $0) } ?? "–", w.framesDecoded, w.posePercent) + scene)
-    }
-
-    static func report(_ event: SubscriberNodeEvent, out: EventOutput) {
-        switch event {
-        case let .signalingConnected(url, peerId):
-            out.event("signalingConnected", ["url": url, "peerId": peerId], human: "signaling: connected to \(url) as \(peerId)")
-        case .signalingLost(let reason):
-            out.event("signalingLost", ["reason": reason], human: "signaling: \(reason); retrying")
-        case let .serverError(code, details):
-            out.event("serverError", ["code": code?.rawValue ?? "", "details": details], human: "signaling error: \(details)")
-        case let .sessionStarted(sessionId, producer):
-            out.event("sessionStarted", ["sessionId": sessionId, "producer": producer], human: "session \(sessionId) with \(producer)")
-        case .connected(let sessionId):
-            out.event("connected", ["sessionId": sessionId], human: "session \(sessionId): connected")
-        case let .sessionEnded(sessionId, reason):
-            out.event("sessionEnded", ["sessionId": sessionId, "reason": reason], human: "session \(sessionId): ended (\(reason))")
-        case .controlOpen:
-            out.event("controlOpen", [:], human: "control channel open")
-        case let .requestSent(id, type, text):
-            out.event("requestSent", ["id": id, "type": type, "text": text], human: "→ \(text)")
-        case .reply(let reply):
-            switch reply {
-            case let .ack(id, annotationId, skipped):
-                var fields: [String: Any] = ["id": id]
-                fields["annotationId"] = annotationId
-                if !skipped.isEmpty { fields["skipped"] = skipped.map(\.rawValue) }
-                out.event("ack", fields, human: "← ack \(id)" + (annotationId.map { " (annotation \($0))" } ?? "")
-                          + (skipped.isEmpty ? "" : " (skipped as unsupported: \(skipped.map(\.rawValue).joined(separator: ", ")))"))
-            case .error(let e):
-                var fields: [String: Any] = ["code": e.code.rawValue, "message": e.message]
-                fields["id"] = e.id
-                out.event("error", fields, human: "← error \(e.id ?? "-") \(e.code.rawValue): \(e.message)")
-            case .sceneStatus:
-                // Streamed several times a second: JSON readers get every one, people the status line.
-                var fields = (try? JSONSerialization.jsonObject(with: Data(ControlCodec.encode(reply).utf8))) as? [String: Any] ?? [:]
-                fields.removeValue(forKey: "type")
-                out.event("sceneStatus", fields, human: nil)
-            case .annotations(let list):
-                out.event("annotations", ["count": list.count, "ids": list.map(\.id)],
-                          human: "← annotations: " + (list.isEmpty ? "none" : list.map { "\($0.id) \($0.kind.rawValue) \($0.label)" }.joined(separator: ", ")))
-            }
-        case .placement(let r):
-            var fields: [String: Any] = [
-                "annotationId": r.annotationId, "placement": r.placement.rawValue,
-                "truth": [r.truth.x, r.truth.y, r.truth.z].map(Double.init),
-                "placed": [r.placed.x, r.placed.y, r.placed.z].map(Double.init),
-                "error_cm": Double(r.errorCentimetres), "tapFrameId": r.tapFrameId, "laterFrameId": r.laterFrameId,
-            ]
-            fields["error_px"] = r.errorPixels.map { Double($0) }
-            out.event("placement", fields, human: String(
-                format: "placement of %@ (%@): %.2f cm, %@ from the true point", r.annotationId, r.placement.rawValue,
-                r.errorCentimetres, r.errorPixels.map { String(format: "%.2f px", $0) } ?? "– px"))
-        case .error(let message):
-            out.event("localError", ["message": message], human: "error: \(message)")
+            ProcessSupport.printError(error.message)
+            throw ExitCode(error.code)
         }
     }
 }

@@ -37,7 +37,7 @@ struct PoseExtensionFuzzTests {
     /// (The depayloader always hands `read` a writable buffer; GStreamer itself asserts that.)
     static func run(_ bytes: [UInt8], ext: UnsafeMutablePointer<GstRTPHeaderExtension>) -> Result<Outcome, FuzzViolation> {
         let buffer = gst_buffer_new()!
-        defer { pcg_buffer_unref(buffer) }
+        defer { gst_buffer_unref(buffer) }
         let read = bytes.withUnsafeBufferPointer { p in
             gst_rtp_header_extension_read(ext, GST_RTP_HEADER_EXTENSION_TWO_BYTE, p.baseAddress, gsize(p.count), buffer) != 0
         }
@@ -76,8 +76,9 @@ struct PoseExtensionFuzzTests {
     func fuzzExtensionAndDecoder() throws {
         try PoseHeaderExtension.register()
         let count = FuzzRun.caseCount(), seed = FuzzRun.seed
-        let ext = pcg_pose_hdrext_new(1)!
-        defer { gst_object_unref(ext) }
+        let poseExtension = try PoseHeaderExtension.make(id: 1)
+        let ext = poseExtension.raw
+        defer { withExtendedLifetime(poseExtension) {} }
         let seeds = try Self.seeds()
         // Elements in the wild are at most 255 bytes (two-byte form); the extension
         // is also given longer ones, as a broken caller might.
@@ -102,9 +103,8 @@ struct PoseExtensionFuzzTests {
         #expect(tally.failed == 0, "\(tally.failures.joined(separator: "\n"))")
         #expect(tally.cases == FuzzRun.indices(count: count).count)
         if count >= 1000 { #expect(tally.accepted > 0 && tally.rejected > 0, "the mutator reaches both outcomes") }
-        var read: guint64 = 0, refused: guint64 = 0
-        pcg_pose_hdrext_counters(ext, nil, &read, &refused)
-        #expect(refused == guint64(extRefused) && read == guint64(tally.cases - extRefused), "the extension counts what it reads and refuses")
+        let (_, read, refused) = poseExtension.counters
+        #expect(refused == UInt64(extRefused) && read == UInt64(tally.cases - extRefused), "the extension counts what it reads and refuses")
 
         // A valid pose still goes through the same extension object.
         let pose = PoseGenerator().pose(frameID: 12345, captureTimeNanos: 42)

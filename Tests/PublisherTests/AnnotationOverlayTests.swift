@@ -161,10 +161,10 @@ struct AnnotationOverlayTests {
                 p.sprite.pixels, gint(p.x), gint(p.y), guint(p.sprite.width), guint(p.sprite.height),
                 AnnotationSprite.flags))
             gst_video_overlay_composition_add_rectangle(composition, rectangle)
-            gst_mini_object_unref(UnsafeMutableRawPointer(rectangle).assumingMemoryBound(to: GstMiniObject.self))
+            gst_video_overlay_rectangle_unref(rectangle)
         }
         reference.withMappedFrame { frame in #expect(gst_video_overlay_composition_blend(composition, &frame) != 0) }
-        gst_mini_object_unref(UnsafeMutableRawPointer(composition).assumingMemoryBound(to: GstMiniObject.self))
+        gst_video_overlay_composition_unref(composition)
 
         let (a, b) = (mine.planes(), reference.planes())
         #expect(!b.isUntouched)
@@ -195,11 +195,11 @@ struct AnnotationOverlayTests {
                 drawing.pixels, gint(p.x), gint(p.y), guint(drawing.width), guint(drawing.height),
                 GST_VIDEO_OVERLAY_FORMAT_FLAG_PREMULTIPLIED_ALPHA))
             gst_video_overlay_composition_add_rectangle(composition, rectangle)
-            gst_mini_object_unref(UnsafeMutableRawPointer(rectangle).assumingMemoryBound(to: GstMiniObject.self))
-            gst_mini_object_unref(UnsafeMutableRawPointer(drawing.pixels).assumingMemoryBound(to: GstMiniObject.self))
+            gst_video_overlay_rectangle_unref(rectangle)
+            gst_buffer_unref(drawing.pixels)
         }
         reference.withMappedFrame { frame in #expect(gst_video_overlay_composition_blend(composition, &frame) != 0) }
-        gst_mini_object_unref(UnsafeMutableRawPointer(composition).assumingMemoryBound(to: GstMiniObject.self))
+        gst_video_overlay_composition_unref(composition)
 
         let (a, b) = (mine.planes(), reference.planes())
         func maxDifference(_ x: [UInt8], _ y: [UInt8]) -> Int { zip(x, y).map { abs(Int($0) - Int($1)) }.max() ?? 0 }
@@ -284,9 +284,8 @@ struct AnnotationOverlayTests {
         let overlay = AnnotationOverlay(width: scene.width, height: scene.height)
         overlay.setAnnotations([.make("p", .pin, at: scene.world(atPixel: 320.5, 240.5))])
         let frame = try OverlayFrame(scene)
-        let object = UnsafeMutableRawPointer(frame.buffer).assumingMemoryBound(to: GstMiniObject.self)
-        _ = gst_mini_object_ref(object)   // a second reference makes the buffer shared
-        defer { gst_mini_object_unref(object) }
+        _ = gst_buffer_ref(frame.buffer)   // a second reference makes the buffer shared
+        defer { gst_buffer_unref(frame.buffer) }
         #expect(overlay.draw(on: frame.buffer, pose: scene.pose) == OverlayDrawResult(drawn: 1, failed: true))
         #expect(frame.planes().isUntouched)
         #expect(overlay.stats.framesFailed == 1)
@@ -298,7 +297,7 @@ struct AnnotationOverlayTests {
         let overlay = AnnotationOverlay(width: scene.width, height: scene.height)
         overlay.setAnnotations([.make("p", .pin, at: scene.world(atPixel: 320.5, 240.5))])
         let buffer = try #require(gst_buffer_new_allocate(nil, 1000, nil))
-        defer { gst_mini_object_unref(UnsafeMutableRawPointer(buffer).assumingMemoryBound(to: GstMiniObject.self)) }
+        defer { gst_buffer_unref(buffer) }
         #expect(overlay.draw(on: buffer, pose: scene.pose) == OverlayDrawResult(drawn: 1, failed: true))
     }
 
@@ -455,7 +454,7 @@ final class OverlayFrame {
         _ = gst_buffer_memset(buffer, 0, OverlayPlanes.grey, info.size)
     }
 
-    deinit { gst_mini_object_unref(UnsafeMutableRawPointer(buffer).assumingMemoryBound(to: GstMiniObject.self)) }
+    deinit { gst_buffer_unref(buffer) }
 
     /// Runs `body` on the frame mapped for writing.
     func withMappedFrame(_ body: (inout GstVideoFrame) -> Void) {

@@ -7,24 +7,7 @@ import PoseCastKit
 import Publisher
 import Synchronization
 import Testing
-
-/// A wait that ran out of time.
-private struct PollTimeout: Error, CustomStringConvertible {
-    let description: String
-}
-
-/// Polls `condition` every 20 ms until it holds; fails after `seconds` saying what it waited
-/// for and how far things got.
-private func poll(_ seconds: Double, _ what: String, progress: () -> String = { "" },
-                  _ condition: () -> Bool) async throws {
-    let deadline = ContinuousClock.now + .seconds(seconds)
-    while !condition() {
-        guard ContinuousClock.now < deadline else {
-            throw PollTimeout(description: "timed out after \(seconds) s waiting for \(what) (got: \(progress()))")
-        }
-        try await Task.sleep(for: .milliseconds(20))
-    }
-}
+import TestSupport
 
 /// Sends one datagram to 127.0.0.1:`port` from a fresh socket.
 private func send(_ bytes: [UInt8], toPort port: Int) throws {
@@ -74,7 +57,7 @@ struct PoseFeedReceiverTests {
         // counting below takes on a busy machine (a sample over 1 s old means `missing`).
         let frameTime = WallClock.nowNanos()
         try send((1...5).map { "bad \($0)" }.joined(separator: "\n"), toPort: port)
-        try await poll(10, "3 accepted and 6 rejected lines", progress: { "\(store.statistics)" }) {
+        try await waitUntil(10, "3 accepted and 6 rejected lines", progress: { "\(store.statistics)" }) {
             store.statistics.accepted == 3 && store.statistics.rejected == 6
         }
         #expect(store.statistics.lastError?.reason == "invalidJSON")
@@ -105,7 +88,7 @@ struct PoseFeedReceiverTests {
         try send([0xFF, 0xFE, 0x7B, 0x0A], toPort: port)
         try send(String(repeating: "x", count: 5000), toPort: port)
         try send("{", toPort: port)
-        try await poll(10, "three reports", progress: { "\(reports.all)" }) { reports.all.count == 3 }
+        try await waitUntil(10, "three reports", progress: { "\(reports.all)" }) { reports.all.count == 3 }
         let all = reports.all.joined(separator: "\n")
         #expect(all.contains("line of 3 bytes is not valid UTF-8"))
         #expect(all.contains("line is 5000 bytes"))
@@ -122,7 +105,7 @@ struct PoseFeedReceiverTests {
             lines.withLock { $0.isEmpty ? nil : $0.removeFirst() }
         }), store: store, report: reports.add)
         try await receiver.start()
-        try await poll(10, "end of input", progress: { "\(store.statistics)" }) { receiver.inputEnded }
+        try await waitUntil(10, "end of input", progress: { "\(store.statistics)" }) { receiver.inputEnded }
         #expect(store.statistics.accepted == 2 && store.statistics.rejected == 1)
         #expect(reports.all.count == 2, "\(reports.all)")
         #expect(reports.all.first?.hasPrefix("pose feed (test): rejected line: not valid JSON") == true)
@@ -140,7 +123,7 @@ struct PoseFeedReceiverTests {
             return next
         }), store: store, reportInterval: .milliseconds(200), report: reports.add)
         try await receiver.start()
-        try await poll(10, "end of input", progress: { "\(reports.all)" }) { receiver.inputEnded }
+        try await waitUntil(10, "end of input", progress: { "\(reports.all)" }) { receiver.inputEnded }
         await receiver.stop()
         let rejections = reports.all.filter { $0.contains("rejected") }
         #expect(rejections.count == 2, "\(reports.all)")

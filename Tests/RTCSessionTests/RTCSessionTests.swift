@@ -1,5 +1,6 @@
 @testable import RTCSession
 import Testing
+import TestSupport
 
 /// Harness for the session layer alone: two webrtcbins (data channel only, no media)
 /// in one process, candidates handed across directly.
@@ -42,8 +43,7 @@ struct RTCSessionTests {
         }
         var remote: DataChannel?
         try await next("remote data channel") { if case .dataChannel(let c) = $0 { remote = c; return true }; return false }
-        let opened = ContinuousClock.now + .seconds(10)
-        while channel.readyState != .open, ContinuousClock.now < opened { try await Task.sleep(for: .milliseconds(20)) }
+        try await waitUntil(10, "the data channel to open") { channel.readyState == .open }
         try channel.send("ping")
         try channel.send([9, 8, 7])
         var got: [DataChannelMessage] = []

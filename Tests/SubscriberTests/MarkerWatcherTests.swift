@@ -70,7 +70,7 @@ struct MarkerWatcherTests {
         #expect(v.annotationId == "a1" && v.requestId == "r1" && v.frameId == 3)
         #expect(v.errorPixels < 1)
         #expect(v.roundTripMs >= 49 && v.roundTripMs < 1000, "\(v.roundTripMs)")
-        #expect(seen[0].name == "annotationVisible" && seen[0].fields["round_trip_ms"] != nil)
+        #expect(seen[0].name == .annotationVisible && seen[0].fields["round_trip_ms"] != nil)
     }
 
     @Test("an ack that overtakes the report of its request still ties the annotation to it; other acks do not")

@@ -26,7 +26,7 @@ struct AccessSystemTests {
         let publisher = try ManagedProcess("posecast-publisher", [
             "--source", "test", "--signaling", url, "--signaling-ca", cert, "--room", "lab", "--token", "pub-secret", "--json"],
             name: "publisher")
-        try await publisher.waitForEvent("publisher registered over wss://", timeout: 20) { $0.string("event") == "signalingConnected" }
+        try await publisher.waitForEvent("publisher registered over wss://", timeout: 20) { $0.is(.signalingConnected) }
 
         func subscriber(_ name: String, _ extra: [String]) throws -> ManagedProcess {
             try ManagedProcess("posecast-subscriber", ["--headless", "--json", "--signaling", url, "--signaling-ca", cert,
@@ -34,7 +34,7 @@ struct AccessSystemTests {
         }
         func posedFrames(_ p: ManagedProcess, after: Int = 0) async throws {
             try await p.waitForEvent("20 posed frames", timeout: 40, after: after) {
-                $0.string("event") == "status" && $0.int("frames_with_pose") >= 20
+                $0.is(.status) && $0.int("frames_with_pose") >= 20
             }
         }
 
@@ -45,29 +45,29 @@ struct AccessSystemTests {
         try await posedFrames(expert)
         try await posedFrames(viewer)
         try await impostor.waitForEvent("refusal of the wrong token", timeout: 20) {
-            $0.string("event") == "serverError" && $0.string("code") == "unauthorized"
+            $0.is(.serverError) && $0.string("code") == "unauthorized"
         }
         #expect(!impostor.output.contains { $0.contains("\"event\":\"connected\"") }, "the impostor never got a session")
-        let refusalText = impostor.events.first { $0.string("event") == "serverError" }?.string("details") ?? ""
+        let refusalText = impostor.events.first { $0.is(.serverError) }?.string("details") ?? ""
         #expect(!refusalText.contains("secret"), "errors never repeat a token: \(refusalText)")
 
         // The expert may annotate.
-        try await expert.waitForEvent("control channel", timeout: 15) { $0.string("event") == "controlOpen" }
+        try await expert.waitForEvent("control channel", timeout: 15) { $0.is(.controlOpen) }
         let markExpert = expert.output.count
         expert.send("tap 0.5 0.5 valve")
         let (_, ackIndex) = try await expert.waitForEvent("ack of the expert's tap", timeout: 10, after: markExpert) {
-            $0.string("event") == "ack" && $0.string("annotationId") != nil
+            $0.is(.ack) && $0.string("annotationId") != nil
         }
         // The viewer sees the list but may not steer: each request gets notAllowed, and it keeps receiving.
-        try await viewer.waitForEvent("control channel", timeout: 15) { $0.string("event") == "controlOpen" }
+        try await viewer.waitForEvent("control channel", timeout: 15) { $0.is(.controlOpen) }
         try await viewer.waitForEvent("the expert's annotation in the viewer's list", timeout: 10) {
-            $0.string("event") == "annotations" && $0.int("count") == 1
+            $0.is(.annotations) && $0.int("count") == 1
         }
         for command in ["tap 0.4 0.4 graffiti", "clear", "focus 0.5 0.5 tapToLockFocus"] {
             let mark = viewer.output.count
             viewer.send(command)
             let (refusal, _) = try await viewer.waitForEvent("refusal of \(command)", timeout: 10, after: mark) {
-                $0.string("event") == "error"
+                $0.is(.error)
             }
             #expect(refusal.string("code") == "notAllowed", "\(command): \(refusal)")
         }
@@ -76,14 +76,14 @@ struct AccessSystemTests {
         let listsSinceTap = expert.output[ackIndex...].filter { $0.contains("\"event\":\"annotations\"") }
         #expect(!listsSinceTap.isEmpty && !listsSinceTap.contains { $0.contains("\"count\":0") }, "\(listsSinceTap)")
         try await publisher.waitForEvent("publisher refused the viewer", timeout: 10) {
-            $0.string("event") == "control" && ($0.string("reply") ?? "").contains("notAllowed")
+            $0.is(.control) && ($0.string("reply") ?? "").contains("notAllowed")
         }
 
         // Plain ws:// to the TLS port: the client keeps failing to connect, precisely, and never crashes.
         let plainURL = url.replacingOccurrences(of: "wss://", with: "ws://")
         let plain = try ManagedProcess("posecast-subscriber", ["--headless", "--json", "--signaling", plainURL, "--room", "lab",
                                                                "--token", "expert-secret"], name: "plain ws")
-        try await plain.waitForEvent("plain ws:// refused", timeout: 30) { $0.string("event") == "signalingLost" }
+        try await plain.waitForEvent("plain ws:// refused", timeout: 30) { $0.is(.signalingLost) }
         #expect(plain.isRunning)
 
         for p in [plain, impostor, viewer, expert, publisher, signaling] { p.signal(SIGTERM) }

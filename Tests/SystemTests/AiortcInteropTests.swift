@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import Testing
+import TestSupport
 
 /// An independent WebRTC peer against the real executables: aiortc (Python) joins
 /// through posecast-signaling as an expert, answers the publisher's offer, decodes at
@@ -36,14 +37,14 @@ struct AiortcInteropTests {
         var publisherArguments = ["--source", c.source, "--codec", c.codec, "--signaling", url, "--json"]
         if let room = c.room { publisherArguments += ["--room", room.name, "--token", room.token] }
         let publisher = try ManagedProcess("posecast-publisher", publisherArguments, name: "publisher")
-        try await publisher.waitForEvent("publisher registered", timeout: 30) { $0.string("event") == "signalingConnected" }
+        try await publisher.waitForEvent("publisher registered", timeout: 30) { $0.is(.signalingConnected) }
 
         var scriptArguments = [AiortcPython.script.path, "--signaling", url, "--frames", "100", "--timeout", "60",
                                "--expect-codec", c.codec.uppercased()]
         // The synthetic camera has a lens to focus and streams sceneStatus; videotestsrc has neither.
         scriptArguments += c.source == "synthetic" ? ["--expect-focus", "ack"] : ["--expect-focus", "unsupported", "--no-scene-status"]
         if let room = c.room { scriptArguments += ["--room", room.name, "--token", room.token] }
-        let run = try await ScriptRun.run(python, scriptArguments, timeout: 90)
+        let run = try await ManagedProcess.run(python[0], Array(python.dropFirst()) + scriptArguments, timeout: 90)
 
         let resultLine = try #require(run.stdout.split(separator: "\n").last.map(String.init),
                                       "no result line; stderr:\n\(run.stderrTail)")
@@ -79,9 +80,9 @@ struct AiortcInteropTests {
 
         // The publisher saw the same exchange, and the session ended cleanly.
         try await publisher.waitForEvent("publisher answered the annotate", timeout: 10) {
-            $0.string("event") == "control" && $0.string("request") == "annotate"
+            $0.is(.control) && $0.string("request") == "annotate"
         }
-        try await publisher.waitForEvent("session ended", timeout: 15) { $0.string("event") == "sessionEnded" }
+        try await publisher.waitForEvent("session ended", timeout: 15) { $0.is(.sessionEnded) }
         #expect(publisher.isRunning, "the publisher survived the independent peer")
         publisher.signal(SIGTERM)
         #expect(try await publisher.waitForExit(timeout: 15) == 0)
@@ -105,81 +106,7 @@ enum AiortcPython {
         candidates.append(["/usr/bin/env", "python3"])
         return candidates.first { command in
             FileManager.default.isExecutableFile(atPath: command[0])
-                && (try? ScriptRun.runBlocking(command, ["-c", "import aiortc, websockets"], timeout: 20).status) == 0
+                && (try? ManagedProcess.runBlocking(command[0], Array(command.dropFirst()) + ["-c", "import aiortc, websockets"], timeout: 20).status) == 0
         }
     }()
-}
-
-/// One helper process run to completion: stdout and stderr collected while it runs (so
-/// a chatty child never blocks on a full pipe), killed when it overruns its time limit.
-struct ScriptRun: Sendable {
-    var status: Int32
-    var stdout: String
-    var stderr: String
-    var stderrTail: String { String(stderr.suffix(3000)) }
-
-    private final class Collector: Sendable {
-        let text = Mutex(Data())
-        func attach(_ pipe: Pipe) {
-            pipe.fileHandleForReading.readabilityHandler = { [self] handle in
-                let data = handle.availableData
-                if !data.isEmpty { text.withLock { $0.append(data) } }
-            }
-        }
-        var string: String { String(decoding: text.withLock { $0 }, as: UTF8.self) }
-    }
-
-    private static func start(_ command: [String], _ arguments: [String]) throws -> (Process, Collector, Collector, Pipe, Pipe) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: command[0])
-        process.arguments = Array(command.dropFirst()) + arguments
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = FileHandle.nullDevice
-        let stdout = Collector(), stderr = Collector()
-        stdout.attach(out); stderr.attach(err)
-        try process.run()
-        return (process, stdout, stderr, out, err)
-    }
-
-    private static func finish(_ p: (Process, Collector, Collector, Pipe, Pipe)) -> ScriptRun {
-        p.3.fileHandleForReading.readabilityHandler = nil
-        p.4.fileHandleForReading.readabilityHandler = nil
-        // Whatever the handlers had not read yet.
-        let restOut = p.3.fileHandleForReading.readDataToEndOfFile(), restErr = p.4.fileHandleForReading.readDataToEndOfFile()
-        p.1.text.withLock { $0.append(restOut) }; p.2.text.withLock { $0.append(restErr) }
-        return ScriptRun(status: p.0.terminationStatus, stdout: p.1.string, stderr: p.2.string)
-    }
-
-    static func run(_ command: [String], _ arguments: [String], timeout: Double) async throws -> ScriptRun {
-        let p = try start(command, arguments)
-        let deadline = Date().addingTimeInterval(timeout)
-        while p.0.isRunning {
-            guard Date() < deadline else {
-                kill(p.0.processIdentifier, SIGKILL)
-                p.0.waitUntilExit()
-                let partial = finish(p)
-                throw HarnessTimeout(description: "\(command.last ?? "") \(arguments.first ?? "") did not finish within \(timeout) s; "
-                                     + "stdout:\n\(partial.stdout.suffix(1000))\nstderr:\n\(partial.stderrTail)")
-            }
-            try await Task.sleep(for: .milliseconds(100))
-        }
-        return finish(p)
-    }
-
-    /// For the suite's enabling condition, which cannot await.
-    static func runBlocking(_ command: [String], _ arguments: [String], timeout: Double) throws -> ScriptRun {
-        let p = try start(command, arguments)
-        let deadline = Date().addingTimeInterval(timeout)
-        while p.0.isRunning {
-            guard Date() < deadline else {
-                kill(p.0.processIdentifier, SIGKILL)
-                p.0.waitUntilExit()
-                return ScriptRun(status: -1, stdout: "", stderr: "timed out")
-            }
-            usleep(20_000)
-        }
-        return finish(p)
-    }
 }

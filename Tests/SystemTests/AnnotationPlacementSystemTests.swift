@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// The real executables, the synthetic camera turning at 30°/s: taps on a known disc
 /// placed three ways across processes, with a slow control channel.
@@ -9,7 +10,7 @@ struct AnnotationPlacementSystemTests {
     func placements() async throws {
         let publisher = try ManagedProcess("posecast-publisher", [
             "--source", "synthetic", "--pose", "pan", "--listen", "127.0.0.1:0", "--json"], name: "publisher")
-        let (listening, _) = try await publisher.waitForEvent("embedded signaling", timeout: 20) { $0.string("event") == "listening" }
+        let (listening, _) = try await publisher.waitForEvent("embedded signaling", timeout: 20) { $0.is(.listening) }
         let url = try #require(listening.string("url"))
         // A 200 ms control channel: long enough for the pan to move the picture ~6°.
         let synced = try ManagedProcess("posecast-subscriber", [
@@ -19,9 +20,9 @@ struct AnnotationPlacementSystemTests {
                                        name: "expert (publisher depth)")
         for expert in [synced, depth] {
             try await expert.waitForEvent("frames with pose", timeout: 40) {
-                $0.string("event") == "status" && $0.int("frames_with_pose") >= 30
+                $0.is(.status) && $0.int("frames_with_pose") >= 30
             }
-            try await expert.waitForEvent("control channel", timeout: 10) { $0.string("event") == "controlOpen" }
+            try await expert.waitForEvent("control channel", timeout: 10) { $0.is(.controlOpen) }
         }
         // The red disc at (0.6, 0, 0.3) leaves the picture at one end of the pan: a tap
         // on it then is refused ("not in view") and tried again a moment later.
@@ -30,9 +31,9 @@ struct AnnotationPlacementSystemTests {
                 let mark = expert.output.count
                 expert.send(command)
                 let (event, _) = try await expert.waitForEvent("placement of `\(command)`", timeout: 15, after: mark) {
-                    $0.string("event") == "placement" || $0.string("event") == "commandError"
+                    $0.is(.placement) || $0.is(.commandError)
                 }
-                if event.string("event") == "placement" { return event }
+                if event.is(.placement) { return event }
                 #expect((event.string("message") ?? "").contains("not in view"), "\(event)")
                 try await Task.sleep(for: .milliseconds(250))
             }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// Faults with the real executables on loopback: a subscriber killed outright, the
 /// signaling server restarted mid-call, the publisher restarted. Every wait has a time
@@ -27,13 +28,13 @@ struct FaultSystemTests {
             expertB.signal(SIGKILL)
             _ = try await expertB.waitForExit(timeout: 10)
             try await publisher.waitForEvent("session of the killed subscriber ended", timeout: 10, after: mark) {
-                $0.string("event") == "sessionEnded"
+                $0.is(.sessionEnded)
             }
             // Its branch, webrtcbin, ICE sockets and threads are freed: back to the base
             // (threads within the runtime's idle workers, which come and go).
             let (left, _) = try await publisher.waitForEvent("resources back to \(base) after round \(round)", timeout: 15,
                                                               after: mark) {
-                $0.string("event") == "status" && $0.int("sessions") == 1
+                $0.is(.status) && $0.int("sessions") == 1
                     && $0.int("open_fds") <= base.fds && $0.int("threads") <= base.threads + Fault.idleThreadSlack
             }
             #expect(left.int("subscribers") == 1)
@@ -52,41 +53,41 @@ struct FaultSystemTests {
         let publisher = try await Fault.publisher(url)
         let expertA = try Fault.subscriber(url, "expert A")
         try await Fault.expectPosedFrames(expertA)
-        try await expertA.waitForEvent("control channel", timeout: 10) { $0.string("event") == "controlOpen" }
+        try await expertA.waitForEvent("control channel", timeout: 10) { $0.is(.controlOpen) }
 
         let markA = expertA.output.count, markP = publisher.output.count
         signaling.signal(SIGKILL)
         _ = try await signaling.waitForExit(timeout: 10)
-        try await publisher.waitForEvent("publisher saw the server go", timeout: 10, after: markP) { $0.string("event") == "signalingLost" }
+        try await publisher.waitForEvent("publisher saw the server go", timeout: 10, after: markP) { $0.is(.signalingLost) }
         let (_, lost) = try await expertA.waitForEvent("subscriber saw the server go", timeout: 10, after: markA) {
-            $0.string("event") == "signalingLost"
+            $0.is(.signalingLost)
         }
         // Server down: the call is peer to peer, frames keep coming (45 = 1.5 s of video).
-        let (before, _) = try await expertA.waitForEvent("a status with the server down", timeout: 5, after: lost) { $0.string("event") == "status" }
+        let (before, _) = try await expertA.waitForEvent("a status with the server down", timeout: 5, after: lost) { $0.is(.status) }
         try await expertA.waitForEvent("frames still decoded with the server down", timeout: 10, after: lost) {
-            $0.string("event") == "status" && $0.int("frames_with_pose") >= before.int("frames_with_pose") + 45
+            $0.is(.status) && $0.int("frames_with_pose") >= before.int("frames_with_pose") + 45
         }
         #expect(Fault.signalingConnectedCount(publisher, after: markP) == 0, "the server is still down")
 
         // Back on the same port: both sides find it by themselves.
         (signaling, url) = try await Fault.signaling(port: port)
-        try await publisher.waitForEvent("publisher re-registered", timeout: 10, after: markP) { $0.string("event") == "signalingConnected" }
-        try await expertA.waitForEvent("subscriber reconnected", timeout: 10, after: markA) { $0.string("event") == "signalingConnected" }
+        try await publisher.waitForEvent("publisher re-registered", timeout: 10, after: markP) { $0.is(.signalingConnected) }
+        try await expertA.waitForEvent("subscriber reconnected", timeout: 10, after: markA) { $0.is(.signalingConnected) }
 
         // A new subscriber reaches the publisher through the new server (it re-registered).
         let expertB = try Fault.subscriber(url, "expert B")
         try await Fault.expectPosedFrames(expertB)
         try await publisher.waitForEvent("two subscribers", timeout: 10, after: markP) {
-            $0.string("event") == "status" && $0.int("subscribers") == 2
+            $0.is(.status) && $0.int("subscribers") == 2
         }
         // A's call survived: same session, control channel (peer to peer) answers a tap.
         let tapMark = expertA.output.count
         expertA.send("tap 0.5 0.5 after-restart")
         let (sent, _) = try await expertA.waitForEvent("annotate sent", timeout: 10, after: tapMark) {
-            $0.string("event") == "requestSent" && $0.string("type") == "annotate"
+            $0.is(.requestSent) && $0.string("type") == "annotate"
         }
         let id = try #require(sent.string("id"))
-        try await expertA.waitForEvent("ack of \(id)", timeout: 10, after: tapMark) { $0.string("event") == "ack" && $0.string("id") == id }
+        try await expertA.waitForEvent("ack of \(id)", timeout: 10, after: tapMark) { $0.is(.ack) && $0.string("id") == id }
         #expect(!expertA.output[markA...].contains { $0.contains("\"sessionEnded\"") }, "A kept its session through the restart")
         try await Fault.expectPosedFrames(expertA, after: expertA.output.count)
         try await Fault.stop([expertA, expertB, publisher, signaling])
@@ -103,18 +104,18 @@ struct FaultSystemTests {
             let mark = expert.output.count
             publisher.signal(sig)
             _ = try await publisher.waitForExit(timeout: 15)
-            try await expert.waitForEvent("session of the old publisher ended", timeout: 10, after: mark) { $0.string("event") == "sessionEnded" }
+            try await expert.waitForEvent("session of the old publisher ended", timeout: 10, after: mark) { $0.is(.sessionEnded) }
             let oldFrame = try await Fault.frameOnScreen(expert)
 
             let start = Date()
             let next = try ManagedProcess("posecast-publisher", ["--source", "test", "--signaling", url, "--json"],
                                           name: "publisher (after \(sig == SIGKILL ? "SIGKILL" : "SIGTERM"))")
-            let (registered, _) = try await next.waitForEvent("new publisher registered", timeout: 10) { $0.string("event") == "signalingConnected" }
+            let (registered, _) = try await next.waitForEvent("new publisher registered", timeout: 10) { $0.is(.signalingConnected) }
             let registeredAt = Date()
             let producer = try #require(registered.string("peerId"))
             // The subscriber asks the new publisher by itself, and shows its frames.
             let (_, started) = try await expert.waitForEvent("session with the new publisher", timeout: 10, after: mark) {
-                $0.string("event") == "sessionStarted" && $0.string("producer") == producer
+                $0.is(.sessionStarted) && $0.string("producer") == producer
             }
             let decodedAt = try await Fault.waitForNewPosedFrame(expert, other: oldFrame, after: started, timeout: 10)
             let fromStart = decodedAt.timeIntervalSince(start), fromRegistration = decodedAt.timeIntervalSince(registeredAt)
@@ -136,21 +137,21 @@ struct FaultSystemTests {
             try ManagedProcess("posecast-publisher", ["--source", "test", "--listen", "127.0.0.1:\(port)", "--json"], name: name)
         }
         let publisher = try embedded("publisher (embedded server)")
-        try await publisher.waitForEvent("publisher registered", timeout: 20) { $0.string("event") == "signalingConnected" }
+        try await publisher.waitForEvent("publisher registered", timeout: 20) { $0.is(.signalingConnected) }
         let expert = try Fault.subscriber("ws://127.0.0.1:\(port)/", "expert")
         try await Fault.expectPosedFrames(expert)
 
         let mark = expert.output.count
         publisher.signal(SIGKILL)
         _ = try await publisher.waitForExit(timeout: 10)
-        try await expert.waitForEvent("server gone", timeout: 10, after: mark) { $0.string("event") == "signalingLost" }
+        try await expert.waitForEvent("server gone", timeout: 10, after: mark) { $0.is(.signalingLost) }
         let oldFrame = try await Fault.frameOnScreen(expert)
         let start = Date()
         let next = try embedded("publisher (embedded server, restarted)")
-        let (registered, _) = try await next.waitForEvent("new publisher registered", timeout: 10) { $0.string("event") == "signalingConnected" }
+        let (registered, _) = try await next.waitForEvent("new publisher registered", timeout: 10) { $0.is(.signalingConnected) }
         let producer = try #require(registered.string("peerId"))
         let (_, started) = try await expert.waitForEvent("session with the new publisher", timeout: 10, after: mark) {
-            $0.string("event") == "sessionStarted" && $0.string("producer") == producer
+            $0.is(.sessionStarted) && $0.string("producer") == producer
         }
         let decodedAt = try await Fault.waitForNewPosedFrame(expert, other: oldFrame, after: started, timeout: 10)
         let fromStart = decodedAt.timeIntervalSince(start)
@@ -181,12 +182,12 @@ struct FaultSystemTests {
         expertB.signal(SIGKILL)
         _ = try await expertB.waitForExit(timeout: 10)
         let (ended, _) = try await publisher.waitForEvent("the dead session found by ICE", timeout: 120, after: markKill) {
-            $0.string("event") == "sessionEnded"
+            $0.is(.sessionEnded)
         }
         print("subscriber killed after a signaling restart: its session ended "
               + String(format: "%.1f s later (%@)", Date().timeIntervalSince(killedAt), ended.string("reason") ?? "?"))
         try await publisher.waitForEvent("resources back to \(base)", timeout: 15, after: markKill) {
-            $0.string("event") == "status" && $0.int("sessions") == 1 && $0.int("subscribers") == 1
+            $0.is(.status) && $0.int("sessions") == 1 && $0.int("subscribers") == 1
                 && $0.int("open_fds") <= base.fds && $0.int("threads") <= base.threads + Fault.idleThreadSlack
         }
         // The new server never heard of that session: nothing is reported to it.
@@ -220,10 +221,10 @@ struct FaultSystemTests {
         let oldFrame = try await Fault.frameOnScreen(expert)
         let start = Date()
         let next = try ManagedProcess("posecast-publisher", ["--source", "test", "--signaling", url, "--json"], name: "publisher (new)")
-        let (registered, _) = try await next.waitForEvent("new publisher registered", timeout: 10) { $0.string("event") == "signalingConnected" }
+        let (registered, _) = try await next.waitForEvent("new publisher registered", timeout: 10) { $0.is(.signalingConnected) }
         let producer = try #require(registered.string("peerId"))
         let (_, started) = try await expert.waitForEvent("session with the new publisher", timeout: 10, after: mark) {
-            $0.string("event") == "sessionStarted" && $0.string("producer") == producer
+            $0.is(.sessionStarted) && $0.string("producer") == producer
         }
         let decodedAt = try await Fault.waitForNewPosedFrame(expert, other: oldFrame, after: started, timeout: 10)
         let fromStart = decodedAt.timeIntervalSince(start)
@@ -247,7 +248,7 @@ enum Fault {
 
     static func publisher(_ url: String) async throws -> ManagedProcess {
         let publisher = try ManagedProcess("posecast-publisher", ["--source", "test", "--signaling", url, "--json"], name: "publisher")
-        try await publisher.waitForEvent("publisher registered", timeout: 20) { $0.string("event") == "signalingConnected" }
+        try await publisher.waitForEvent("publisher registered", timeout: 20) { $0.is(.signalingConnected) }
         return publisher
     }
 
@@ -257,10 +258,10 @@ enum Fault {
 
     /// ≥ 30 more decoded frames after line `after`, every one with its pose.
     static func expectPosedFrames(_ subscriber: ManagedProcess, after: Int = 0) async throws {
-        let first = subscriber.events.last { $0.string("event") == "status" }?.int("frames_with_pose") ?? 0
+        let first = subscriber.events.last { $0.is(.status) }?.int("frames_with_pose") ?? 0
         let floor = after == 0 ? 30 : max(first, 0) + 30
         let (status, _) = try await subscriber.waitForEvent("\(floor) decoded frames with pose", timeout: 40, after: after) {
-            $0.string("event") == "status" && $0.int("frames_with_pose") >= floor
+            $0.is(.status) && $0.int("frames_with_pose") >= floor
         }
         #expect(status.int("frames") == status.int("frames_with_pose"), "every decoded frame carries a pose: \(status)")
         #expect(status.int("rejected_poses") == 0)
@@ -274,7 +275,7 @@ enum Fault {
         let deadline = Date().addingTimeInterval(20)
         while Date() < deadline {
             let (status, index) = try await publisher.waitForEvent("status with \(sessions) connected sessions", timeout: 20, after: after) {
-                $0.string("event") == "status" && $0.int("sessions") == sessions && $0.int("subscribers") == sessions
+                $0.is(.status) && $0.int("sessions") == sessions && $0.int("subscribers") == sessions
             }
             after = index + 1
             seen.append(status)
@@ -295,28 +296,30 @@ enum Fault {
     static func frameOnScreen(_ subscriber: ManagedProcess) async throws -> Int {
         let mark = subscriber.output.count
         subscriber.send("pose")
-        let (pose, _) = try await subscriber.waitForEvent("pose of the frame on screen", timeout: 5, after: mark) { $0.string("event") == "pose" }
+        let (pose, _) = try await subscriber.waitForEvent("pose of the frame on screen", timeout: 5, after: mark) { $0.is(.pose) }
         return pose.int("frameId")
     }
 
     /// Asks for the pose on screen every 100 ms until a frame other than `other`, with a
     /// pose, shows after line `after`; returns when it was seen.
     static func waitForNewPosedFrame(_ subscriber: ManagedProcess, other: Int, after: Int, timeout: Double) async throws -> Date {
-        let deadline = Date().addingTimeInterval(timeout)
         var mark = max(after, subscriber.output.count)
-        while Date() < deadline {
-            subscriber.send("pose")
-            try await Task.sleep(for: .milliseconds(100))
-            let lines = subscriber.output
-            for line in lines[min(mark, lines.count)...] {
-                guard let pose = (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any],
-                      pose.string("event") == "pose", pose["frameId"] is NSNumber else { continue }
-                if pose.int("frameId") != other { return Date() }
+        do {
+            // Asks again every 100 ms: the answer is about the frame on screen then.
+            return try await waitFor(timeout, "a posed frame other than \(other)", every: .milliseconds(100)) { () -> Date? in
+                let lines = subscriber.output
+                defer { mark = lines.count; subscriber.send("pose") }
+                for line in lines[min(mark, lines.count)...] {
+                    guard let pose = (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any],
+                          pose.is(.pose), pose["frameId"] is NSNumber else { continue }
+                    if pose.int("frameId") != other { return Date() }
+                }
+                return nil
             }
-            mark = lines.count
+        } catch is TimeoutError {
+            throw HarnessTimeout(description: "\(subscriber.name): no posed frame other than \(other) within \(timeout) s; last output:\n"
+                                 + subscriber.output.suffix(6).joined(separator: "\n"))
         }
-        throw HarnessTimeout(description: "\(subscriber.name): no posed frame other than \(other) within \(timeout) s; last output:\n"
-                             + subscriber.output.suffix(6).joined(separator: "\n"))
     }
 
     /// A port free on 127.0.0.1 right now (bound to 0, read back, released).
@@ -345,10 +348,10 @@ enum Fault {
         signaling.signal(SIGKILL)
         _ = try await signaling.waitForExit(timeout: 10)
         let restarted = try await Fault.signaling(port: port)
-        try await publisher.waitForEvent("publisher re-registered", timeout: 10, after: markP) { $0.string("event") == "signalingConnected" }
+        try await publisher.waitForEvent("publisher re-registered", timeout: 10, after: markP) { $0.is(.signalingConnected) }
         for (subscriber, mark) in zip(subscribers, marks) {
             try await subscriber.waitForEvent("\(subscriber.name) reconnected", timeout: 10, after: mark) {
-                $0.string("event") == "signalingConnected"
+                $0.is(.signalingConnected)
             }
         }
         return restarted

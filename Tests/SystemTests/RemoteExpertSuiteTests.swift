@@ -2,6 +2,7 @@ import Foundation
 import PoseCastKit
 import Synchronization
 import Testing
+import TestSupport
 
 /// A number field of a JSON event (NaN when absent).
 private func number(_ e: [String: Any], _ key: String) -> Double { (e[key] as? NSNumber)?.doubleValue ?? .nan }
@@ -18,26 +19,10 @@ private func routineState(_ e: [String: Any], _ routine: String) -> String? {
 struct RemoteExpertSuiteTests {
     /// The scene's named features, as `posecast-scene features --json` lists them.
     static func sceneFeatures() async throws -> [String: Vector3] {
-        let process = Process()
-        process.executableURL = ManagedProcess.binDirectory.appendingPathComponent("posecast-scene")
-        process.arguments = ["features", "--json"]
-        let stdout = Pipe()
-        process.standardOutput = stdout
-        try process.run()
-        // Read to the end on a thread of its own; the wait below has a time limit.
-        let text = Mutex<String?>(nil)
-        Thread { text.withLock { $0 = String(decoding: stdout.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self) } }.start()
-        let deadline = Date().addingTimeInterval(20)
-        while process.isRunning || text.withLock({ $0 }) == nil {
-            guard Date() < deadline else {
-                if process.isRunning { process.terminate() }
-                throw HarnessTimeout(description: "posecast-scene features did not finish within 20 s")
-            }
-            try await Task.sleep(for: .milliseconds(50))
-        }
-        #expect(process.terminationStatus == 0)
+        let run = try await ManagedProcess.run("posecast-scene", ["features", "--json"], timeout: 20)
+        #expect(run.status == 0, "posecast-scene features: \(run.stderrTail)")
         var features: [String: Vector3] = [:]
-        for line in (text.withLock { $0 } ?? "").split(separator: "\n") {
+        for line in run.stdout.split(separator: "\n") {
             let event = try #require((try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any], "line \(line)")
             let p = try #require(event["position"] as? [Double], "feature line \(event)")
             try #require(p.count == 3)
@@ -59,9 +44,9 @@ struct RemoteExpertSuiteTests {
         /// Connected: decoding frames with their pose, control channel open.
         func joined() async throws {
             try await process.waitForEvent("15 frames with pose", timeout: 40) {
-                $0.string("event") == "status" && $0.int("frames_with_pose") >= 15
+                $0.is(.status) && $0.int("frames_with_pose") >= 15
             }
-            try await process.waitForEvent("control channel", timeout: 10) { $0.string("event") == "controlOpen" }
+            try await process.waitForEvent("control channel", timeout: 10) { $0.is(.controlOpen) }
         }
 
         /// Sends a command, then waits for the first event after it that `predicate` accepts
@@ -72,9 +57,9 @@ struct RemoteExpertSuiteTests {
             let mark = process.output.count
             process.send(command)
             let (event, _) = try await process.waitForEvent("\(what) after `\(command)`", timeout: timeout, after: mark) {
-                predicate($0) || $0.string("event") == "commandError"
+                predicate($0) || $0.is(.commandError)
             }
-            if event.string("event") == "commandError" {
+            if event.is(.commandError) {
                 throw HarnessTimeout(description: "\(name): `\(command)` refused: \(event.string("message") ?? "?")")
             }
             return event
@@ -85,21 +70,21 @@ struct RemoteExpertSuiteTests {
         func annotate(_ label: String, at p: Vector3) async throws -> (annotationId: String, visible: [String: Any]) {
             let mark = process.output.count
             let sent = try await run("tapworld \(p.x) \(p.y) \(p.z) \(label)", expecting: "annotate request") {
-                $0.string("event") == "requestSent" && $0.string("type") == "annotate"
+                $0.is(.requestSent) && $0.string("type") == "annotate"
             }
             let requestId = try #require(sent.string("id"))
             let (ack, _) = try await process.waitForEvent("ack of \(requestId)", timeout: 10, after: mark) {
-                ($0.string("event") == "ack" || $0.string("event") == "error") && $0.string("id") == requestId
+                ($0.is(.ack) || $0.is(.error)) && $0.string("id") == requestId
             }
             let annotationId = try #require(ack.string("annotationId"), "\(label) refused: \(ack)")
             let (placement, _) = try await process.waitForEvent("placement of \(annotationId)", timeout: 10, after: mark) {
-                $0.string("event") == "placement" && $0.string("annotationId") == annotationId
+                $0.is(.placement) && $0.string("annotationId") == annotationId
             }
             #expect(number(placement, "error_cm") < 1.5 && number(placement, "error_px") <= 1,
                     "\(label) lands on the feature: \(placement)")
             let (visible, _) = try await process.waitForEvent("\(annotationId) visible in a decoded frame", timeout: 10,
                                                               after: mark) {
-                $0.string("event") == "annotationVisible" && $0.string("requestId") == requestId
+                $0.is(.annotationVisible) && $0.string("requestId") == requestId
             }
             #expect(visible.string("annotationId") == annotationId)
             #expect(number(visible, "error_px") <= 3, "\(visible)")
@@ -114,13 +99,13 @@ struct RemoteExpertSuiteTests {
             process.send("checkmarkers \(frames)")
             let (_, done) = try await process.waitForEvent("end of checkmarkers \(frames)", timeout: Double(frames) / 5 + 10,
                                                            after: mark) {
-                $0.string("event") == "markerCheckDone" || $0.string("event") == "commandError"
+                $0.is(.markerCheckDone) || $0.is(.commandError)
             }
             var reports: [String: [String: Any]] = [:]
             for line in process.output[mark..<done] {
                 guard let e = (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any] else { continue }
-                #expect(e.string("event") != "commandError", "\(e)")
-                guard e.string("event") == "markerReport", let id = e.string("annotationId") else { continue }
+                #expect(!e.is(.commandError), "\(e)")
+                guard e.is(.markerReport), let id = e.string("annotationId") else { continue }
                 reports[(e["removed"] as? Bool) == true ? "\(id) removed" : id] = e
             }
             return reports
@@ -128,7 +113,7 @@ struct RemoteExpertSuiteTests {
 
         /// The camera of the frame on screen (`pose`).
         func camera() async throws -> CameraModel {
-            let e = try await run("pose", expecting: "pose") { $0.string("event") == "pose" }
+            let e = try await run("pose", expecting: "pose") { $0.is(.pose) }
             let p = try #require(e["position"] as? [Double]), q = try #require(e["orientation"] as? [Double])
             let k = try #require(e["intrinsics"] as? [Double])
             return CameraModel(position: Vector3(Float(p[0]), Float(p[1]), Float(p[2])),
@@ -141,19 +126,19 @@ struct RemoteExpertSuiteTests {
         func waitForStatus(_ what: String, after: Int, timeout: Double = 10,
                            _ predicate: @escaping ([String: Any]) -> Bool) async throws -> (event: [String: Any], index: Int) {
             try await process.waitForEvent(what, timeout: timeout, after: after) {
-                $0.string("event") == "sceneStatus" && predicate($0)
+                $0.is(.sceneStatus) && predicate($0)
             }
         }
 
         /// Sends a control command and waits for the publisher's ack of that very request.
         func request(_ command: String) async throws {
             let mark = process.output.count
-            let sent = try await run(command, expecting: "request sent") { $0.string("event") == "requestSent" }
+            let sent = try await run(command, expecting: "request sent") { $0.is(.requestSent) }
             let id = try #require(sent.string("id"))
             let (reply, _) = try await process.waitForEvent("reply to \(id) (`\(command)`)", timeout: 10, after: mark) {
-                ($0.string("event") == "ack" || $0.string("event") == "error") && $0.string("id") == id
+                ($0.is(.ack) || $0.is(.error)) && $0.string("id") == id
             }
-            #expect(reply.string("event") == "ack", "`\(command)` acknowledged: \(reply)")
+            #expect(reply.is(.ack), "`\(command)` acknowledged: \(reply)")
         }
 
         func quit() async throws {
@@ -195,7 +180,7 @@ struct RemoteExpertSuiteTests {
         let url = String(listening.dropFirst("listening ".count))
         let publisher = try ManagedProcess("posecast-publisher", [
             "--source", "synthetic", "--pose", "orbit", "--signaling", url, "--json"], name: "publisher")
-        try await publisher.waitForEvent("publisher registered", timeout: 20) { $0.string("event") == "signalingConnected" }
+        try await publisher.waitForEvent("publisher registered", timeout: 20) { $0.is(.signalingConnected) }
 
         // Expert A joins and places a pin on each feature (tapworld: where the feature shows
         // on the frame on screen); each pin shows up in a later decoded frame on the feature.
@@ -209,7 +194,7 @@ struct RemoteExpertSuiteTests {
         }
         let all = names.map { ids[$0]! }
         try await expertA.process.waitForEvent("the list of all three", timeout: 10) {
-            $0.string("event") == "annotations" && ($0["ids"] as? [String]) == all
+            $0.is(.annotations) && ($0["ids"] as? [String]) == all
         }
 
         // While the camera orbits (it moves between the two poses), every pin stays on its feature.
@@ -222,7 +207,7 @@ struct RemoteExpertSuiteTests {
         // One removed: gone from the frames; the others stay.
         let removed = ids["disc.blue"]!, kept = [ids["disc.red"]!, ids["disc.yellow"]!]
         try await expertA.run("remove \(removed)", expecting: "list without \(removed)") {
-            $0.string("event") == "annotations" && ($0["ids"] as? [String]) == kept
+            $0.is(.annotations) && ($0["ids"] as? [String]) == kept
         }
         let afterRemoval = try await expertA.checkMarkers(frames: 60)
         for id in kept { Self.expectDrawn(afterRemoval[id], "pin \(id) after the removal of \(removed)", frames: 60) }
@@ -234,7 +219,7 @@ struct RemoteExpertSuiteTests {
         // Expert B joins: it receives the current list (exact ids) and sees the same pins.
         let expertB = try Expert("expert B", url: url)
         try await expertB.process.waitForEvent("the current list on join", timeout: 40) {
-            $0.string("event") == "annotations" && ($0["ids"] as? [String]) == kept
+            $0.is(.annotations) && ($0["ids"] as? [String]) == kept
         }
         try await expertB.joined()
         let seenByB = try await expertB.checkMarkers(frames: 45)
@@ -293,12 +278,12 @@ struct RemoteExpertSuiteTests {
         try await expertA.quit()
         try await expertB.quit()
         try await publisher.waitForEvent("no subscribers left", timeout: 15, after: markLeave) {
-            $0.string("event") == "status" && $0.int("sessions") == 0
+            $0.is(.status) && $0.int("sessions") == 0
         }
         for name in ["expert A (rejoined)", "expert B (rejoined)"] {
             let expert = try Expert(name, url: url)
             try await expert.process.waitForEvent("the list on rejoin", timeout: 40) {
-                $0.string("event") == "annotations" && ($0["ids"] as? [String]) == kept
+                $0.is(.annotations) && ($0["ids"] as? [String]) == kept
             }
             try await expert.joined()
             let seen = try await expert.checkMarkers(frames: 30)

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// The real executables on loopback: signaling server, publisher (test source) and
 /// two headless subscribers, as a user would run them. Every wait has a time limit.
@@ -13,7 +14,7 @@ struct TwoTerminalSystemTests {
 
         let publisher = try ManagedProcess("posecast-publisher",
                                            ["--source", "test", "--signaling", url, "--json"], name: "publisher")
-        try await publisher.waitForEvent("publisher registered", timeout: 20) { $0.string("event") == "signalingConnected" }
+        try await publisher.waitForEvent("publisher registered", timeout: 20) { $0.is(.signalingConnected) }
 
         func startSubscriber(_ name: String) throws -> ManagedProcess {
             try ManagedProcess("posecast-subscriber", ["--headless", "--json", "--signaling", url], name: name)
@@ -21,7 +22,7 @@ struct TwoTerminalSystemTests {
         /// Waits until `subscriber` has decoded ≥ 30 frames since `after`, all with a pose.
         func expectPosedFrames(_ subscriber: ManagedProcess, after: Int = 0) async throws {
             let (status, _) = try await subscriber.waitForEvent("30 decoded frames with pose", timeout: 40, after: after) {
-                $0.string("event") == "status" && $0.int("frames_with_pose") >= 30
+                $0.is(.status) && $0.int("frames_with_pose") >= 30
             }
             #expect(status.int("frames") == status.int("frames_with_pose"), "every decoded frame carries a pose: \(status)")
             #expect(status.int("rejected_poses") == 0)
@@ -31,32 +32,32 @@ struct TwoTerminalSystemTests {
         let expertB = try startSubscriber("expert B")
         try await expectPosedFrames(expertA)
         try await expectPosedFrames(expertB)
-        try await expertA.waitForEvent("control channel", timeout: 10) { $0.string("event") == "controlOpen" }
+        try await expertA.waitForEvent("control channel", timeout: 10) { $0.is(.controlOpen) }
 
         // A scripted tap reaches the publisher, is acknowledged, and both experts get the list.
         let markA = expertA.output.count, markB = expertB.output.count
         expertA.send("tap 0.5 0.5 valve")
         let (sent, _) = try await expertA.waitForEvent("annotate request sent", timeout: 10, after: markA) {
-            $0.string("event") == "requestSent" && $0.string("type") == "annotate"
+            $0.is(.requestSent) && $0.string("type") == "annotate"
         }
         let requestId = try #require(sent.string("id"))
         let (ack, _) = try await expertA.waitForEvent("ack of \(requestId)", timeout: 10, after: markA) {
-            $0.string("event") == "ack" && $0.string("id") == requestId
+            $0.is(.ack) && $0.string("id") == requestId
         }
         let annotationId = try #require(ack.string("annotationId"))
         try await publisher.waitForEvent("publisher saw the annotate", timeout: 10) {
-            $0.string("event") == "control" && $0.string("request") == "annotate"
+            $0.is(.control) && $0.string("request") == "annotate"
         }
         for expert in [expertA, expertB] {
             try await expert.waitForEvent("annotation list with \(annotationId)", timeout: 10, after: expert === expertA ? markA : markB) {
-                $0.string("event") == "annotations" && ($0["ids"] as? [String]) == [annotationId]
+                $0.is(.annotations) && ($0["ids"] as? [String]) == [annotationId]
             }
         }
         // Camera control is not there yet: refused with a precise error, session goes on.
         let markFocus = expertA.output.count
         expertA.send("focus 0.2 0.3 tapToLockFocus")
         let (refusal, _) = try await expertA.waitForEvent("focus refused", timeout: 10, after: markFocus) {
-            $0.string("event") == "error"
+            $0.is(.error)
         }
         #expect(refusal.string("code") == "unsupported")
 
@@ -65,18 +66,18 @@ struct TwoTerminalSystemTests {
         expertB.signal(SIGKILL)
         _ = try await expertB.waitForExit(timeout: 10)
         try await publisher.waitForEvent("session of the killed subscriber ended", timeout: 15, after: markPublisher) {
-            $0.string("event") == "sessionEnded"
+            $0.is(.sessionEnded)
         }
         try await publisher.waitForEvent("one subscriber left", timeout: 10, after: markPublisher) {
-            $0.string("event") == "status" && $0.int("sessions") == 1
+            $0.is(.status) && $0.int("sessions") == 1
         }
         let expertB2 = try startSubscriber("expert B (restarted)")
         try await expectPosedFrames(expertB2)
         try await expertB2.waitForEvent("annotation list on join", timeout: 10) {
-            $0.string("event") == "annotations" && ($0["ids"] as? [String]) == [annotationId]
+            $0.is(.annotations) && ($0["ids"] as? [String]) == [annotationId]
         }
         try await publisher.waitForEvent("two subscribers again", timeout: 10, after: markPublisher) {
-            $0.string("event") == "status" && $0.int("subscribers") == 2
+            $0.is(.status) && $0.int("subscribers") == 2
         }
         // A is still receiving after all this.
         try await expectPosedFrames(expertA, after: expertA.output.count)

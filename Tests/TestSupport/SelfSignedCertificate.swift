@@ -19,16 +19,12 @@ public struct SelfSignedCertificate: Sendable {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         certificatePath = directory.appendingPathComponent("cert.pem").path
         keyPath = directory.appendingPathComponent("key.pem").path
-        let openssl = Process()
-        openssl.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
-        openssl.arguments = ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=localhost",
-                             "-addext", "subjectAltName=DNS:localhost", "-keyout", keyPath, "-out", certificatePath]
-        openssl.standardOutput = FileHandle.nullDevice
-        openssl.standardError = FileHandle.nullDevice
-        try openssl.run()
-        openssl.waitUntilExit()
-        guard openssl.terminationStatus == 0 else {
-            throw Failure(description: "openssl req exited with \(openssl.terminationStatus)")
+        let run = try ManagedProcess.runBlocking("/usr/bin/openssl", [
+            "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=localhost",
+            "-addext", "subjectAltName=DNS:localhost", "-keyout", keyPath, "-out", certificatePath,
+        ], timeout: 60)
+        guard run.status == 0 else {
+            throw Failure(description: "openssl req exited with \(run.status): \(run.stderrTail)")
         }
     }
 

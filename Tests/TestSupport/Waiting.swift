@@ -24,16 +24,25 @@ public func withTimeout<T: Sendable>(_ seconds: Double = 10, _ what: String = "t
     }
 }
 
-/// Polls `condition` every 50 ms until it holds or `seconds` pass; on a timeout the
-/// error says how far things got (`progress`), so a slow machine and a stall differ.
-public func waitUntil(_ seconds: Double, _ what: String, progress: (@Sendable () -> String)? = nil,
-                      _ condition: @escaping @Sendable () -> Bool) async throws {
-    do {
-        try await withTimeout(seconds, what) {
-            while !condition() { try await Task.sleep(for: .milliseconds(50)) }
+/// The one polling wait of the test suites: asks `probe` every `every` until it gives
+/// a value, and returns it. On a timeout the error says what was awaited and how far
+/// things got (`progress`), so a slow machine and a stall read differently; `probe` may
+/// throw to give up early (a process that exited).
+public func waitFor<T>(_ seconds: Double, _ what: String, every: Duration = .milliseconds(20),
+                       progress: () -> String = { "" }, _ probe: () throws -> T?) async throws -> T {
+    let deadline = ContinuousClock.now + .seconds(seconds)
+    while true {
+        if let value = try probe() { return value }
+        guard ContinuousClock.now < deadline else {
+            let got = progress()
+            throw TimeoutError(what: got.isEmpty ? what : "\(what) (got: \(got))", seconds: seconds)
         }
-    } catch let error as TimeoutError {
-        guard let progress else { throw error }
-        throw TimeoutError(what: "\(what) (got: \(progress()))", seconds: seconds)
+        try await Task.sleep(for: every)
     }
+}
+
+/// `waitFor` for a condition.
+public func waitUntil(_ seconds: Double, _ what: String, every: Duration = .milliseconds(20),
+                      progress: () -> String = { "" }, _ condition: () throws -> Bool) async throws {
+    try await waitFor(seconds, what, every: every, progress: progress) { try condition() ? () : nil }
 }

@@ -12,6 +12,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from plots import pyplot  # noqa: E402
 from procs import free_port, load_jsonl  # noqa: E402
 from stats import percentile  # noqa: E402
+from events import EVENT
 
 
 def taps_script(features_path, taps):
@@ -37,7 +38,7 @@ def taps_script(features_path, taps):
 
 def placements(path):
     """The subscriber's placement events, in order."""
-    return [e for e in load_jsonl(path) if e.get("event") == "placement"]
+    return [e for e in load_jsonl(path) if e.get("event") == EVENT.placement]
 
 
 def enough(subscriber_path, taps):

@@ -38,6 +38,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from procs import Proc, Sampler, load_jsonl, wait_until  # noqa: E402
 from stats import percentile, rnd  # noqa: E402
 from plots import pyplot  # noqa: E402
+from events import EVENT
 
 
 def pct(values, p):
@@ -56,7 +57,7 @@ def run_config(a, bins, url, server, n, profile, outdir, features, markers):
                                     "--frame-log", os.path.join(outdir, f"frames-publisher-{tag}.jsonl")] + common, outdir)
     subs = []
     try:
-        wait_until(lambda: pub.events("signalingConnected") or pub.p.poll() is not None, 20, "the publisher to register")
+        wait_until(lambda: pub.events(EVENT.signalingConnected) or pub.p.poll() is not None, 20, "the publisher to register")
         if pub.p.poll() is not None:
             raise RuntimeError(f"posecast-publisher exited ({pub.p.returncode}); see {pub.err.name}")
         for i in range(n):
@@ -68,7 +69,7 @@ def run_config(a, bins, url, server, n, profile, outdir, features, markers):
 
         def all_flowing():
             for s in subs:
-                st = [o for _, o in s.events("status")]
+                st = [o for _, o in s.events(EVENT.status)]
                 if not st or not st[-1].get("connected") or st[-1].get("frames", 0) == 0:
                     return False
             return True
@@ -152,12 +153,12 @@ def run_config(a, bins, url, server, n, profile, outdir, features, markers):
     worst_stages = {k: round(statistics.mean(r[1][k] for r in worst), 2) for k in stages} if worst else {}
     pub_window = [f for f in pub_frames.values() if t0 <= f["encodeOutNs"] <= t1]
     bitrate = sum(f["encodedBytes"] for f in pub_window) * 8 / 1000 / window_s
-    rtt = [o["round_trip_ms"] for _, o in (subs[0].events("annotationVisible") if subs else [])
+    rtt = [o["round_trip_ms"] for _, o in (subs[0].events(EVENT.annotationVisible) if subs else [])
            if o.get("round_trip_ms") is not None]
     # The synthetic camera's render time (the publisher's status, once a second): part of
     # capture -> encoder in, since the capture time is taken before the frame is rendered.
-    render = [o["render_ms"] for t, o in pub.events("status") if t0 <= t <= t1 and o.get("render_ms") is not None]
-    rtp_kbps = [o["kbps"] for t, o in pub.events("status") if t0 <= t <= t1 and o.get("kbps") is not None]
+    render = [o["render_ms"] for t, o in pub.events(EVENT.status) if t0 <= t <= t1 and o.get("render_ms") is not None]
+    rtp_kbps = [o["kbps"] for t, o in pub.events(EVENT.status) if t0 <= t <= t1 and o.get("kbps") is not None]
     per_thread = threads.get(pub.name, [])
     pub_threads = {}
     for _, name, v in per_thread:

@@ -10,6 +10,7 @@ Sampling: sample() (RSS, fds, threads now), cpu_ticks() and thread_ticks() (CPU 
 per process and per thread, from /proc/PID/stat and /proc/PID/task/*/stat), and Sampler
 (CPU over a window and peak RSS of several processes)."""
 import json, os, signal, socket, subprocess, threading, time
+from events import check
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 
@@ -134,7 +135,10 @@ class Proc:
                 self.lines.append((time.time_ns(), obj))
 
     def events(self, kind=None):
-        """[(arrival ns, object)] so far, only those whose "event" is kind when given."""
+        """[(arrival ns, object)] so far, only those whose "event" is kind when given
+        (a name from events.py: an undefined one raises)."""
+        if kind is not None:
+            check(kind)
         with self.lock:
             return [(t, o) for t, o in self.lines if kind is None or o.get("event") == kind]
 

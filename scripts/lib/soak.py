@@ -14,6 +14,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from paths import RELEASE_BIN  # noqa: E402
 from plots import pyplot  # noqa: E402
 from procs import ProcessGroup, Tail, sample  # noqa: E402
+from events import EVENT
 
 # The expert's control traffic: annotations made and cleared, focus, metering.
 COMMANDS = ["tap 0.5 0.6 soak-a", "focus 0.5 0.5 tapToAutoFocus", "tap 0.3 0.7 soak-b", "meter 0.4 0.5 1",
@@ -42,13 +43,13 @@ def run(group, out, duration, interval, control_every, width, height, fps):
         sys.exit(1)
     group.start("publisher", ["posecast-publisher", "--source", "synthetic", "--pose", "orbit", "--width", width,
                               "--height", height, "--fps", fps, "--signaling", url, "--json"])
-    wait_for("publisher", lambda e: e.get("event") == "signalingConnected", 30, "registration")
+    wait_for("publisher", lambda e: e.get("event") == EVENT.signalingConnected, 30, "registration")
     expert = group.start("expert", ["posecast-subscriber", "--headless", "--json", "--signaling", url,
                                     "--role", "expert"], stdin=subprocess.PIPE)
     group.start("viewer", ["posecast-subscriber", "--headless", "--json", "--signaling", url, "--role", "viewer"],
                 stdin=subprocess.PIPE)
     for name in ("expert", "viewer"):
-        wait_for(name, lambda e: e.get("event") == "status" and e.get("frames_with_pose", 0) > 0, 30, "decoded frame")
+        wait_for(name, lambda e: e.get("event") == EVENT.status and e.get("frames_with_pose", 0) > 0, 30, "decoded frame")
 
     # Every line from the start: the counts include anything said while setting up.
     tails = {name: Tail(group.path(name, "jsonl")) for name in ("publisher", "expert", "viewer")}
@@ -72,15 +73,15 @@ def run(group, out, duration, interval, control_every, width, height, fps):
             for name, tail in tails.items():
                 for e in tail.lines():
                     kind = e.get("event")
-                    if kind == "status":
+                    if kind == EVENT.status:
                         last_status[name] = e
-                    elif name == "expert" and kind == "requestSent":
+                    elif name == "expert" and kind == EVENT.requestSent:
                         counts["requests"] += 1
-                    elif name == "expert" and kind == "ack":
+                    elif name == "expert" and kind == EVENT.ack:
                         counts["acks"] += 1
-                    elif name == "expert" and kind in ("error", "commandError"):
+                    elif name == "expert" and kind in (EVENT.error, EVENT.commandError):
                         counts["errors"] += 1
-                    elif name != "publisher" and kind == "sessionEnded":
+                    elif name != "publisher" and kind == EVENT.sessionEnded:
                         counts["sessions_ended"] += 1
             try:
                 resources = {n: sample(p.pid) for n, p in group.procs.items()}

@@ -10,6 +10,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from paths import RELEASE_BIN  # noqa: E402
 from procs import ProcessGroup  # noqa: E402
 from stats import percentile  # noqa: E402
+from events import EVENT
 
 
 def one_start(args, index):
@@ -21,13 +22,13 @@ def one_start(args, index):
         url = group.start_signaling()
         group.start("publisher", ["posecast-publisher", "--source", "synthetic", "--pose", "orbit",
                                   "--signaling", url, "--json"])
-        group.wait_event("publisher", lambda e: e.get("event") == "signalingConnected", 30, "registration")
+        group.wait_event("publisher", lambda e: e.get("event") == EVENT.signalingConnected, 30, "registration")
         t0 = time.time()
         for name, role in (("expert", "expert"), ("viewer", "viewer")):
             group.start(name, ["posecast-subscriber", "--headless", "--json", "--signaling", url, "--role", role],
                         stdin=subprocess.PIPE)
         for name in ("expert", "viewer"):
-            group.wait_event(name, lambda e: e.get("event") == "status" and e.get("frames_with_pose", 0) > 0,
+            group.wait_event(name, lambda e: e.get("event") == EVENT.status and e.get("frames_with_pose", 0) > 0,
                              args.deadline - (time.time() - t0), "decoded frame with pose")
             row[f"{name}_first_frame_s"] = round(time.time() - t0, 2)
         row["ok"] = True

@@ -11,8 +11,13 @@
  *    (class_init/instance_init and vfuncs), registered as an element factory
  *    so depayloaders can create it from the `extmap` URI.
  *  - Fixed-arity wrappers: Swift does not import C variadic functions
- *    (g_object_set, g_signal_emit_by_name) nor function-like macros
- *    (GST_PAD_PROBE_INFO_BUFFER, gst_buffer_make_writable, GST_OBJECT_NAME).
+ *    (g_object_get/g_object_set with a pointer, g_signal_emit_by_name).
+ *  - The thread name: pthread_setname_np is not in Glibc's Swift overlay.
+ *
+ * Not here, on purpose: what GStreamer exports or Swift imports itself. Probe
+ * info accessors are gst_pad_probe_info_get_*; the unrefs are GStreamer's own
+ * inline functions (gst_caps_unref, gst_buffer_unref, ...); object names and
+ * casts are field reads and `gcast` in Swift; the bin walk is Swift.
  *
  * Ownership is stated on every function: "(full)" means the caller receives a
  * reference it must release, "(borrowed)" means it must not.
@@ -30,6 +35,10 @@
 #define PCG_POSE_EXT_URI "urn:x-posecast:rtp-hdrext:pose:1"
 /* Two-byte header extension elements carry at most 255 bytes. */
 #define PCG_POSE_MAX_BYTES 255
+/* The pose bytes as a fixed-size array: Swift imports it as a tuple of exactly
+ * PCG_POSE_MAX_BYTES elements, which PoseMedia/PoseLimitCheck.swift requires to be
+ * PoseWireFormat.ElementStorage, so the C and Swift limits cannot drift apart. */
+typedef struct { guint8 bytes[PCG_POSE_MAX_BYTES]; } PcgPoseBytes;
 
 /* Registers the pose meta once (thread safe) and returns its info (borrowed, static). */
 const GstMetaInfo *pcg_pose_meta_get_info(void);
@@ -63,22 +72,6 @@ GstRTPHeaderExtension *pcg_pose_hdrext_new(guint ext_id);
  * and reads refused (oversized element or unwritable buffer). */
 void pcg_pose_hdrext_counters(GstRTPHeaderExtension *ext, guint64 *written,
                               guint64 *read, guint64 *refused);
-
-/* --- Pad probes (macros in C) -------------------------------------------- */
-
-/* GST_PAD_PROBE_INFO_BUFFER: the buffer of a buffer probe (borrowed), or NULL. */
-GstBuffer *pcg_probe_info_get_buffer(GstPadProbeInfo *info);
-
-/* gst_buffer_make_writable on the probe's buffer, storing the (possibly new)
- * buffer back into the probe info so downstream sees it. Returns it (borrowed). */
-GstBuffer *pcg_probe_info_make_buffer_writable(GstPadProbeInfo *info);
-
-/* Bytes in a buffer or buffer-list probe (payloaders push lists, whose macro
- * GST_PAD_PROBE_INFO_BUFFER_LIST Swift cannot import); 0 for anything else. */
-gsize pcg_probe_info_data_size(GstPadProbeInfo *info);
-
-/* GST_PAD_PROBE_INFO_EVENT: the event of an event probe (borrowed), or NULL. */
-GstEvent *pcg_probe_info_get_event(GstPadProbeInfo *info);
 
 /* --- Variadic wrappers --------------------------------------------------- */
 
@@ -114,20 +107,6 @@ GstWebRTCRTPTransceiver *pcg_webrtc_add_transceiver(GstElement *webrtc,
 
 /* RTP payloader "add-extension"(ext): the payloader takes its own reference. */
 void pcg_payloader_add_extension(GstElement *payloader, GstRTPHeaderExtension *ext);
-
-/* GST_OBJECT_NAME of an object (borrowed string). */
-const gchar *pcg_object_name(gpointer object);
-
-/* GST_MESSAGE_SRC_NAME of a message (borrowed string, may be NULL). */
-const gchar *pcg_message_src_name(GstMessage *message);
-
-/* gst_buffer_ref / unref are inline functions Swift may not see through
- * GstMiniObject casts; these keep ownership calls explicit. */
-GstBuffer *pcg_buffer_ref(GstBuffer *buffer);
-void pcg_buffer_unref(GstBuffer *buffer);
-void pcg_caps_unref(GstCaps *caps);
-void pcg_message_unref(GstMessage *message);
-void pcg_event_unref(GstEvent *event);
 
 /* --- Threads -------------------------------------------------------------- */
 

@@ -81,12 +81,12 @@ public final class PublisherApp: Sendable {
         var feed: PoseFeedReceiver?
         if let transport = PoseFeedReceiver.Transport(config.pose) {
             let receiver = PoseFeedReceiver(transport: transport, store: store) { message in
-                out.event("poseFeed", ["message": message], human: message)
+                out.event(.poseFeed, ["message": message], human: message)
             }
             do { try await receiver.start() } catch {
                 throw failure("pose feed \(config.pose): \(error)")
             }
-            if let port = receiver.boundPort { out.event("poseFeedListening", ["port": port], human: "pose feed: listening on UDP port \(port)") }
+            if let port = receiver.boundPort { out.event(.poseFeedListening, ["port": port], human: "pose feed: listening on UDP port \(port)") }
             feed = receiver
         }
         let media: PublisherMedia
@@ -113,7 +113,7 @@ public final class PublisherApp: Sendable {
                 await feed?.stop()
                 throw failure("cannot listen on \(config.listen.host):\(config.listen.port): \(error)")
             }
-            out.event("listening", ["url": url], human: "signaling: listening on \(url) (embedded)")
+            out.event(.listening, ["url": url], human: "signaling: listening on \(url) (embedded)")
         }
         var nodeConfig = PublisherNodeConfig(signalingURL: url)
         nodeConfig.room = config.room; nodeConfig.token = config.token
@@ -139,7 +139,7 @@ public final class PublisherApp: Sendable {
         // Camera pipeline errors are reported even with no subscriber (a session's peer
         // reports them too, but there may be none yet).
         media.onPipelineProblem { text, isError in
-            out.event(isError ? "pipelineError" : "pipelineWarning", ["message": text],
+            out.event(isError ? .pipelineError : .pipelineWarning, ["message": text],
                       human: (isError ? "camera pipeline error: " : "camera pipeline warning: ") + text)
         }
         var status = PublisherStatusSampler(media: media)
@@ -153,7 +153,7 @@ public final class PublisherApp: Sendable {
             }
             let sample = status.sample(node: node, feed: feed == nil ? nil : store.statistics)
             if let stalled = sample.stalled {
-                out.event("sourceStalled", stalled.fields, human: stalled.human)
+                out.event(.sourceStalled, stalled.fields, human: stalled.human)
             }
             out.status(sample.fields, human: sample.human)
         }
@@ -167,32 +167,6 @@ public final class PublisherApp: Sendable {
         if let refused {
             throw PublisherAppExit(code: 3, message: "posecast-publisher: error: the signaling server refused us: \(refused)")
         }
-        out.event("stopped", [:], human: "stopped")
-    }
-}
-
-extension EventOutput {
-    func publisherEvent(_ event: PublisherNodeEvent) {
-        switch event {
-        case let .signalingConnected(url, peerId):
-            self.event("signalingConnected", ["url": url, "peerId": peerId], human: "signaling: connected to \(url) as \(peerId)")
-        case .signalingLost(let reason):
-            self.event("signalingLost", ["reason": reason], human: "signaling: \(reason); reconnecting")
-        case let .serverError(code, details):
-            self.event("serverError", ["code": code?.rawValue ?? "", "details": details], human: "signaling error: \(details)")
-        case let .sessionStarted(sessionId, consumer, role):
-            self.event("sessionStarted", ["sessionId": sessionId, "consumer": consumer, "role": role.rawValue],
-                       human: "session \(sessionId): \(role.rawValue) \(consumer) joining")
-        case .subscriberConnected(let sessionId):
-            self.event("subscriberConnected", ["sessionId": sessionId], human: "session \(sessionId): connected")
-        case let .sessionEnded(sessionId, reason):
-            self.event("sessionEnded", ["sessionId": sessionId, "reason": reason], human: "session \(sessionId): ended (\(reason))")
-        case let .control(sessionId, request, reply):
-            let answer = ControlCodec.encode(reply)
-            self.event("control", ["sessionId": sessionId, "request": request ?? "", "reply": answer],
-                       human: "session \(sessionId): \(request ?? "unreadable request") → \(answer)")
-        case .error(let message):
-            self.event("error", ["message": message], human: "error: \(message)")
-        }
+        out.event(.stopped, [:], human: "stopped")
     }
 }

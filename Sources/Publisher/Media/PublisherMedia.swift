@@ -63,7 +63,7 @@ public final class PublisherMedia: @unchecked Sendable {
     public let config: PublisherMediaConfig
     private let tee: Element
     private let payloaderSource: Pad
-    private let extensionRef: UnsafeMutablePointer<GstRTPHeaderExtension>
+    private let poseExtension: PoseExtension
     private let tagger: PoseTagger
     private let synthetic: SyntheticSource?
     private let overlay: AnnotationOverlay
@@ -114,8 +114,8 @@ public final class PublisherMedia: @unchecked Sendable {
         let encoder = try config.codec.makeEncoder(bitrateKbps: config.bitrateKbps, keyframeInterval: config.keyframeInterval)
         let overhead = 4 + 2 + PoseWireFormat.fixedSize + config.maxApplicationBytes
         let payloader = try config.codec.makePayloader(mtu: config.pathMTU - ((overhead + 3) / 4 * 4))
-        extensionRef = try PoseHeaderExtension.make(id: PoseHeaderExtension.defaultID)
-        pcg_payloader_add_extension(payloader.raw, extensionRef)
+        poseExtension = try PoseHeaderExtension.make(id: PoseHeaderExtension.defaultID)
+        poseExtension.add(to: payloader)
         payloaderSource = payloader.staticPad("src")!
         tee = try ElementFactory.make("tee", name: "fanout")
         tee.set("allow-not-linked", true)
@@ -148,7 +148,7 @@ public final class PublisherMedia: @unchecked Sendable {
         // upstream force-key-unit by its branch's webrtcbin, or a branch opening).
         let keyframeRequests = keyframeRequestCount
         _ = payloader.staticPad("sink")!.addProbe(GST_PAD_PROBE_TYPE_EVENT_UPSTREAM) { info in
-            if let event = pcg_probe_info_get_event(info), gst_video_event_is_force_key_unit(event) != 0 {
+            if let event = gst_pad_probe_info_get_event(info), gst_video_event_is_force_key_unit(event) != 0 {
                 keyframeRequests.add(1)
             }
             return GST_PAD_PROBE_OK
@@ -156,7 +156,7 @@ public final class PublisherMedia: @unchecked Sendable {
         let bytes = self.bytes
         let data = GstPadProbeType(GST_PAD_PROBE_TYPE_BUFFER.rawValue | GST_PAD_PROBE_TYPE_BUFFER_LIST.rawValue)
         _ = payloaderSource.addProbe(data) { info in
-            bytes.add(UInt64(pcg_probe_info_data_size(info)))
+            bytes.add(UInt64(ProbeInfo.dataSize(info)))
             return GST_PAD_PROBE_OK
         }
     }
@@ -182,7 +182,6 @@ public final class PublisherMedia: @unchecked Sendable {
     deinit {
         synthetic?.stop()
         pipeline.stop()
-        gst_object_unref(UnsafeMutableRawPointer(extensionRef))
     }
 
     private static func makeSource(_ config: PublisherMediaConfig) throws(RTCError) -> [Element] {
@@ -246,9 +245,7 @@ public final class PublisherMedia: @unchecked Sendable {
 
     /// Pose extension counters: RTP packets that carried a pose element.
     public var packetsWithPose: UInt64 {
-        var written: guint64 = 0
-        pcg_pose_hdrext_counters(extensionRef, &written, nil, nil)
-        return UInt64(written)
+        poseExtension.counters.written
     }
 
     /// Adds a subscriber branch (tee → queue → new webrtcbin) and returns its peer; the

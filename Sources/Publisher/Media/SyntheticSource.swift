@@ -45,7 +45,7 @@ final class SyntheticSource: @unchecked Sendable {
         self.width = width; self.height = height; self.fps = fps
         self.scene = scene; self.poseSource = poseSource; self.history = history
         element = try ElementFactory.make("appsrc", name: "source")
-        appsrc = UnsafeMutableRawPointer(element.raw).assumingMemoryBound(to: GstAppSrc.self)
+        appsrc = gcast(element.raw, to: GstAppSrc.self)
         let capsText = "video/x-raw,format=I420,width=\(width),height=\(height),framerate=\(fps)/1"
         element.set("caps", capsText)
         element.set("is-live", true)
@@ -60,7 +60,7 @@ final class SyntheticSource: @unchecked Sendable {
         let caps = gst_caps_from_string(capsText)
         let config = gst_buffer_pool_get_config(pool)
         gst_buffer_pool_config_set_params(config, caps, guint(width * height * 3 / 2), 4, 0)
-        pcg_caps_unref(caps)
+        gst_caps_unref(caps)
         _ = gst_buffer_pool_set_config(pool, config)
         _ = gst_buffer_pool_set_active(pool, 1)
     }
@@ -174,7 +174,7 @@ final class SyntheticSource: @unchecked Sendable {
         guard gst_buffer_pool_acquire_buffer(pool, &buffer, nil) == GST_FLOW_OK, let buffer else { return nil }
         var map = GstMapInfo()
         guard gst_buffer_map(buffer, &map, GST_MAP_WRITE) != 0 else {
-            gst_mini_object_unref(UnsafeMutableRawPointer(buffer).assumingMemoryBound(to: GstMiniObject.self))
+            gst_buffer_unref(buffer)
             return nil
         }
         let ySize = width * height, cSize = ySize / 4
@@ -193,7 +193,7 @@ final class SyntheticSource: @unchecked Sendable {
         }
         gst_buffer_unmap(buffer, &map)
         if let failure {
-            gst_mini_object_unref(UnsafeMutableRawPointer(buffer).assumingMemoryBound(to: GstMiniObject.self))
+            gst_buffer_unref(buffer)
             throw failure
         }
         return buffer

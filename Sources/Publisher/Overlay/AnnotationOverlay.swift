@@ -218,10 +218,10 @@ package final class AnnotationOverlay: Sendable {
                 sprite.pixels, gint(x - x0), gint(y - y0), guint(sprite.width), guint(sprite.height),
                 AnnotationSprite.flags) else { ok = false; continue }
             let composition = gst_video_overlay_composition_new(rectangle)
-            gst_mini_object_unref(gcast(UnsafeMutableRawPointer(rectangle), to: GstMiniObject.self))
+            gst_video_overlay_rectangle_unref(rectangle)
             guard let composition else { ok = false; continue }
             if gst_video_overlay_composition_blend(composition, &view) == 0 { ok = false }
-            gst_mini_object_unref(gcast(UnsafeMutableRawPointer(composition), to: GstMiniObject.self))
+            gst_video_overlay_composition_unref(composition)
         }
         return ok
     }

@@ -65,7 +65,7 @@ final class AnnotationSprite: @unchecked Sendable {
         guard let drawing = Self.draw(key) else { return nil }
         let argb = drawing.pixels
         // (full) ours; dropped once GStreamer has converted it.
-        defer { pcg_buffer_unref(argb) }
+        defer { gst_buffer_unref(argb) }
         var map = GstMapInfo()
         guard gst_buffer_map(argb, &map, GST_MAP_WRITE) != 0, let data = map.data else { return nil }
         Self.unpremultiply(data, width: drawing.width, height: drawing.height, stride: drawing.stride)
@@ -77,16 +77,16 @@ final class AnnotationSprite: @unchecked Sendable {
         guard let rectangle = gst_video_overlay_rectangle_new_raw(argb, 0, 0, guint(drawing.width),
                                                                   guint(drawing.height), Self.flags)
         else { return nil }
-        defer { gst_mini_object_unref(UnsafeMutableRawPointer(rectangle).assumingMemoryBound(to: GstMiniObject.self)) }
+        defer { gst_video_overlay_rectangle_unref(rectangle) }
         guard let ayuv = gst_video_overlay_rectangle_get_pixels_unscaled_ayuv(rectangle, Self.flags),
               let meta = gst_buffer_get_video_meta(ayuv), meta.pointee.format == GST_VIDEO_FORMAT_AYUV,
               meta.pointee.width == guint(drawing.width), meta.pointee.height == guint(drawing.height)
         else { return nil }
-        pixels = pcg_buffer_ref(ayuv)
+        pixels = gst_buffer_ref(ayuv)
         width = drawing.width; height = drawing.height; anchorX = drawing.anchorX; anchorY = drawing.anchorY
     }
 
-    deinit { pcg_buffer_unref(pixels) }
+    deinit { gst_buffer_unref(pixels) }
 
     /// The sprite as cairo draws it: premultiplied ARGB32 (`cairoFormat`).
     struct Drawing {
@@ -118,7 +118,7 @@ final class AnnotationSprite: @unchecked Sendable {
               let buffer = gst_buffer_new_allocate(nil, gsize(stride * height), nil) else { return nil }
         var map = GstMapInfo()
         guard gst_buffer_map(buffer, &map, GST_MAP_WRITE) != 0, let data = map.data else {
-            pcg_buffer_unref(buffer)
+            gst_buffer_unref(buffer)
             return nil
         }
         memset(data, 0, stride * height)   // cairo draws over what is there
@@ -146,7 +146,7 @@ final class AnnotationSprite: @unchecked Sendable {
             }
         }
         guard drawn, meta != nil else {
-            pcg_buffer_unref(buffer)
+            gst_buffer_unref(buffer)
             return nil
         }
         return Drawing(pixels: buffer, width: width, height: height, stride: stride, anchorX: ax, anchorY: ay)

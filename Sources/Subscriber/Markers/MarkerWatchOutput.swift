@@ -1,14 +1,15 @@
 import Foundation
+import NodeOutput
 import PoseMedia
 
 /// The marker checks as subscriber output: event name, JSON fields (docs/SUBSCRIBER.md)
 /// and the line a person reads.
 extension MarkerWatchEvent {
-    public var name: String {
+    public var name: NodeEventName {
         switch self {
-        case .visible: "annotationVisible"
-        case .report: "markerReport"
-        case .checkDone: "markerCheckDone"
+        case .visible: .annotationVisible
+        case .report: .markerReport
+        case .checkDone: .markerCheckDone
         }
     }
 

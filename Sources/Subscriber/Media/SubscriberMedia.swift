@@ -110,7 +110,7 @@ public final class SubscriberMedia: @unchecked Sendable {
     /// where they pass turns button presses into normalised clicks.
     private static func watchClicks(on pad: Pad, onClick: @escaping @Sendable (Int, NormalizedPoint) -> Void) {
         _ = pad.addProbe(GST_PAD_PROBE_TYPE_EVENT_UPSTREAM) { [pad] info in
-            guard let event = pcg_probe_info_get_event(info),
+            guard let event = gst_pad_probe_info_get_event(info),
                   gst_navigation_event_get_type(event) == GST_NAVIGATION_EVENT_MOUSE_BUTTON_PRESS else { return GST_PAD_PROBE_OK }
             var button: Int32 = 0
             var x = 0.0, y = 0.0

@@ -1,0 +1,39 @@
+/// Every `"event"` the executables print with `--json`, in one place: the executables
+/// emit them through `EventOutput`, the system tests match them (`JSONLine.is(_:)`), and
+/// the scripts read this file (`scripts/lib/events.py`), so a renamed or misspelt event
+/// fails to compile or fails the script loudly instead of never matching.
+/// Keep one `case` per line: scripts/lib/events.py parses them.
+public enum NodeEventName: String, CaseIterable, Sendable {
+    // Both nodes
+    case status
+    case stopped
+    case error
+    case signalingConnected
+    case signalingLost
+    case serverError
+    case sessionStarted
+    case sessionEnded
+    // Publisher
+    case listening
+    case subscriberConnected
+    case control
+    case sourceStalled
+    case pipelineError
+    case pipelineWarning
+    case poseFeed
+    case poseFeedListening
+    // Subscriber
+    case connected
+    case controlOpen
+    case requestSent
+    case ack
+    case annotations
+    case sceneStatus
+    case placement
+    case pose
+    case commandError
+    case localError
+    case annotationVisible
+    case markerReport
+    case markerCheckDone
+}

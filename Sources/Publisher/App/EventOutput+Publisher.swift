@@ -1,0 +1,29 @@
+import NodeOutput
+import PoseCastKit
+
+/// The publisher node's events as output lines (README "Events").
+extension EventOutput {
+    func publisherEvent(_ event: PublisherNodeEvent) {
+        switch event {
+        case let .signalingConnected(url, peerId):
+            self.event(.signalingConnected, ["url": url, "peerId": peerId], human: "signaling: connected to \(url) as \(peerId)")
+        case .signalingLost(let reason):
+            self.event(.signalingLost, ["reason": reason], human: "signaling: \(reason); reconnecting")
+        case let .serverError(code, details):
+            self.event(.serverError, ["code": code?.rawValue ?? "", "details": details], human: "signaling error: \(details)")
+        case let .sessionStarted(sessionId, consumer, role):
+            self.event(.sessionStarted, ["sessionId": sessionId, "consumer": consumer, "role": role.rawValue],
+                       human: "session \(sessionId): \(role.rawValue) \(consumer) joining")
+        case .subscriberConnected(let sessionId):
+            self.event(.subscriberConnected, ["sessionId": sessionId], human: "session \(sessionId): connected")
+        case let .sessionEnded(sessionId, reason):
+            self.event(.sessionEnded, ["sessionId": sessionId, "reason": reason], human: "session \(sessionId): ended (\(reason))")
+        case let .control(sessionId, request, reply):
+            let answer = ControlCodec.encode(reply)
+            self.event(.control, ["sessionId": sessionId, "request": request ?? "", "reply": answer],
+                       human: "session \(sessionId): \(request ?? "unreadable request") → \(answer)")
+        case .error(let message):
+            self.event(.error, ["message": message], human: "error: \(message)")
+        }
+    }
+}

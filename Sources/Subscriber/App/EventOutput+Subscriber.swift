@@ -1,0 +1,104 @@
+import Foundation
+import NodeOutput
+import PoseCastKit
+
+/// The subscriber's output: its node's events, the pose of the frame on screen and the
+/// once-a-second status, as JSON lines or as lines a person reads (docs/SUBSCRIBER.md).
+extension EventOutput {
+    func subscriberPose(_ node: SubscriberNode) {
+        guard let frame = node.frameWindow.lastFrame else {
+            self.event(.pose, ["frameId": NSNull()], human: "pose: no frame on screen yet")
+            return
+        }
+        guard let p = frame.pose else {
+            self.event(.pose, ["frameId": NSNull(), "error": frame.poseError.map { "\($0)" } ?? "no pose"],
+                      human: "pose: the frame on screen carries no pose")
+            return
+        }
+        let fields: [String: Any] = [
+            "frameId": p.frameID, "captureTimeNs": p.captureTimeNanos,
+            "position": [p.position.x, p.position.y, p.position.z].map(Double.init),
+            "orientation": [p.orientation.x, p.orientation.y, p.orientation.z, p.orientation.w].map(Double.init),
+            "intrinsics": [p.intrinsics.fx, p.intrinsics.fy, p.intrinsics.cx, p.intrinsics.cy].map(Double.init),
+            "flags": Int(p.flags.rawValue),
+        ]
+        self.event(.pose, fields, human: String(
+            format: "pose of frame %u: position (%.3f, %.3f, %.3f) m  orientation (%.4f, %.4f, %.4f, %.4f)  fx %.3f fy %.3f",
+            p.frameID, p.position.x, p.position.y, p.position.z, p.orientation.x, p.orientation.y, p.orientation.z,
+            p.orientation.w, p.intrinsics.fx, p.intrinsics.fy))
+    }
+
+    func subscriberStatus(_ node: SubscriberNode) {
+        let w = node.frameWindow
+        var fields: [String: Any] = [
+            "connected": node.isConnected, "fps": (w.fps * 10).rounded() / 10, "frames": w.framesDecoded,
+            "frames_with_pose": w.framesWithPose, "pose_pct": (w.posePercent * 100).rounded() / 100,
+            "rejected_poses": node.rejections?.total ?? 0,
+        ]
+        fields["latency_ms_p50"] = w.latencyMsP50.map { ($0 * 10).rounded() / 10 }
+        var scene = ""
+        if let st = node.sceneStatus {
+            fields.merge(st.statusFields) { _, new in new }
+            scene = "  " + st.summary
+        }
+        status(fields, human: String(
+            format: "%@  %.1f fps  latency p50 %@  frames %d  with pose %.2f%%",
+            node.isConnected ? "connected" : "waiting for the publisher", w.fps,
+            w.latencyMsP50.map { String(format: "%.1f ms", $0) } ?? "–", w.framesDecoded, w.posePercent) + scene)
+    }
+
+    func subscriberEvent(_ event: SubscriberNodeEvent) {
+        switch event {
+        case let .signalingConnected(url, peerId):
+            self.event(.signalingConnected, ["url": url, "peerId": peerId], human: "signaling: connected to \(url) as \(peerId)")
+        case .signalingLost(let reason):
+            self.event(.signalingLost, ["reason": reason], human: "signaling: \(reason); retrying")
+        case let .serverError(code, details):
+            self.event(.serverError, ["code": code?.rawValue ?? "", "details": details], human: "signaling error: \(details)")
+        case let .sessionStarted(sessionId, producer):
+            self.event(.sessionStarted, ["sessionId": sessionId, "producer": producer], human: "session \(sessionId) with \(producer)")
+        case .connected(let sessionId):
+            self.event(.connected, ["sessionId": sessionId], human: "session \(sessionId): connected")
+        case let .sessionEnded(sessionId, reason):
+            self.event(.sessionEnded, ["sessionId": sessionId, "reason": reason], human: "session \(sessionId): ended (\(reason))")
+        case .controlOpen:
+            self.event(.controlOpen, [:], human: "control channel open")
+        case let .requestSent(id, type, text):
+            self.event(.requestSent, ["id": id, "type": type, "text": text], human: "→ \(text)")
+        case .reply(let reply):
+            switch reply {
+            case let .ack(id, annotationId, skipped):
+                var fields: [String: Any] = ["id": id]
+                fields["annotationId"] = annotationId
+                if !skipped.isEmpty { fields["skipped"] = skipped.map(\.rawValue) }
+                self.event(.ack, fields, human: "← ack \(id)" + (annotationId.map { " (annotation \($0))" } ?? "")
+                          + (skipped.isEmpty ? "" : " (skipped as unsupported: \(skipped.map(\.rawValue).joined(separator: ", ")))"))
+            case .error(let e):
+                var fields: [String: Any] = ["code": e.code.rawValue, "message": e.message]
+                fields["id"] = e.id
+                self.event(.error, fields, human: "← error \(e.id ?? "-") \(e.code.rawValue): \(e.message)")
+            case .sceneStatus:
+                // Streamed several times a second: JSON readers get every one, people the status line.
+                var fields = (try? JSONSerialization.jsonObject(with: Data(ControlCodec.encode(reply).utf8))) as? [String: Any] ?? [:]
+                fields.removeValue(forKey: "type")
+                self.event(.sceneStatus, fields, human: nil)
+            case .annotations(let list):
+                self.event(.annotations, ["count": list.count, "ids": list.map(\.id)],
+                          human: "← annotations: " + (list.isEmpty ? "none" : list.map { "\($0.id) \($0.kind.rawValue) \($0.label)" }.joined(separator: ", ")))
+            }
+        case .placement(let r):
+            var fields: [String: Any] = [
+                "annotationId": r.annotationId, "placement": r.placement.rawValue,
+                "truth": [r.truth.x, r.truth.y, r.truth.z].map(Double.init),
+                "placed": [r.placed.x, r.placed.y, r.placed.z].map(Double.init),
+                "error_cm": Double(r.errorCentimetres), "tapFrameId": r.tapFrameId, "laterFrameId": r.laterFrameId,
+            ]
+            fields["error_px"] = r.errorPixels.map { Double($0) }
+            self.event(.placement, fields, human: String(
+                format: "placement of %@ (%@): %.2f cm, %@ from the true point", r.annotationId, r.placement.rawValue,
+                r.errorCentimetres, r.errorPixels.map { String(format: "%.2f px", $0) } ?? "– px"))
+        case .error(let message):
+            self.event(.localError, ["message": message], human: "error: \(message)")
+        }
+    }
+}

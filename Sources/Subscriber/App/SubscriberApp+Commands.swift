@@ -1,0 +1,79 @@
+import Foundation
+import NodeOutput
+import PoseCastKit
+
+/// The headless commands (docs/SUBSCRIBER.md): from a script file, then stdin, one line
+/// at a time; clicks in the window run the same commands.
+extension SubscriberApp {
+    func runCommands(script: String?, readStdin: Bool) async {
+        if let script {
+            guard let text = try? String(contentsOfFile: script, encoding: .utf8) else {
+                out.event(.error, ["message": "cannot read script \(script)"], human: "error: cannot read script \(script)")
+                return
+            }
+            for line in text.split(whereSeparator: \.isNewline) {
+                if await !execute(line: String(line)) { return }
+            }
+        }
+        guard readStdin else { return }
+        for await line in Self.stdinLines() {
+            if await !execute(line: line) { return }
+        }
+    }
+
+    /// Lines of stdin, read on a thread of their own (readLine blocks).
+    static func stdinLines() -> AsyncStream<String> {
+        AsyncStream { continuation in
+            let thread = Thread {
+                while let line = readLine(strippingNewline: true) { continuation.yield(line) }
+                continuation.finish()
+            }
+            thread.start()
+        }
+    }
+
+    /// Runs one line; false when the session should end (`quit`).
+    public func execute(line: String) async -> Bool {
+        do throws(CommandError) {
+            guard let command = try SubscriberCommand.parse(line) else { return true }
+            return await execute(command)
+        } catch {
+            out.event(.commandError, ["message": error.description, "line": line], human: "error: \(error)")
+            return true
+        }
+    }
+
+    /// Runs one command; false when the session should end (`quit`).
+    public func execute(_ command: SubscriberCommand) async -> Bool {
+        do throws(ControlError) {
+            switch command {
+            case let .tap(point, label): try node.tap(at: point, label: label, color: tapColor)
+            case let .tapNaive(point, label): try node.tap(at: point, label: label, color: tapColor, naive: true)
+            case let .tapWorld(p, naive, label): try node.tap(world: p, label: label, color: tapColor, naive: naive)
+            case let .focus(point, mode): try node.send(.focus(point: point, mode: mode))
+            case .meter(let request): try node.send(.meter(request))
+            case .lock: try node.send(.lock(routines: MeteringRoutine.allCases))
+            case .unlock: try node.send(.unlock(routines: MeteringRoutine.allCases))
+            case .remove(let id): try node.send(.removeAnnotation(annotationId: id))
+            case .clear: try node.send(.clearAnnotations)
+            case .pose: out.subscriberPose(node)
+            case .status: out.subscriberStatus(node)
+            case .checkMarkers(let frames):
+                guard let watcher = node.config.markerWatcher else {
+                    throw ControlError(id: nil, code: .unsupported, message: "checkmarkers needs --check-markers")
+                }
+                do throws(CommandError) { try watcher.checkMarkers(frames: frames) } catch {
+                    out.event(.commandError, ["message": error.description], human: "error: \(error)")
+                }
+            case .sleep(let seconds): try? await Task.sleep(for: .seconds(seconds))
+            case .quit: return false
+            }
+        } catch {
+            out.event(.commandError, ["message": error.message, "code": error.code.rawValue], human: "error: \(error.message)")
+        }
+        return true
+    }
+
+    /// Marks are drawn magenta while they are being checked (a colour the scene never shows).
+    var tapColor: String { node.config.markerWatcher == nil ? "#FF3B30" : MarkerWatcher.markerColor }
+}

@@ -1,0 +1,116 @@
+import Foundation
+import Logging
+import NodeOutput
+import PoseCastKit
+import PoseMedia
+import Synchronization
+
+/// Everything `posecast-subscriber` runs, as options already checked: the executable
+/// parses its arguments into this, then builds and runs a `SubscriberApp` from it, as a
+/// test can.
+public struct SubscriberAppConfig: Sendable {
+    /// The session node's settings; `build` fills in the media sink, the frame log and
+    /// the marker watcher from the fields below.
+    public var node: SubscriberNodeConfig
+    /// No window: commands from `script` and stdin, status lines instead of a picture.
+    public var headless = false
+    /// Commands run first (headless).
+    public var scriptPath: String?
+    /// With `scriptPath`: quit when the script ends instead of reading stdin.
+    public var exitAfterScript = false
+    public var json = false
+    public var frameLogPath: String?
+    /// Look for the publisher's annotation marks in the decoded frames (`--check-markers`).
+    public var checkMarkers = false
+    /// Where the display check looks for DISPLAY and WAYLAND_DISPLAY.
+    public var environment = ProcessInfo.processInfo.environment
+    public init(node: SubscriberNodeConfig) { self.node = node }
+}
+
+/// How a subscriber run could not start, with the exit code the executable uses.
+public struct SubscriberAppExit: Error, Sendable, CustomStringConvertible {
+    public var code: Int32
+    public var message: String
+    public var description: String { message }
+}
+
+/// The subscriber process: the session node, its commands (stdin, a script or clicks in
+/// the window), the once-a-second status and the event output. `build` checks what can
+/// fail before anything runs (a display, the frame log); `run` serves until the commands
+/// say quit, the task is cancelled or SIGINT/SIGTERM arrives.
+public final class SubscriberApp: Sendable {
+    public let node: SubscriberNode
+    let out: EventOutput
+    private let config: SubscriberAppConfig
+    private let frames: FrameLog?
+
+    private init(node: SubscriberNode, out: EventOutput, config: SubscriberAppConfig, frames: FrameLog?) {
+        self.node = node; self.out = out; self.config = config; self.frames = frames
+    }
+
+    public static func build(_ config: SubscriberAppConfig) throws(SubscriberAppExit) -> SubscriberApp {
+        func failure(_ text: String) -> SubscriberAppExit { SubscriberAppExit(code: 2, message: "posecast-subscriber: error: \(text)") }
+        if !config.headless, config.environment["DISPLAY"] == nil, config.environment["WAYLAND_DISPLAY"] == nil {
+            throw failure("no display (DISPLAY/WAYLAND_DISPLAY unset); use --headless")
+        }
+        let out = EventOutput(json: config.json)
+        var nodeConfig = config.node
+        nodeConfig.media.sink = config.headless ? .discard : .display
+        let frames: FrameLog?
+        do throws(FrameLogError) { frames = try config.frameLogPath.map { path throws(FrameLogError) in try FrameLog(path: path) } } catch {
+            throw failure("\(error)")
+        }
+        if let frames { nodeConfig.media.onShown = { frames.record($0) } }
+        if config.checkMarkers {
+            let watcher = MarkerWatcher { event in out.event(event.name, event.fields, human: event.human) }
+            nodeConfig.markerWatcher = watcher
+            nodeConfig.media.onPicture = { watcher.observe($0) }
+        }
+        // A click needs the node, which needs the click handler in its config: the box
+        // is filled right after the node is made.
+        let box = Mutex<SubscriberApp?>(nil)
+        nodeConfig.media.onClick = { button, point in
+            // Left click: annotate; right click: focus there.
+            guard let app = box.withLock({ $0 }) else { return }
+            let command: SubscriberCommand = button == 3 ? .focus(point, .tapToAutoFocus) : .tap(point, label: "")
+            Task { _ = await app.execute(command) }
+        }
+        let node = SubscriberNode(config: nodeConfig, logger: Logger(label: "posecast.subscriber")) { [watcher = nodeConfig.markerWatcher] event in
+            watcher?.observe(event)
+            out.subscriberEvent(event)
+        }
+        let app = SubscriberApp(node: node, out: out, config: config, frames: frames)
+        box.withLock { $0 = app }
+        return app
+    }
+
+    /// Serves until the commands say quit (headless), the calling task is cancelled or
+    /// SIGINT/SIGTERM arrives.
+    public func run() async {
+        let node = self.node
+        let runner = Task { await node.run() }
+        let signals = ProcessSupport.terminationSignals()
+        let stopper = Task { for await _ in signals { runner.cancel(); return } }
+        let statusTask = Task { [out] in
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .seconds(1))
+                node.tickFrameWindow()
+                out.subscriberStatus(node)
+            }
+        }
+        let commands = Task { [config] in
+            if config.headless {
+                await self.runCommands(script: config.scriptPath, readStdin: !config.exitAfterScript)
+                runner.cancel()
+            }
+        }
+        await withTaskCancellationHandler {
+            _ = await runner.value
+        } onCancel: {
+            runner.cancel()
+        }
+        commands.cancel(); statusTask.cancel(); stopper.cancel()
+        frames?.close()
+        out.event(.stopped, [:], human: "stopped")
+    }
+}

@@ -1,0 +1,230 @@
+import Foundation
+import NodeOutput
+import Synchronization
+
+/// A wait on a child process that failed: names what was awaited and what was seen instead.
+public struct HarnessTimeout: Error, CustomStringConvertible {
+    public let description: String
+    public init(description: String) { self.description = description }
+}
+
+/// The one way the suites run a child process: one of the project's executables (by
+/// product name) or any program (by absolute path), started for real. Stdin takes
+/// commands, stdout is read as lines while the child runs (JSON lines with `--json`),
+/// stderr is kept for failure messages; a chatty child never blocks on a full pipe.
+/// Short jobs go through `run`/`runBlocking`, which wait for the exit within a limit.
+public final class ManagedProcess: @unchecked Sendable {
+    public let name: String
+    private let process = Process()
+    private let stdinPipe = Pipe()
+    private let stdoutPipe = Pipe()
+    private let stderrPipe = Pipe()
+    private let lines = Mutex<[String]>([])
+    private let stderrText = Mutex("")
+    private let partial = Mutex("")
+    private let exited = DispatchSemaphore(value: 0)
+
+    /// The folder holding the built executables (the test binary lives there too).
+    public static let binDirectory: URL = {
+        let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        var dir = URL(fileURLWithPath: exe).deletingLastPathComponent()
+        // The xctest bundle may be a directory inside the bin folder on some platforms.
+        while !FileManager.default.fileExists(atPath: dir.appendingPathComponent("posecast-publisher").path),
+              dir.path != "/" {
+            dir = dir.deletingLastPathComponent()
+        }
+        return dir
+    }()
+
+    /// `executable`: a product name (looked up in `binDirectory`) or an absolute path.
+    public init(_ executable: String, _ arguments: [String], name: String? = nil) throws {
+        self.name = name ?? (executable as NSString).lastPathComponent
+        process.executableURL = executable.hasPrefix("/")
+            ? URL(fileURLWithPath: executable) : Self.binDirectory.appendingPathComponent(executable)
+        process.arguments = arguments
+        process.standardInput = stdinPipe
+        process.standardOutput = stdoutPipe
+        process.standardError = stderrPipe
+        stdoutPipe.fileHandleForReading.readabilityHandler = { [weak self] handle in
+            let data = handle.availableData
+            guard let self, !data.isEmpty else { return }
+            self.takeStdout(data)
+        }
+        stderrPipe.fileHandleForReading.readabilityHandler = { [weak self] handle in
+            let data = handle.availableData
+            guard let self, !data.isEmpty else { return }
+            self.takeStderr(data)
+        }
+        let exited = self.exited
+        process.terminationHandler = { _ in exited.signal() }
+        try process.run()
+        Self.live.withLock { list in
+            list.removeAll { $0.process == nil }
+            list.append(WeakProcess(process: self))
+        }
+    }
+
+    private func takeStdout(_ data: Data) {
+        let complete: [String] = partial.withLock { buffer in
+            buffer += String(decoding: data, as: UTF8.self)
+            var parts = buffer.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+            buffer = parts.removeLast()
+            return parts
+        }
+        lines.withLock { $0 += complete }
+    }
+
+    private func takeStderr(_ data: Data) {
+        stderrText.withLock { text in
+            text += String(decoding: data, as: UTF8.self)
+            if text.count > 20_000 { text = String(text.suffix(10_000)) }
+        }
+    }
+
+    private struct WeakProcess: @unchecked Sendable { weak var process: ManagedProcess? }
+    /// Every process started and not yet freed, so a timeout can show what the others did.
+    private static let live = Mutex<[WeakProcess]>([])
+
+    /// For a timeout message: each other live process's last status line (or last line)
+    /// and the end of its stderr, so a stall can be placed on the right side.
+    private func othersSummary() -> String {
+        let others = Self.live.withLock { $0.compactMap(\.process) }.filter { $0 !== self }
+        return others.map { other in
+            let lines = other.output
+            let isStatus = { (line: String) in line.contains("\"event\":\"\(NodeEventName.status.rawValue)\"") }
+            let status = lines.last(where: isStatus) ?? "(no status)"
+            let events = lines.filter { !isStatus($0) }.suffix(4)
+            return "--- \(other.name) (\(other.isRunning ? "running" : "exited")): \(status)\n"
+                + events.joined(separator: "\n") + "\n"
+                + other.stderrTail.split(separator: "\n").suffix(5).joined(separator: "\n")
+        }.joined(separator: "\n")
+    }
+
+    deinit {
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        stdoutPipe.fileHandleForReading.readabilityHandler = nil
+        stderrPipe.fileHandleForReading.readabilityHandler = nil
+    }
+
+    public var pid: Int32 { process.processIdentifier }
+    public var isRunning: Bool { process.isRunning }
+    public var terminationStatus: Int32 { process.terminationStatus }
+    public var output: [String] { lines.withLock { $0 } }
+    public var stderrTail: String { String(stderrText.withLock { $0 }.suffix(1500)) }
+
+    /// Sends one command line on stdin.
+    public func send(_ line: String) {
+        stdinPipe.fileHandleForWriting.write(Data((line + "\n").utf8))
+    }
+
+    /// JSON objects printed so far (non-JSON lines skipped).
+    public var events: [[String: Any]] {
+        output.compactMap { line in
+            (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any]
+        }
+    }
+
+    /// Waits for a stdout line matching `predicate`, counting only lines from index
+    /// `after` on; returns the line and its index.
+    @discardableResult
+    public func waitForLine(_ what: String, timeout: Double, after: Int = 0,
+                            _ predicate: (String) -> Bool) async throws -> (line: String, index: Int) {
+        do {
+            return try await waitFor(timeout, what, every: .milliseconds(50)) { () throws -> (String, Int)? in
+                let current = output
+                if current.count > after, let i = current[after...].firstIndex(where: predicate) { return (current[i], i) }
+                if !process.isRunning, output.count == current.count {
+                    throw HarnessTimeout(description: "\(name) exited (status \(process.terminationStatus)) before \(what); stderr:\n\(stderrTail)")
+                }
+                return nil
+            }
+        } catch is TimeoutError {
+            throw HarnessTimeout(description: "\(name): no \(what) within \(timeout) s; last output:\n"
+                                 + output.suffix(8).joined(separator: "\n") + "\nstderr:\n\(stderrTail)\nthe other processes:\n"
+                                 + othersSummary())
+        }
+    }
+
+    /// Waits for a JSON event matching `predicate`.
+    @discardableResult
+    public func waitForEvent(_ what: String, timeout: Double, after: Int = 0,
+                             _ predicate: @escaping ([String: Any]) -> Bool) async throws -> (event: [String: Any], index: Int) {
+        let (line, index) = try await waitForLine(what, timeout: timeout, after: after) { line in
+            guard let object = (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any] else { return false }
+            return predicate(object)
+        }
+        return ((try JSONSerialization.jsonObject(with: Data(line.utf8))) as! [String: Any], index)
+    }
+
+    public func signal(_ sig: Int32) { kill(process.processIdentifier, sig) }
+
+    /// Waits for the process to exit; returns its status.
+    public func waitForExit(timeout: Double) async throws -> Int32 {
+        do {
+            try await waitUntil(timeout, "\(name) to exit", every: .milliseconds(50)) { !process.isRunning }
+        } catch is TimeoutError {
+            throw HarnessTimeout(description: "\(name) did not exit within \(timeout) s; stderr:\n\(stderrTail)")
+        }
+        return process.terminationStatus
+    }
+
+    /// After the exit: whatever the pipes still held, read to the end.
+    private func drain() -> CommandRun {
+        stdoutPipe.fileHandleForReading.readabilityHandler = nil
+        stderrPipe.fileHandleForReading.readabilityHandler = nil
+        takeStdout(stdoutPipe.fileHandleForReading.readDataToEndOfFile())
+        takeStderr(stderrPipe.fileHandleForReading.readDataToEndOfFile())
+        let rest = partial.withLock { buffer in defer { buffer = "" }; return buffer }
+        let stdout = (output + (rest.isEmpty ? [] : [rest])).joined(separator: "\n")
+        return CommandRun(status: process.terminationStatus, stdout: stdout, stderr: stderrText.withLock { $0 })
+    }
+
+    /// Runs a short job to its end: killed and reported when it overruns `timeout`.
+    public static func run(_ executable: String, _ arguments: [String], timeout: Double) async throws -> CommandRun {
+        let child = try ManagedProcess(executable, arguments)
+        try? child.stdinPipe.fileHandleForWriting.close()
+        do {
+            _ = try await child.waitForExit(timeout: timeout)
+        } catch {
+            child.signal(SIGKILL)
+            child.process.waitUntilExit()
+            let partial = child.drain()
+            throw HarnessTimeout(description: "\(child.name) \(arguments.first ?? "") did not finish within \(timeout) s; "
+                                 + "stdout:\n\(partial.stdout.suffix(1000))\nstderr:\n\(partial.stderrTail)")
+        }
+        return child.drain()
+    }
+
+    /// `run` for places that cannot await (a suite's enabling condition): the exit is
+    /// awaited on the termination handler's semaphore; an overrun gives status -1.
+    public static func runBlocking(_ executable: String, _ arguments: [String], timeout: Double) throws -> CommandRun {
+        let child = try ManagedProcess(executable, arguments)
+        try? child.stdinPipe.fileHandleForWriting.close()
+        guard child.exited.wait(timeout: .now() + timeout) == .success else {
+            child.signal(SIGKILL)
+            child.process.waitUntilExit()
+            return CommandRun(status: -1, stdout: "", stderr: "timed out after \(timeout) s")
+        }
+        child.process.waitUntilExit()
+        return child.drain()
+    }
+}
+
+/// A child run to completion: its exit status and everything it printed.
+public struct CommandRun: Sendable {
+    public var status: Int32
+    public var stdout: String
+    public var stderr: String
+    public var stderrTail: String { String(stderr.suffix(3000)) }
+}
+
+extension Dictionary where Key == String, Value == Any {
+    public func int(_ key: String) -> Int { (self[key] as? NSNumber)?.intValue ?? -1 }
+    public func string(_ key: String) -> String? { self[key] as? String }
+}
+
+extension Dictionary where Key == String, Value == Any {
+    /// Whether this JSON line is the named event (names from `NodeEventName`, shared with
+    /// the executables and the scripts).
+    public func `is`(_ name: NodeEventName) -> Bool { self["event"] as? String == name.rawValue }
+}
