@@ -159,6 +159,6 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ]),
         // Real executables on loopback (built by `swift build` before the tests run).
-        .testTarget(name: "SystemTests", dependencies: ["PoseCastKit", "TestSupport"]),
+        .testTarget(name: "SystemTests", dependencies: ["PoseCastKit", "TestSupport", "NodeOutput"]),
     ]
 )

@@ -44,3 +44,9 @@ def check(name):
     if name not in NAMES:
         raise ValueError(f"no event {name!r} in Sources/NodeOutput/NodeEventName.swift")
     return name
+
+
+if __name__ == "__main__":
+    # The names as one JSON array (the Swift suite checks they are NodeEventName's).
+    import json
+    print(json.dumps(sorted(NAMES)))
