@@ -20,14 +20,31 @@ def one_start(args, index):
     row = {"start": index}
     try:
         url = group.start_signaling()
-        group.start("publisher", ["posecast-publisher", "--source", "synthetic", "--pose", "orbit",
-                                  "--signaling", url, "--json"])
-        group.wait_event("publisher", lambda e: e.get("event") == EVENT.signalingConnected, 30, "registration")
-        t0 = time.time()
-        for name, role in (("expert", "expert"), ("viewer", "viewer")):
-            group.start(name, ["posecast-subscriber", "--headless", "--json", "--signaling", url, "--role", role],
-                        stdin=subprocess.PIPE)
-        for name in ("expert", "viewer"):
+        joining = (("expert", "expert"), ("viewer", "viewer"))[:args.subscribers]
+
+        def publisher():
+            group.start("publisher", ["posecast-publisher", "--source", args.source, "--pose", "orbit",
+                                      "--signaling", url, "--json"])
+            group.wait_event("publisher", lambda e: e.get("event") == EVENT.signalingConnected, 30, "registration")
+
+        def subscribers():
+            for name, role in joining:
+                group.start(name, ["posecast-subscriber", "--headless", "--json", "--signaling", url, "--role", role],
+                            stdin=subprocess.PIPE)
+
+        if args.subscribers_first:
+            # Subscribers already waiting: their sessions are built while the publisher's
+            # first frames flow (a restarted publisher, as FaultSystemTests has it).
+            subscribers()
+            for name, _ in joining:
+                group.wait_event(name, lambda e: e.get("event") == EVENT.signalingConnected, 30, "registration")
+            t0 = time.time()
+            publisher()
+        else:
+            publisher()
+            t0 = time.time()
+            subscribers()
+        for name, _ in joining:
             group.wait_event(name, lambda e: e.get("event") == EVENT.status and e.get("frames_with_pose", 0) > 0,
                              args.deadline - (time.time() - t0), "decoded frame with pose")
             row[f"{name}_first_frame_s"] = round(time.time() - t0, 2)
@@ -35,6 +52,13 @@ def one_start(args, index):
     except TimeoutError as error:
         row["ok"] = False
         row["failure"] = str(error)
+        # Late or stalled? The publisher's frames with pose, now and two seconds on.
+        def tagged():
+            rows = [json.loads(l) for l in open(group.path("publisher", "jsonl")) if l.startswith("{")]
+            return max([r.get("frames_with_pose", -1) for r in rows if r.get("event") == EVENT.status] or [-1])
+        before = tagged(); time.sleep(2.5); after = tagged()
+        row["publisher_frames_with_pose"] = [before, after]
+        row["stalled"] = before == after
         pub = group.procs.get("publisher")
         if pub and pub.poll() is None and shutil.which("gdb"):
             bt = os.path.join(out, "publisher.bt")
@@ -54,6 +78,10 @@ def main():
     p.add_argument("--bin", default=RELEASE_BIN)
     p.add_argument("--out", default="out/startup-check")
     p.add_argument("--keep-going", action="store_true", help="go on after a failed start")
+    p.add_argument("--source", default="synthetic", choices=["synthetic", "test"], help="the publisher's source")
+    p.add_argument("--subscribers-first", action="store_true",
+                   help="start the subscribers first, so they join while the publisher starts")
+    p.add_argument("--subscribers", type=int, default=2, choices=[1, 2], help="an expert, and a viewer with 2")
     args = p.parse_args()
     failures, rows = 0, []
     for i in range(1, args.starts + 1):

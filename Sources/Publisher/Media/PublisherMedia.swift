@@ -278,9 +278,14 @@ public final class PublisherMedia: @unchecked Sendable {
             if let pad = teePad { DispatchQueue.global().async { Self.requestKeyframe(via: pad) } }
             return GST_PAD_PROBE_OK
         }
-        try teePad.link(to: queue.staticPad("sink")!)
+        // The branch must be running before the tee can push into it: a pad linked to a
+        // queue still in NULL is flushing, the tee's next push (its sticky events go
+        // before the gate probe sees the buffer) returns FLUSHING, and tee hands that up
+        // to the encoder queue and the source, whose tasks pause for good: the start-up
+        // stall (docs/THREADING.md). So: states first, link last.
         queue.syncStateWithParent()
         peer.webrtc.syncStateWithParent()
+        try teePad.link(to: queue.staticPad("sink")!)
         state.withLock { $0.peers[ObjectIdentifier(peer)] = (peer, queue, teePad) }
         return peer
     }
