@@ -29,7 +29,7 @@ struct RoomSystemTests {
             try ManagedProcess("posecast-subscriber", ["--headless", "--json", "--signaling", url, "--room", "site"] + extra,
                                name: name)
         }
-        var first = try publisher()
+        let first = try publisher()
         try await first.waitForEvent("publisher registered", timeout: 20) { $0.is(.signalingConnected) }
 
         // 30 strangers declare themselves listeners and then do nothing: 11 get the open places.
@@ -45,12 +45,16 @@ struct RoomSystemTests {
         }
         #expect(admitted.count == 11 && refused.count == 19, "\(admitted.count) admitted, \(refused.count) refused")
 
-        // The publisher restarted: its place is its own, the crowd cannot take it.
+        // The publisher restarted while its old connection still holds the room: the new one is
+        // told the room is busy and keeps asking; once the old one is gone it takes the
+        // publisher's place, which the crowd cannot take.
+        let restarted = try publisher()
+        try await restarted.waitForEvent("the new publisher told the room is busy", timeout: 20) {
+            $0.is(.roomBusy) && ($0.string("details") ?? "").contains("already has a publisher")
+        }
         first.signal(SIGKILL)
         _ = try await first.waitForExit(timeout: 10)
-        let restarted = try publisher()
-        first = restarted
-        try await restarted.waitForEvent("restarted publisher registered", timeout: 20) { $0.is(.signalingConnected) }
+        #expect(restarted.isRunning, "a busy room never ends the publisher")
 
         // A squatter claiming the publisher role without its token is refused, with or without another token.
         let squatter = try await RawPeer(url)
@@ -81,6 +85,9 @@ struct RoomSystemTests {
         #expect(waits.first == 1000 && zip(waits, waits.dropFirst()).allSatisfy { $0 <= $1 } && waits.allSatisfy { $0 <= 8000 },
                 "\(waits)")
         #expect(restarted.isRunning && expert.isRunning)
+        print("crowded room: \(admitted.count) listeners admitted, \(refused.count) refused; restarted publisher roomBusy "
+              + "\(restarted.events.filter { $0.is(.roomBusy) }.count)×; viewer refused \(waits.count)× (waits \(waits) ms); "
+              + "server refusals logged: \(signaling.stderrTail.components(separatedBy: "refused a signaling message").count - 1) lines in the tail")
         #expect(signaling.stderrTail.contains("refused a signaling message"), "the server logs its refusals: \(signaling.stderrTail)")
 
         for peer in crowd + [squatter, probe] { peer.close() }
