@@ -39,16 +39,14 @@ extension HubLimits {
         let besidesPublisher = maxPeersPerRoom - 1
         let reserved = reserving ? reservedExpertPlaces : 0
         let taken = occupancy.authorisedExperts + occupancy.others
+        let full = "room \(room) is full (\(maxPeersPerRoom) peers: \(besidesPublisher) places besides the publisher's are taken)"
         switch kind {
         case .publisher:
             return occupancy.publishers > 0 ? "room \(room) already has a publisher" : nil
         case .authorisedExpert:
-            return taken < besidesPublisher ? nil
-                : "room \(room) is full (\(maxPeersPerRoom) peers: \(besidesPublisher) places besides the publisher's are taken)"
+            return taken < besidesPublisher ? nil : full
         case .other:
-            if taken >= besidesPublisher {
-                return "room \(room) is full (\(maxPeersPerRoom) peers: \(besidesPublisher) places besides the publisher's are taken)"
-            }
+            if taken >= besidesPublisher { return full }
             let open = besidesPublisher - reserved
             return occupancy.others < open ? nil
                 : "room \(room) is full (\(maxPeersPerRoom) peers): its \(max(0, open)) places open without an expert token are taken"

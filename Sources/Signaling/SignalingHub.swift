@@ -49,9 +49,9 @@ public struct Delivery: Sendable, Hashable {
 ///   rooms); the sender must hold fewer than `maxSessionsPerConsumer` sessions and the
 ///   producer fewer than `maxSessionsPerProducer` (sessions being set up count as much
 ///   as live ones), the last `reservedExpertSessions` of which only an authorised
-///   expert may take in a room whose experts need a token (`roomFull`). The producer then gets `startSession{peerId: consumer, sessionId,
-///   role: consumer's room role, meta: consumer's meta}` and the consumer gets
-///   `sessionStarted{peerId: producer, sessionId}`.
+///   expert may take in a room whose experts need a token (`roomFull`). The producer
+///   then gets `startSession{peerId: consumer, sessionId, role: consumer's room role,
+///   meta: consumer's meta}` and the consumer gets `sessionStarted{peerId: producer, sessionId}`.
 /// - **peer{sessionId, sdp|ice}** is forwarded unchanged to the other side of the
 ///   session; a sender that is not in that session gets `unknownSession`.
 /// - **endSession{sessionId}**: both sides get `endSession{sessionId}`, the other side
@@ -66,8 +66,9 @@ public struct Delivery: Sendable, Hashable {
 ///   `malformed` naming the field; an unknown `type` → `unknownType`.
 ///
 /// Every refusal is exactly one `error{details, code}` to the sender and nothing to anyone
-/// else, counted in `refusals`; the peer stays connected and usable (but for `idleTimeout`). `details` never contains a token and quotes
-/// client-supplied text only briefly. No input traps.
+/// else, counted in `refusals`; the peer stays connected and usable (but for
+/// `idleTimeout`). `details` never contains a token and quotes client-supplied text only
+/// briefly. No input traps.
 public struct SignalingHub: Sendable {
     public let limits: HubLimits
     public let access: AccessPolicy
