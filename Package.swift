@@ -159,6 +159,9 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ]),
         // Real executables on loopback (built by `swift build` before the tests run).
-        .testTarget(name: "SystemTests", dependencies: ["PoseCastKit", "TestSupport", "NodeOutput"]),
+        // Raw signaling clients (`Signaling`) stand in for hostile peers.
+        .testTarget(name: "SystemTests", dependencies: [
+            "PoseCastKit", "TestSupport", "NodeOutput", "Signaling", .product(name: "Logging", package: "swift-log"),
+        ]),
     ]
 )

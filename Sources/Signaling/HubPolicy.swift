@@ -18,13 +18,34 @@ public struct HubLimits: Sendable, Hashable {
     /// an offer/answer and a burst of trickled ICE candidates for many sessions).
     public var messageBurst: Int
 
+    /// Of `maxPeersPerRoom`, places only an authorised expert may take (role expert with
+    /// the token the room requires for experts); one more is always kept for the
+    /// publisher. Only in rooms whose experts need a token: elsewhere anyone can claim to
+    /// be an expert, so a reservation would protect nothing.
+    public var reservedExpertPlaces: Int
+    /// Of `maxSessionsPerProducer`, sessions only an authorised expert may start (same rooms as above).
+    public var reservedExpertSessions: Int
+    /// Most sessions one consumer may have open at once (with any producers).
+    public var maxSessionsPerConsumer: Int
+    /// Seconds a declared peer other than the publisher may hold a place in a room that has
+    /// a publisher without having a session; then it is refused `idleTimeout` and
+    /// disconnected (`SignalingHub.expireIdle(at:)`). The clock starts when the peer
+    /// declares, when its last session ends, or when the publisher arrives, whichever is latest.
+    public var listenerTimeout: Double
+
     public init(maxMessageBytes: Int = 64 * 1024, maxPeersPerRoom: Int = 16, maxSessionsPerProducer: Int = 16,
-                messagesPerSecond: Double = 50, messageBurst: Int = 200) {
+                messagesPerSecond: Double = 50, messageBurst: Int = 200,
+                reservedExpertPlaces: Int = 4, reservedExpertSessions: Int = 4, maxSessionsPerConsumer: Int = 4,
+                listenerTimeout: Double = 30) {
         self.maxMessageBytes = maxMessageBytes
         self.maxPeersPerRoom = maxPeersPerRoom
         self.maxSessionsPerProducer = maxSessionsPerProducer
         self.messagesPerSecond = messagesPerSecond
         self.messageBurst = messageBurst
+        self.reservedExpertPlaces = reservedExpertPlaces
+        self.reservedExpertSessions = reservedExpertSessions
+        self.maxSessionsPerConsumer = maxSessionsPerConsumer
+        self.listenerTimeout = listenerTimeout
     }
 }
 
@@ -60,6 +81,11 @@ public struct AccessPolicy: Sendable, Hashable {
         } else {
             roomTokens[room] = token
         }
+    }
+
+    /// Whether `role` in `room` needs a token (so a peer holding that role has shown one).
+    public func requiresToken(room: String, role: RoomRole) -> Bool {
+        roleTokens[room]?[role] ?? roomTokens[room] != nil
     }
 
     /// Why a peer may not take `role` in `room` with `token`, in words that never

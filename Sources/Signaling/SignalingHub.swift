@@ -24,9 +24,18 @@ public struct Delivery: Sendable, Hashable {
 ///   status unchanged: role publisher ⇔ roles contains producer, else `wrongRole`; the
 ///   token (see `AccessPolicy`), else `unauthorized`; a peer with open sessions may not
 ///   change room, room role or producing, else `wrongRole` (end the sessions first);
-///   joining a room that already holds `maxPeersPerRoom` declared peers, or producing in
-///   a room that already has a producer, is `roomFull`. No reply on success. A second
-///   `setPeerStatus` replaces the first (meta updates are fine).
+///   then the room's places (`HubLimits.placeRefusal`), else `roomFull`: a room holds
+///   `maxPeersPerRoom` declared peers, one place is always the publisher's, and in a
+///   room whose experts need a token `reservedExpertPlaces` more are kept for experts
+///   that showed it; producing in a room that already has a producer is `roomFull`
+///   (the first publisher keeps the room until it leaves). No reply on success. A
+///   second `setPeerStatus` replaces the first (meta updates are fine).
+/// - **Idle peers**: a declared peer other than a producer that holds no session in a
+///   room with a producer for `listenerTimeout` seconds (from its declaration, the end
+///   of its last session or the producer's arrival, whichever is latest) is refused
+///   `idleTimeout` and dropped by `expireIdle(at:)`, which returns it for the transport
+///   to close. Peers waiting in a room without a producer are not idle: there is
+///   nothing to start a session with.
 /// - **Listeners** (peers whose roles contain `listener`) follow the producers of their
 ///   own room and nothing else: when a peer starts producing in a room, or a producer
 ///   re-declares, they get `peerStatusChanged{peerId, roles, meta, room, role}`; when a
@@ -37,10 +46,12 @@ public struct Delivery: Sendable, Hashable {
 ///   order they declared.
 /// - **startSession{peerId}**: the sender must not be a producer (`wrongRole`); `peerId`
 ///   must be a producer in the sender's room (`unknownPeer`, which also covers other
-///   rooms); the producer must have fewer than `maxSessionsPerProducer` sessions
-///   (`roomFull`). The producer then gets `startSession{peerId: consumer, sessionId,
-///   role: consumer's room role, meta: consumer's meta}` and the consumer gets
-///   `sessionStarted{peerId: producer, sessionId}`.
+///   rooms); the sender must hold fewer than `maxSessionsPerConsumer` sessions and the
+///   producer fewer than `maxSessionsPerProducer` (sessions being set up count as much
+///   as live ones), the last `reservedExpertSessions` of which only an authorised
+///   expert may take in a room whose experts need a token (`roomFull`). The producer
+///   then gets `startSession{peerId: consumer, sessionId, role: consumer's room role,
+///   meta: consumer's meta}` and the consumer gets `sessionStarted{peerId: producer, sessionId}`.
 /// - **peer{sessionId, sdp|ice}** is forwarded unchanged to the other side of the
 ///   session; a sender that is not in that session gets `unknownSession`.
 /// - **endSession{sessionId}**: both sides get `endSession{sessionId}`, the other side
@@ -55,8 +66,9 @@ public struct Delivery: Sendable, Hashable {
 ///   `malformed` naming the field; an unknown `type` → `unknownType`.
 ///
 /// Every refusal is exactly one `error{details, code}` to the sender and nothing to anyone
-/// else; the peer stays connected and usable. `details` never contains a token and quotes
-/// client-supplied text only briefly. No input traps.
+/// else, counted in `refusals`; the peer stays connected and usable (but for
+/// `idleTimeout`). `details` never contains a token and quotes client-supplied text only
+/// briefly. No input traps.
 public struct SignalingHub: Sendable {
     public let limits: HubLimits
     public let access: AccessPolicy
@@ -66,6 +78,10 @@ public struct SignalingHub: Sendable {
     private var sessions: [String: Session] = [:]
     /// Orders declarations (for `list`) and connections (for listener fan-out).
     private var clock = 0
+    /// The latest time the transport gave (seconds, monotonic); untimed calls happen then.
+    private var now: Double = 0
+    /// Refused messages so far, by reason.
+    public private(set) var refusals: [SignalingErrorCode: Int] = [:]
 
     public static let defaultRoom = "default"
 
@@ -83,9 +99,15 @@ public struct SignalingHub: Sendable {
     /// Open sessions.
     public var sessionCount: Int { sessions.count }
 
+    /// A new connection at `now` (seconds on the clock of `receive(_:from:at:)`).
+    public mutating func connect(at now: Double) -> (peer: String, deliveries: [Delivery]) {
+        advance(to: now)
+        return connect()
+    }
+
     public mutating func connect() -> (peer: String, deliveries: [Delivery]) {
         let id = uniqueID { peers[$0] != nil }
-        peers[id] = Peer(connectedAt: tick())
+        peers[id] = Peer(connectedAt: tick(), idleSince: now)
         return (id, [Delivery(to: id, message: .welcome(peerId: id))])
     }
 
@@ -94,6 +116,7 @@ public struct SignalingHub: Sendable {
     /// `limits.messageBurst` at once, or `limits.messagesPerSecond` sustained, is refused
     /// with `rateLimited` and not read; the peer stays connected.
     public mutating func receive(_ text: String, from peer: String, at now: Double) -> [Delivery] {
+        advance(to: now)
         guard peers[peer] != nil else { return [] }
         // The first message finds a full bucket.
         var bucket = peers[peer]!.bucket
@@ -107,8 +130,8 @@ public struct SignalingHub: Sendable {
         return receive(text, from: peer)
     }
 
-    /// Handles one text message from `peer` (ignored when `peer` is not connected). No rate
-    /// limit: that needs the time, see `receive(_:from:at:)`.
+    /// Handles one text message from `peer` (ignored when `peer` is not connected) at the
+    /// latest time given. No rate limit: that needs the time, see `receive(_:from:at:)`.
     public mutating func receive(_ text: String, from peer: String) -> [Delivery] {
         guard peers[peer] != nil else { return [] }
         let size = text.utf8.count
@@ -135,7 +158,7 @@ public struct SignalingHub: Sendable {
         var out: [Delivery] = []
         for sessionId in gone.sessions.sorted() {
             guard let session = sessions.removeValue(forKey: sessionId), let other = session.other(than: peer) else { continue }
-            peers[other]?.sessions.remove(sessionId)
+            removeSession(sessionId, of: other)
             out.append(Delivery(to: other, message: .endSession(sessionId: sessionId)))
         }
         if gone.isProducer {
@@ -143,6 +166,32 @@ public struct SignalingHub: Sendable {
                                .peerStatusChanged(peerId: peer, roles: [], meta: nil, room: gone.room, role: nil))
         }
         return out
+    }
+
+    /// Drops the peers idle for `limits.listenerTimeout` at `now` (see the type's doc):
+    /// each gets one `idleTimeout` error, and `closed` lists them for the transport to
+    /// close. Call it every second or so.
+    public mutating func expireIdle(at now: Double) -> (deliveries: [Delivery], closed: [String]) {
+        advance(to: now)
+        var producingSince: [String: Double] = [:]
+        for peer in peers.values where peer.isProducer {
+            producingSince[peer.room] = peer.producingSince ?? 0
+        }
+        let idle = peers
+            .filter { _, peer in
+                guard peer.isDeclared, !peer.isProducer, peer.sessions.isEmpty,
+                      let since = producingSince[peer.room] else { return false }
+                return now - max(peer.idleSince, since) >= limits.listenerTimeout
+            }
+            .sorted { $0.value.connectedAt < $1.value.connectedAt }
+        var deliveries: [Delivery] = []
+        for (id, peer) in idle {
+            let seconds = String(format: "%.0f", limits.listenerTimeout)
+            deliveries += refuse(id, .idleTimeout, "no session started in room \(quoted(peer.room)) for \(seconds) s while it"
+                                 + " has a publisher: disconnecting you to free your place; connect again to start one")
+            deliveries += disconnect(id)
+        }
+        return (deliveries, idle.map(\.key))
     }
 
     // MARK: - Messages
@@ -167,16 +216,20 @@ public struct SignalingHub: Sendable {
                           "end your \(current.sessions.count) session(s) before changing room or role")
         }
         let alreadyHere = current.isDeclared && current.room == room
-        let others = peers.filter { $0.key != peer && $0.value.isDeclared && $0.value.room == room }
-        if !alreadyHere && others.count >= limits.maxPeersPerRoom {
-            return refuse(peer, .roomFull, "room \(quoted(room)) is full (\(limits.maxPeersPerRoom) peers)")
+        var occupancy = RoomOccupancy()
+        for (id, other) in peers where id != peer && other.isDeclared && other.room == room {
+            occupancy.add(kind(of: other))
         }
-        if producing && others.values.contains(where: \.isProducer) {
-            return refuse(peer, .roomFull, "room \(quoted(room)) already has a publisher")
+        let placeKind = kind(role: role, producing: producing, room: room)
+        if let refusal = limits.placeRefusal(for: placeKind, joining: occupancy, reserving: reservesForExperts(room),
+                                             room: quoted(room)) {
+            return refuse(peer, .roomFull, refusal)
         }
 
         let before = current
         current.declaredAt = alreadyHere ? current.declaredAt : tick()
+        if !alreadyHere { current.idleSince = now }
+        current.producingSince = producing ? (alreadyHere && before.isProducer ? before.producingSince : now) : nil
         current.room = room
         current.role = role
         current.roles = status.roles
@@ -195,7 +248,7 @@ public struct SignalingHub: Sendable {
         return out
     }
 
-    private func list(for peer: String) -> [Delivery] {
+    private mutating func list(for peer: String) -> [Delivery] {
         guard let asker = peers[peer] else { return [] }
         if let refusal = undeclaredRefusal(asker) { return refuse(peer, .unauthorized, refusal) }
         let producers = peers
@@ -214,8 +267,10 @@ public struct SignalingHub: Sendable {
         guard let producer = peers[producerId], producer.isProducer, producer.room == consumer.room else {
             return refuse(peer, .unknownPeer, "no producer \(quoted(producerId)) in room \(quoted(consumer.room))")
         }
-        guard producer.sessions.count < limits.maxSessionsPerProducer else {
-            return refuse(peer, .roomFull, "producer \(quoted(producerId)) already has \(limits.maxSessionsPerProducer) sessions")
+        if let refusal = limits.sessionRefusal(for: kind(of: consumer), consumerSessions: consumer.sessions.count,
+                                               producerSessions: producer.sessions.count,
+                                               reserving: reservesForExperts(consumer.room), producer: quoted(producerId)) {
+            return refuse(peer, .roomFull, refusal)
         }
         let sessionId = uniqueID { sessions[$0] != nil }
         sessions[sessionId] = Session(producer: producerId, consumer: peer)
@@ -228,7 +283,7 @@ public struct SignalingHub: Sendable {
         ]
     }
 
-    private func forward(_ message: PeerMessage, from peer: String) -> [Delivery] {
+    private mutating func forward(_ message: PeerMessage, from peer: String) -> [Delivery] {
         guard let other = sessions[message.sessionId]?.other(than: peer) else {
             return refuse(peer, .unknownSession, "no session \(quoted(message.sessionId)) of yours")
         }
@@ -240,8 +295,8 @@ public struct SignalingHub: Sendable {
             return refuse(peer, .unknownSession, "no session \(quoted(sessionId)) of yours")
         }
         sessions[sessionId] = nil
-        peers[peer]?.sessions.remove(sessionId)
-        peers[other]?.sessions.remove(sessionId)
+        removeSession(sessionId, of: peer)
+        removeSession(sessionId, of: other)
         return [Delivery(to: other, message: .endSession(sessionId: sessionId)),
                 Delivery(to: peer, message: .endSession(sessionId: sessionId))]
     }
@@ -262,7 +317,34 @@ public struct SignalingHub: Sendable {
             .map { Delivery(to: $0.key, message: message) }
     }
 
-    private func refuse(_ peer: String, _ code: SignalingErrorCode, _ details: String) -> [Delivery] {
+    /// What `peer` counts as for places and sessions.
+    private func kind(of peer: Peer) -> PlaceKind {
+        kind(role: peer.role, producing: peer.isProducer, room: peer.room)
+    }
+
+    private func kind(role: RoomRole, producing: Bool, room: String) -> PlaceKind {
+        if producing { return .publisher }
+        // Declared peers passed the token check: an expert of a room that needs one showed it.
+        return role == .expert && access.requiresToken(room: room, role: .expert) ? .authorisedExpert : .other
+    }
+
+    /// Whether places and sessions are kept for experts in `room`: only where experts need a token.
+    private func reservesForExperts(_ room: String) -> Bool {
+        access.requiresToken(room: room, role: .expert)
+    }
+
+    /// Takes `sessionId` off `peer`'s sessions; a peer left with none starts being idle now.
+    private mutating func removeSession(_ sessionId: String, of peer: String) {
+        guard peers[peer]?.sessions.remove(sessionId) != nil else { return }
+        if peers[peer]?.sessions.isEmpty == true { peers[peer]?.idleSince = now }
+    }
+
+    private mutating func advance(to time: Double) {
+        if time.isFinite { now = max(now, time) }
+    }
+
+    private mutating func refuse(_ peer: String, _ code: SignalingErrorCode, _ details: String) -> [Delivery] {
+        refusals[code, default: 0] += 1
         let details = details.count > 300 ? String(details.prefix(300)) + "…" : details
         return [Delivery(to: peer, message: .error(details: details, code: code))]
     }
@@ -299,6 +381,10 @@ extension SignalingHub {
         let connectedAt: Int
         /// When it last joined its room by `setPeerStatus`; `nil` while undeclared.
         var declaredAt: Int?
+        /// Since when (hub time) it has held no session in its room.
+        var idleSince: Double
+        /// Since when (hub time) it has been its room's producer.
+        var producingSince: Double?
         var room = SignalingHub.defaultRoom
         var role = RoomRole.viewer
         var roles: [GstPeerRole] = []

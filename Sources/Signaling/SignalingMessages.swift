@@ -68,6 +68,9 @@ public enum SignalingErrorCode: String, Codable, Sendable, Hashable, CaseIterabl
     case roomFull
     /// Too many messages in too short a time.
     case rateLimited
+    /// Held a place in a room with a publisher without starting a session for too long:
+    /// the server disconnects the peer right after this error.
+    case idleTimeout
 }
 
 /// Server → peer.

@@ -51,6 +51,17 @@ public struct SignalingServerConfiguration: Sendable {
             throw .invalidConfiguration("messages per second must be a positive number, got \(limits.messagesPerSecond)")
         }
         guard limits.messageBurst >= 1 else { throw .invalidConfiguration("message burst must be at least 1") }
+        guard (0...max(0, limits.maxPeersPerRoom - 2)).contains(limits.reservedExpertPlaces) else {
+            throw .invalidConfiguration("reserved expert places must be in 0...\(max(0, limits.maxPeersPerRoom - 2))"
+                                        + " (one place is the publisher's, one at least open to anyone), got \(limits.reservedExpertPlaces)")
+        }
+        guard (0..<limits.maxSessionsPerProducer).contains(limits.reservedExpertSessions) else {
+            throw .invalidConfiguration("reserved expert sessions must be in 0..<\(limits.maxSessionsPerProducer), got \(limits.reservedExpertSessions)")
+        }
+        guard limits.maxSessionsPerConsumer >= 1 else { throw .invalidConfiguration("max sessions per consumer must be at least 1") }
+        guard limits.listenerTimeout.isFinite, limits.listenerTimeout > 0 else {
+            throw .invalidConfiguration("the listener timeout must be a positive number of seconds, got \(limits.listenerTimeout)")
+        }
     }
 }
 
@@ -84,13 +95,22 @@ public final class SignalingServer: Sendable {
     private let registry: ConnectionRegistry
     private let serviceGroup: ServiceGroup
     private let runTask: Task<Void, Never>
+    /// Drops idle peers (`SignalingHub.expireIdle(at:)`) every `sweepInterval`.
+    private let sweepTask: Task<Void, Never>
 
-    private init(port: Int, url: String, registry: ConnectionRegistry, serviceGroup: ServiceGroup, runTask: Task<Void, Never>) {
+    private init(port: Int, url: String, registry: ConnectionRegistry, serviceGroup: ServiceGroup,
+                 runTask: Task<Void, Never>, sweepTask: Task<Void, Never>) {
         self.port = port
         self.url = url
         self.registry = registry
         self.serviceGroup = serviceGroup
         self.runTask = runTask
+        self.sweepTask = sweepTask
+    }
+
+    /// Refused messages so far, by reason (what the log lines summarise).
+    public func refusalCounts() async -> [SignalingErrorCode: Int] {
+        await registry.refusalCounts
     }
 
     /// Starts listening; returns once the socket is bound.
@@ -146,7 +166,15 @@ public final class SignalingServer: Sendable {
             let scheme = configuration.tls == nil ? "ws" : "wss"
             let url = "\(scheme)://\(urlHost(configuration.host)):\(port)\(configuration.path)"
             logger.info("signaling server listening", metadata: ["url": "\(url)"])
-            return SignalingServer(port: port, url: url, registry: registry, serviceGroup: serviceGroup, runTask: runTask)
+            let interval = Duration.seconds(min(1, max(0.05, configuration.limits.listenerTimeout / 4)))
+            let sweepTask = Task {
+                while !Task.isCancelled {
+                    try? await Task.sleep(for: interval)
+                    await registry.expireIdle()
+                }
+            }
+            return SignalingServer(port: port, url: url, registry: registry, serviceGroup: serviceGroup,
+                                   runTask: runTask, sweepTask: sweepTask)
         case .failed(let reason):
             await runTask.value
             throw SignalingServerError.startFailed(address: address, reason: reason)
@@ -161,6 +189,7 @@ public final class SignalingServer: Sendable {
     /// Closes every connection (close code 1001), stops listening and waits until the
     /// server has shut down. Calling it again does nothing more.
     public func stop() async {
+        sweepTask.cancel()
         await registry.closeAll()
         await serviceGroup.triggerGracefulShutdown()
         await runTask.value
@@ -225,73 +254,5 @@ enum ServerConnection {
         }
         await registry.disconnect(peer)
         logger.debug("peer disconnected")
-    }
-}
-
-/// The connection registry: the hub and every connection's outgoing queue, behind one actor.
-actor ConnectionRegistry {
-    typealias Outlet = AsyncStream<ServerMessage>.Continuation
-    /// Messages queued for one connection before it counts as stuck and is closed.
-    static let outletCapacity = 1024
-
-    private var hub: SignalingHub
-    private var outlets: [String: Outlet] = [:]
-    private var isClosed = false
-    private let logger: Logger
-    /// Zero of the time given to the hub's rate limit.
-    private let origin = ContinuousClock.now
-
-    init(hub: SignalingHub, logger: Logger) {
-        self.hub = hub
-        self.logger = logger
-    }
-
-    /// Registers a connection; `nil` (and the outlet finished) once the server is stopping.
-    func connect(_ outlet: Outlet) -> String? {
-        guard !isClosed else {
-            outlet.finish()
-            return nil
-        }
-        let (peer, deliveries) = hub.connect()
-        outlets[peer] = outlet
-        deliver(deliveries)
-        return peer
-    }
-
-    func receive(_ text: String, from peer: String) {
-        let elapsed = ContinuousClock.now - origin
-        let now = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
-        deliver(hub.receive(text, from: peer, at: now))
-    }
-
-    /// An error the transport detects itself (a binary frame).
-    func refuse(_ peer: String, code: SignalingErrorCode, details: String) {
-        deliver([Delivery(to: peer, message: .error(details: details, code: code))])
-    }
-
-    func disconnect(_ peer: String) {
-        guard let outlet = outlets.removeValue(forKey: peer) else { return }
-        outlet.finish()
-        deliver(hub.disconnect(peer))
-    }
-
-    /// Ends every connection's queue (their writers then close them) and refuses new ones.
-    func closeAll() {
-        isClosed = true
-        for outlet in outlets.values { outlet.finish() }
-    }
-
-    private func deliver(_ deliveries: [Delivery]) {
-        var stuck: [String] = []
-        for delivery in deliveries {
-            guard let outlet = outlets[delivery.to] else { continue }
-            if case .dropped = outlet.yield(delivery.message) {
-                stuck.append(delivery.to)
-            }
-        }
-        for peer in stuck {
-            logger.warning("closing a peer that stopped reading", metadata: ["peer": "\(peer)"])
-            disconnect(peer)
-        }
     }
 }

@@ -28,6 +28,13 @@ struct SignalingCommand: AsyncParsableCommand {
     @Flag(help: "Refuse rooms and roles that have no token.") var requireTokens = false
     @Option(help: "Most peers that may declare themselves in one room.") var maxPeersPerRoom = HubLimits().maxPeersPerRoom
     @Option(help: "Most sessions one publisher may have at once.") var maxSessionsPerProducer = HubLimits().maxSessionsPerProducer
+    @Option(help: "Of --max-peers-per-room, places kept for experts with a token (rooms whose experts need one).")
+    var reservedExpertPlaces = HubLimits().reservedExpertPlaces
+    @Option(help: "Of --max-sessions-per-producer, sessions kept for experts with a token (rooms whose experts need one).")
+    var reservedExpertSessions = HubLimits().reservedExpertSessions
+    @Option(help: "Most sessions one subscriber may have at once.") var maxSessionsPerConsumer = HubLimits().maxSessionsPerConsumer
+    @Option(help: "Seconds a peer may stay in a room with a publisher without a session before it is disconnected.")
+    var listenerTimeout = HubLimits().listenerTimeout
     @Option(help: "Largest message accepted, in bytes.") var maxMessageBytes = HubLimits().maxMessageBytes
     @Option(help: "Sustained messages per second one connection may send (more are refused with rateLimited).")
     var messagesPerSecond = HubLimits().messagesPerSecond
@@ -40,6 +47,16 @@ struct SignalingCommand: AsyncParsableCommand {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be in 0...65535, got \(port)") }
         guard maxPeersPerRoom >= 1 else { throw ValidationError("--max-peers-per-room must be at least 1") }
         guard maxSessionsPerProducer >= 1 else { throw ValidationError("--max-sessions-per-producer must be at least 1") }
+        guard (0...max(0, maxPeersPerRoom - 2)).contains(reservedExpertPlaces) else {
+            throw ValidationError("--reserved-expert-places must be in 0...\(max(0, maxPeersPerRoom - 2)) (--max-peers-per-room minus the publisher's place and one open place)")
+        }
+        guard (0..<maxSessionsPerProducer).contains(reservedExpertSessions) else {
+            throw ValidationError("--reserved-expert-sessions must be in 0..<\(maxSessionsPerProducer) (below --max-sessions-per-producer)")
+        }
+        guard maxSessionsPerConsumer >= 1 else { throw ValidationError("--max-sessions-per-consumer must be at least 1") }
+        guard listenerTimeout.isFinite, listenerTimeout > 0 else {
+            throw ValidationError("--listener-timeout must be a positive number of seconds, got \(listenerTimeout)")
+        }
         let ceiling = SignalingServerConfiguration.maxMessageBytesCeiling
         guard (1024...ceiling).contains(maxMessageBytes) else {
             throw ValidationError("--max-message-bytes must be in 1024...\(ceiling), got \(maxMessageBytes)")
@@ -68,7 +85,9 @@ struct SignalingCommand: AsyncParsableCommand {
             host: host, port: port,
             limits: HubLimits(maxMessageBytes: maxMessageBytes, maxPeersPerRoom: maxPeersPerRoom,
                               maxSessionsPerProducer: maxSessionsPerProducer,
-                              messagesPerSecond: messagesPerSecond, messageBurst: messageBurst),
+                              messagesPerSecond: messagesPerSecond, messageBurst: messageBurst,
+                              reservedExpertPlaces: reservedExpertPlaces, reservedExpertSessions: reservedExpertSessions,
+                              maxSessionsPerConsumer: maxSessionsPerConsumer, listenerTimeout: listenerTimeout),
             access: try accessPolicy(),
             tls: tlsCert.map { SignalingServerTLS(certificateChainPath: $0, privateKeyPath: tlsKey ?? "") })
 

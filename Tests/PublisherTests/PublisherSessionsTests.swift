@@ -42,6 +42,7 @@ extension [PublisherSessions.Effect] {
     var replies: [ControlReply] { compactMap { if case .sendControl(let r, _) = $0 { r } else { nil } } }
     var executed: Int { filter { if case .executeControl = $0 { true } else { false } }.count }
     var endedReasons: [String] { events.compactMap { if case .sessionEnded(_, let r) = $0 { r } else { nil } } }
+    var wakes: [UInt64] { compactMap { if case .wake(let at) = $0 { at } else { nil } } }
 }
 
 @Suite("publisher sessions (state machine)")
@@ -174,5 +175,54 @@ struct PublisherSessionsTests {
         guard case .error(let malformed)? = garbage.replies.first else { Issue.record("\(garbage)"); return }
         #expect(malformed.code == .malformed && garbage.executed == 0)
         #expect(h.handle(request("r7")).replies.count == 1, "bucket empty again")
+    }
+}
+
+@Suite("publisher sessions: a busy room")
+struct PublisherRoomBusyTests {
+    static let ms = PublisherSessionsTests.ms
+
+    @Test("roomFull never ends the publisher: it says why and declares again, backing off 1, 2, 4, 8, 8 s")
+    func roomFullRetriesWithBackoff() {
+        var h = PublisherHarness()
+        #expect(h.handle(.signalingConnected(peerId: "p1")).sent == [PublisherSessionsTests.register])
+        var expected: [UInt64] = [1000, 2000, 4000, 8000, 8000]
+        while !expected.isEmpty {
+            let delay = expected.removeFirst()
+            let refused = h.handle(.server(.error(details: "room \"site\" already has a publisher", code: .roomFull)))
+            #expect(refused.sent.isEmpty)
+            let busy = refused.events.compactMap { if case let .roomBusy(room, details, retryIn) = $0 { (room, details, retryIn) } else { nil } }
+            #expect(busy.count == 1 && busy.first?.0 == "site" && busy.first?.1.contains("already has a publisher") == true)
+            #expect(busy.first?.2 == .milliseconds(Int64(delay)))
+            #expect(!refused.events.contains { if case .serverError = $0 { true } else { false } }, "a busy room is not a server error")
+            #expect(refused.wakes == [h.now + delay * Self.ms])
+            #expect(h.handle(.tick, after: delay * Self.ms - 1).sent.isEmpty, "not before its time")
+            #expect(h.handle(.tick, after: 1).sent == [PublisherSessionsTests.register])
+            #expect(h.handle(.tick, after: 1).sent.isEmpty, "once per refusal")
+        }
+    }
+
+    @Test("a new connection starts the backoff afresh; a lost one cancels the retry")
+    func backoffPerConnection() {
+        var h = PublisherHarness()
+        _ = h.handle(.signalingConnected(peerId: "p1"))
+        _ = h.handle(.server(.error(details: "full", code: .roomFull)))
+        _ = h.handle(.server(.error(details: "full", code: .roomFull)))
+        _ = h.handle(.signalingLost(reason: "gone"))
+        #expect(h.handle(.tick, after: 10_000 * Self.ms).sent.isEmpty, "no connection, nothing to send")
+        _ = h.handle(.signalingConnected(peerId: "p2"))
+        #expect(h.handle(.server(.error(details: "full", code: .roomFull))).wakes == [h.now + 1000 * Self.ms])
+    }
+
+    @Test("an unauthorized or wrongRole refusal is still reported as a server error, not retried")
+    func otherRefusalsAreNotRetried() {
+        var h = PublisherHarness()
+        _ = h.handle(.signalingConnected(peerId: "p1"))
+        for code in [SignalingErrorCode.unauthorized, .wrongRole] {
+            let refused = h.handle(.server(.error(details: "no", code: code)))
+            #expect(refused.wakes.isEmpty)
+            #expect(refused.events.contains { if case .serverError(let c, "no") = $0 { c == code } else { false } })
+        }
+        #expect(h.handle(.tick, after: 60_000 * Self.ms).sent.isEmpty)
     }
 }

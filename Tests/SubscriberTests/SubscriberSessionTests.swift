@@ -196,7 +196,7 @@ final class FakeSignalingLink: SignalingLink {
 
 @Suite("subscriber node over a fake signaling link")
 struct SubscriberNodeLinkTests {
-    @Test("registers and lists on connecting, asks the listed publisher, reports a refusal and a lost link, asks again")
+    @Test("registers and lists on connecting, asks the listed publisher, reports a busy room and a lost link, asks again")
     func nodeOverFakeLink() async throws {
         let link = FakeSignalingLink()
         let (events, sink) = AsyncStream.makeStream(of: SubscriberNodeEvent.self)
@@ -213,7 +213,7 @@ struct SubscriberNodeLinkTests {
         #expect(link.sent == SubscriberSessionTests.register)
         link.serve(.message(.list(producers: [ProducerInfo(id: "pub")])))
         link.serve(.message(.error(details: "the room is full", code: .roomFull)))
-        guard case .serverError(.roomFull, _)? = await next.next() else { Issue.record("no server error"); return }
+        guard case .roomBusy("site", "the room is full", _)? = await next.next() else { Issue.record("no roomBusy"); return }
         #expect(link.sent.last == .startSession(peerId: "pub"))
         link.serve(.lost(reason: "gone"))
         guard case .signalingLost("gone")? = await next.next() else { Issue.record("not lost"); return }
@@ -225,5 +225,67 @@ struct SubscriberNodeLinkTests {
         #expect(link.sent.suffix(3) == SubscriberSessionTests.register + [.startSession(peerId: "pub")])
         running.cancel()
         await running.value
+    }
+}
+
+@Suite("subscriber session: a busy room")
+struct SubscriberRoomBusyTests {
+    static let ms = SubscriberHarness.ms
+
+    static func busy(_ effects: [SubscriberSession.Effect]) -> [Duration] {
+        effects.events.compactMap { if case let .roomBusy("site", _, retryIn) = $0 { retryIn } else { nil } }
+    }
+
+    @Test("a refused declaration: said once, the list that follows ignored, declared again after 1 then 2 s")
+    func declarationRefused() {
+        var h = SubscriberHarness()
+        #expect(h.handle(.signalingConnected(peerId: "e1")).sent == SubscriberSessionTests.register)
+        let refused = h.handle(.server(.error(details: "room \"site\" is full", code: .roomFull)))
+        #expect(Self.busy(refused) == [.seconds(1)] && refused.events.count == 1)
+        #expect(refused.wakes == [h.now + 1000 * Self.ms])
+        // The list answered to a peer outside the room is the default room's: not ours.
+        #expect(h.handle(.server(.list(producers: [ProducerInfo(id: "stranger")]))).sent.isEmpty)
+        #expect(h.handle(.server(.peerStatusChanged(peerId: "stranger", roles: [.producer], meta: nil, room: nil, role: nil))).sent.isEmpty)
+        #expect(h.handle(.tick(decodeBranches: 0), after: 999).sent.isEmpty)
+        #expect(h.handle(.tick(decodeBranches: 0), after: 1).sent == SubscriberSessionTests.register)
+        let again = h.handle(.server(.error(details: "still full", code: .roomFull)))
+        #expect(Self.busy(again) == [.seconds(2)])
+        _ = h.handle(.server(.list(producers: [])))
+        #expect(h.handle(.tick(decodeBranches: 0), after: 2000).sent == SubscriberSessionTests.register)
+        // In at last: the room's list is ours and its publisher is asked.
+        #expect(h.handle(.server(.list(producers: [ProducerInfo(id: "pub")]))).sent == [.startSession(peerId: "pub")])
+        #expect(h.handle(.tick(decodeBranches: 0), after: 60_000).sent.isEmpty, "no retry left over")
+    }
+
+    @Test("a refused session request: said once, the publisher listed and asked again after the backoff")
+    func sessionRefused() {
+        var h = SubscriberHarness()
+        _ = h.handle(.signalingConnected(peerId: "e1"))
+        #expect(h.handle(.server(.list(producers: [ProducerInfo(id: "pub")]))).sent == [.startSession(peerId: "pub")])
+        let refused = h.handle(.server(.error(details: "producer \"pub\" already has 16 sessions", code: .roomFull)))
+        #expect(Self.busy(refused) == [.seconds(1)])
+        #expect(h.machine.phase == .idle)
+        #expect(h.handle(.tick(decodeBranches: 0), after: 1000).sent == [.list])
+        #expect(h.handle(.server(.list(producers: [ProducerInfo(id: "pub")]))).sent == [.startSession(peerId: "pub")])
+        _ = h.handle(.server(.sessionStarted(peerId: "pub", sessionId: "s1")))
+        #expect(h.machine.phase == .active(sessionId: "s1", producer: "pub"))
+    }
+
+    @Test("an error no declaration can get (a late candidate's unknownSession) does not count as a refused declaration")
+    func unrelatedErrorWhileDeclaring() {
+        var h = SubscriberHarness()
+        _ = h.handle(.signalingConnected(peerId: "e1"))
+        _ = h.handle(.server(.error(details: "no session \"old\" of yours", code: .unknownSession)))
+        #expect(h.handle(.server(.list(producers: [ProducerInfo(id: "pub")]))).sent == [.startSession(peerId: "pub")])
+    }
+
+    @Test("other refusals stay server errors and are not retried")
+    func otherRefusals() {
+        var h = SubscriberHarness()
+        _ = h.handle(.signalingConnected(peerId: "e1"))
+        let refused = h.handle(.server(.error(details: "wrong token", code: .unauthorized)))
+        #expect(refused.wakes.isEmpty && Self.busy(refused).isEmpty)
+        #expect(refused.events.contains { if case .serverError(.unauthorized?, _) = $0 { true } else { false } })
+        #expect(h.handle(.tick(decodeBranches: 0), after: 60_000).sent.isEmpty)
     }
 }

@@ -1,5 +1,6 @@
 import NodeOutput
 import PoseCastKit
+import Signaling
 
 /// The publisher node's events as output lines (README "Events").
 extension EventOutput {
@@ -11,6 +12,9 @@ extension EventOutput {
             self.event(.signalingLost, ["reason": reason], human: "signaling: \(reason); reconnecting")
         case let .serverError(code, details):
             self.event(.serverError, ["code": code?.rawValue ?? "", "details": details], human: "signaling error: \(details)")
+        case let .roomBusy(room, details, retryIn):
+            self.event(.roomBusy, ["room": room, "details": details, "retryInMs": Int(RetryBackoff.nanos(retryIn) / 1_000_000)],
+                       human: "signaling: room \(room) is busy (\(details)); asking again in \(retryIn)")
         case let .sessionStarted(sessionId, consumer, role):
             self.event(.sessionStarted, ["sessionId": sessionId, "consumer": consumer, "role": role.rawValue],
                        human: "session \(sessionId): \(role.rawValue) \(consumer) joining")

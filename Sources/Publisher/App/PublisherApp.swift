@@ -121,7 +121,8 @@ public final class PublisherApp: Sendable {
         let fatal = Refusal()
         let node = PublisherNode(media: media, config: nodeConfig, logger: Logger(label: "posecast.publisher")) { event in
             out.publisherEvent(event)
-            if case let .serverError(code, details) = event, code == .unauthorized || code == .roomFull || code == .wrongRole {
+            // A busy room is not fatal (the node retries, `roomBusy`); a refused token or role is.
+            if case let .serverError(code, details) = event, code == .unauthorized || code == .wrongRole {
                 fatal.reason.withLock { $0 = details }
             }
         }

@@ -17,6 +17,8 @@ public struct PublisherNodeConfig: Sendable {
     public var placementPlanes: [Plane] = [.ground]
     /// Pause between signaling reconnection attempts.
     public var reconnectDelay: Duration = .seconds(1)
+    /// Waits between declarations while the server answers that the room is busy.
+    public var roomRetry = RetryBackoff()
     /// Control-channel messages each session may send (over it: `error rateLimited`, not executed).
     public var controlRate = ControlRateLimit.standard
     public init(signalingURL: String) { self.signalingURL = signalingURL }
@@ -27,6 +29,9 @@ public enum PublisherNodeEvent: Sendable {
     case signalingLost(reason: String)
     /// The server refused something we sent (a token, the room …).
     case serverError(code: SignalingErrorCode?, details: String)
+    /// The server refused us the room (`roomFull`: it has a publisher, or no place):
+    /// we declare ourselves again after `retryIn`.
+    case roomBusy(room: String, details: String, retryIn: Duration)
     case sessionStarted(sessionId: String, consumer: String, role: RoomRole)
     case subscriberConnected(sessionId: String)
     case sessionEnded(sessionId: String, reason: String)
@@ -152,6 +157,12 @@ public final class PublisherNode: Sendable {
             // Viewers see annotations too; the overlay draws them into the video.
             media.setAnnotations(board.all)
             broadcast(.annotations(board.all))
+        case .wake(let at):
+            let now = MonotonicClock.nanos()
+            Task { [weak self] in
+                if at > now { try? await Task.sleep(for: .nanoseconds(Int64(at - now))) }
+                await self?.feed(.tick)
+            }
         case .emit(let event):
             onEvent(event)
         case .debug(let text):

@@ -7,7 +7,10 @@ import Signaling
 /// node must do (`Effect`). No socket, no GStreamer, no task, no clock: `PublisherNode`
 /// carries the effects out and feeds back what came of them.
 ///
-/// - On every signaling connection it declares itself the room's producer.
+/// - On every signaling connection it declares itself the room's producer. A room that
+///   is busy (`roomFull`: another publisher holds it, or no place is left) is never
+///   fatal: it says so (`roomBusy`) and declares again after `config.roomRetry`, longer
+///   with each refusal in a row, until it gets in or the connection is lost.
 /// - `startSession` from the server → a branch is built; a session ended while its
 ///   branch is being built has it torn down once built ("ended before it was set up").
 /// - A built branch starts the session: the control channel and the offer are made;
@@ -43,6 +46,8 @@ public struct PublisherSessions: Sendable {
         /// What executing an admitted control request came to.
         case controlHandled(sessionId: String, ControlOutcome)
         case pipelineError(sessionId: String, description: String)
+        /// A time asked for with `wake` has come (the retry of a refused declaration).
+        case tick
         /// The node is stopping: every session ends, nothing is told to the server.
         case stopping
     }
@@ -65,6 +70,8 @@ public struct PublisherSessions: Sendable {
         case sendAnnotations(sessionId: String)
         /// The annotation list to the overlay and to every session.
         case broadcastAnnotations
+        /// Feed a `tick` at this time (monotonic nanoseconds) or soon after.
+        case wake(at: UInt64)
         case emit(PublisherNodeEvent)
         case debug(String)
     }
@@ -95,6 +102,10 @@ public struct PublisherSessions: Sendable {
     /// The number of the current signaling connection; nil while there is none.
     private var connection: Int?
     private var connections = 0
+    /// `roomFull` answers in a row on the current connection.
+    private var roomRefusals = 0
+    /// When to declare ourselves again after a `roomFull`; nil when no retry is due.
+    private var redeclareAt: UInt64?
 
     public init(config: PublisherNodeConfig) { self.config = config }
 
@@ -108,12 +119,25 @@ public struct PublisherSessions: Sendable {
         case .signalingConnected(let peerId):
             connections += 1
             connection = connections
-            return [.send(.setPeerStatus(PeerStatus(roles: [.producer], meta: .object(["name": .string(config.name)]),
-                                                    room: config.room, role: .publisher, token: config.token))),
-                    .emit(.signalingConnected(url: config.signalingURL, peerId: peerId))]
+            roomRefusals = 0
+            redeclareAt = nil
+            return [declaration, .emit(.signalingConnected(url: config.signalingURL, peerId: peerId))]
         case .signalingLost(let reason):
             connection = nil
+            redeclareAt = nil
             return [.emit(.signalingLost(reason: reason))]
+        case .server(.error(let details, .roomFull?)):
+            // A producer sends no startSession: a busy room can only refuse our declaration.
+            guard connection != nil else { return [] }
+            roomRefusals += 1
+            let delay = config.roomRetry.delay(afterRefusals: roomRefusals)
+            let at = now + RetryBackoff.nanos(delay)
+            redeclareAt = at
+            return [.emit(.roomBusy(room: config.room, details: details, retryIn: delay)), .wake(at: at)]
+        case .tick:
+            guard let at = redeclareAt, at <= now, connection != nil else { return [] }
+            redeclareAt = nil
+            return [declaration]
         case .server(let message):
             return handle(message)
         case .branchBuilt(let sessionId):
@@ -206,6 +230,12 @@ public struct PublisherSessions: Sendable {
         case .welcome, .peerStatusChanged, .list, .sessionStarted:
             return []
         }
+    }
+
+    /// Declares us the room's producer.
+    private var declaration: Effect {
+        .send(.setPeerStatus(PeerStatus(roles: [.producer], meta: .object(["name": .string(config.name)]),
+                                        room: config.room, role: .publisher, token: config.token)))
     }
 
     private func answer(_ outcome: ControlOutcome, _ sessionId: String) -> [Effect] {

@@ -1,6 +1,7 @@
 import Foundation
 import NodeOutput
 import PoseCastKit
+import Signaling
 
 /// The subscriber's output: its node's events, the pose of the frame on screen and the
 /// once-a-second status, as JSON lines or as lines a person reads (docs/SUBSCRIBER.md).
@@ -55,6 +56,9 @@ extension EventOutput {
             self.event(.signalingLost, ["reason": reason], human: "signaling: \(reason); retrying")
         case let .serverError(code, details):
             self.event(.serverError, ["code": code?.rawValue ?? "", "details": details], human: "signaling error: \(details)")
+        case let .roomBusy(room, details, retryIn):
+            self.event(.roomBusy, ["room": room, "details": details, "retryInMs": Int(RetryBackoff.nanos(retryIn) / 1_000_000)],
+                       human: "signaling: room \(room) is busy (\(details)); asking again in \(retryIn)")
         case let .sessionStarted(sessionId, producer):
             self.event(.sessionStarted, ["sessionId": sessionId, "producer": producer], human: "session \(sessionId) with \(producer)")
         case .connected(let sessionId):

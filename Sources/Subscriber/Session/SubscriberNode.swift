@@ -21,6 +21,8 @@ public struct SubscriberNodeConfig: Sendable {
     /// Holds outgoing control messages this long (simulates a slow control channel).
     public var controlDelay: Duration = .zero
     public var reconnectDelay: Duration = .seconds(1)
+    /// Waits between attempts while the server answers that the room (or the publisher) is busy.
+    public var roomRetry = RetryBackoff()
     /// A session that decodes nothing for this long is torn down and sought again.
     public var stallTimeout: Duration = .seconds(5)
     /// How long the media is watched when the room's publisher shows up under a new peer
@@ -37,6 +39,8 @@ public enum SubscriberNodeEvent: Sendable {
     case signalingConnected(url: String, peerId: String)
     case signalingLost(reason: String)
     case serverError(code: SignalingErrorCode?, details: String)
+    /// The server refused us for a busy room or publisher (`roomFull`): we ask again after `retryIn`.
+    case roomBusy(room: String, details: String, retryIn: Duration)
     case sessionStarted(sessionId: String, producer: String)
     case connected(sessionId: String)
     case sessionEnded(sessionId: String, reason: String)

@@ -10,6 +10,11 @@ import Signaling
 ///
 /// - On every signaling connection it declares itself a listener and consumer of the
 ///   room and lists its producers; the first (or `producerId`) gets a session request.
+///   A refused declaration leaves us outside the room: the list that follows it is not
+///   ours and is ignored.
+/// - A busy room (`roomFull` for the declaration or for the session request) is said
+///   once per refusal (`roomBusy`) and tried again after `config.roomRetry`, longer with
+///   each refusal in a row: the declaration is sent again, or the producers listed again.
 /// - Remote candidates that overtake the offer wait until it is being answered.
 /// - A lost signaling connection ends a session still being set up; a connected one
 ///   keeps its media (the stall watchdog ends it if it stops).
@@ -76,6 +81,21 @@ public struct SubscriberSession: Sendable {
     private var lastFrameAt: UInt64?
     /// Publishers announced under a new id, to settle on when their window is over.
     private var settling: [(producer: String, at: UInt64)] = []
+    /// Where our `setPeerStatus` stands on the current connection.
+    private var declaration = Declaration.pending
+    /// `roomFull` answers in a row.
+    private var roomRefusals = 0
+    /// When to try the room again after a `roomFull`; nil when no retry is due.
+    private var retryAt: UInt64?
+
+    private enum Declaration: Sendable {
+        /// Sent, with a `list` right behind it: the list's answer says it was accepted.
+        case pending
+        /// Accepted: lists and announcements are our room's.
+        case accepted
+        /// Refused: we are outside the room until we declare again.
+        case refused
+    }
 
     public init(config: SubscriberNodeConfig) { self.config = config }
 
@@ -83,12 +103,12 @@ public struct SubscriberSession: Sendable {
         switch event {
         case .signalingConnected(let peerId):
             signalingUp = true
-            return [.send(.setPeerStatus(PeerStatus(roles: [.listener, .consumer], room: config.room,
-                                                    role: config.role, token: config.token))),
-                    .send(.list),
-                    .emit(.signalingConnected(url: config.signalingURL, peerId: peerId))]
+            roomRefusals = 0
+            retryAt = nil
+            return declare() + [.emit(.signalingConnected(url: config.signalingURL, peerId: peerId))]
         case .signalingLost(let reason):
             signalingUp = false
+            retryAt = nil
             // A request or negotiation under way died with the connection; a connected
             // session keeps its media (the watchdog ends it if it stalls).
             return [.emit(.signalingLost(reason: reason))]
@@ -124,6 +144,10 @@ public struct SubscriberSession: Sendable {
             return []
         case .tick(let decodeBranches):
             var effects = checkStall(now: now, decodeBranches: decodeBranches)
+            if let at = retryAt, at <= now, signalingUp {
+                retryAt = nil
+                effects += declaration == .refused ? declare() : send(.list)
+            }
             let due = settling.filter { $0.at <= now }
             settling.removeAll { $0.at <= now }
             for producer in due { effects += settle(on: producer.producer, now: now) }
@@ -137,9 +161,17 @@ public struct SubscriberSession: Sendable {
     private mutating func handle(_ message: ServerMessage, now: UInt64) -> [Effect] {
         switch message {
         case .list(let producers):
+            switch declaration {
+            case .refused: return [.debug("ignoring the list of a room we are not in")]
+            case .pending:
+                declaration = .accepted
+                roomRefusals = 0
+            case .accepted: break
+            }
             guard let producer = producers.first(where: { config.producerId == nil || $0.id == config.producerId }) else { return [] }
             return producerAnnounced(producer.id, now: now)
         case let .peerStatusChanged(peerId, roles, _, _, _):
+            guard declaration != .refused else { return [] }
             if roles.contains(.producer), config.producerId == nil || config.producerId == peerId {
                 return producerAnnounced(peerId, now: now)
             } else if roles.isEmpty, case .active(_, let producer) = phase, producer == peerId {
@@ -147,6 +179,7 @@ public struct SubscriberSession: Sendable {
             }
             return []
         case let .sessionStarted(producer, sessionId):
+            roomRefusals = 0
             phase = .active(sessionId: sessionId, producer: producer)
             sessionStartedAt = now
             lastFrameAt = nil
@@ -157,9 +190,17 @@ public struct SubscriberSession: Sendable {
             guard case .active(let current, _) = phase, current == sessionId else { return [] }
             return endSession(reason: "ended by the publisher or the server", tellServer: false) + send(.list)
         case let .error(details, code):
+            // Messages are answered in order: an error a declaration can get, before the
+            // list's answer, refuses it (a late ICE candidate's unknownSession does not).
+            if declaration == .pending, let code, Self.declarationRefusals.contains(code) { declaration = .refused }
             // A refused startSession leaves us waiting for nothing: look again.
             if case .requested = phase { phase = .idle }
-            return [.emit(.serverError(code: code, details: details))]
+            guard code == .roomFull else { return [.emit(.serverError(code: code, details: details))] }
+            roomRefusals += 1
+            let delay = config.roomRetry.delay(afterRefusals: roomRefusals)
+            let at = now + RetryBackoff.nanos(delay)
+            retryAt = at
+            return [.emit(.roomBusy(room: config.room, details: details, retryIn: delay)), .wake(at: at)]
         case .welcome, .startSession:
             return []
         }
@@ -224,6 +265,13 @@ public struct SubscriberSession: Sendable {
         return signalingUp ? effects + requestSession(with: producer) : effects
     }
 
+    /// Declares us in the room, then lists its producers (the list's answer confirms the declaration).
+    private mutating func declare() -> [Effect] {
+        declaration = .pending
+        return send(.setPeerStatus(PeerStatus(roles: [.listener, .consumer], room: config.room,
+                                              role: config.role, token: config.token))) + send(.list)
+    }
+
     private mutating func requestSession(with producer: String) -> [Effect] {
         guard case .idle = phase else { return [] }
         phase = .requested(producer: producer)
@@ -260,6 +308,9 @@ public struct SubscriberSession: Sendable {
     private func send(_ message: ClientMessage) -> [Effect] {
         signalingUp ? [.send(message)] : []
     }
+
+    /// The codes with which the server can refuse a `setPeerStatus`.
+    static let declarationRefusals: Set<SignalingErrorCode> = [.roomFull, .unauthorized, .wrongRole, .malformed, .rateLimited]
 
     static func nanos(_ duration: Duration) -> UInt64 {
         let (seconds, attoseconds) = duration.components
