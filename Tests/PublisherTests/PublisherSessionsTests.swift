@@ -93,13 +93,27 @@ struct PublisherSessionsTests {
         #expect(h.handle(.localCandidate(sessionId: "s1", c)).sent
                 == [.peer(PeerMessage(sessionId: "s1", payload: .ice(SignalingICE(candidate: "candidate:c", sdpMLineIndex: 1))))])
         // The answer and the subscriber's candidates go to the branch.
-        let answer = h.handle(.server(.peer(PeerMessage(sessionId: "s1", payload: .sdp(SignalingSDP(type: "answer", sdp: "v=0 a"))))))
+        let answer = h.handle(.server(.peer(PeerMessage(sessionId: "s1", payload: .sdp(SignalingSDP(type: "answer", sdp: AnswerCheckTests.vp8Answer))))))
         #expect(answer.count == 1)
-        if case .applyAnswer("s1", "v=0 a")? = answer.first {} else { Issue.record("\(answer)") }
+        if case .applyAnswer("s1", AnswerCheckTests.vp8Answer)? = answer.first {} else { Issue.record("\(answer)") }
         // An offer where an answer belongs ends the session, and the server is told.
         let wrong = h.handle(.server(.peer(PeerMessage(sessionId: "s1", payload: .sdp(SignalingSDP(type: "offer", sdp: "x"))))))
         #expect(wrong.removed == ["s1"] && wrong.sent == [.endSession(sessionId: "s1")])
         #expect(wrong.endedReasons.first?.hasPrefix("bad answer") == true)
+    }
+
+    @Test("an answer that accepts no VP8 ends its session, naming what it offered instead; the others go on")
+    func answerWithoutOurCodec() {
+        var h = PublisherHarness()
+        _ = h.handle(.signalingConnected(peerId: "p1"))
+        h.start("s1")
+        h.start("s2")
+        let refused = h.handle(.server(.peer(PeerMessage(sessionId: "s1", payload: .sdp(SignalingSDP(type: "answer", sdp: AnswerCheckTests.h264OnlyAnswer))))))
+        #expect(!refused.contains { if case .applyAnswer = $0 { true } else { false } })
+        #expect(refused.removed == ["s1"] && refused.sent == [.endSession(sessionId: "s1")])
+        #expect(refused.endedReasons == ["bad answer: it accepts no VP8 video, only H264 (102)"])
+        let kept = h.handle(.server(.peer(PeerMessage(sessionId: "s2", payload: .sdp(SignalingSDP(type: "answer", sdp: AnswerCheckTests.vp8Answer))))))
+        if case .applyAnswer("s2", _)? = kept.first {} else { Issue.record("\(kept)") }
     }
 
     @Test("a session ended while its branch is built: the branch is torn down once built")

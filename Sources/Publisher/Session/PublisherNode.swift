@@ -79,7 +79,7 @@ public final class PublisherNode: Sendable {
         self.onEvent = onEvent
         self.link = link ?? SignalingClientLink(url: config.signalingURL, tls: config.signalingTLS,
                                                 reconnectDelay: config.reconnectDelay, logger: logger)
-        state = Mutex(State(sessions: PublisherSessions(config: config)))
+        state = Mutex(State(sessions: PublisherSessions(config: config, codec: media.config.codec)))
         control = PublisherControl(board: board, placer: AnnotationPlacer(history: media.frameHistory,
                                                                           planes: config.placementPlanes),
                                    camera: media.cameraMeter.map { CameraMeterCommands(meter: $0) },

@@ -1,5 +1,6 @@
 import PoseCastKit
 import RTCSession
+import PoseMedia
 import Signaling
 
 /// The publisher's session logic as a pure state machine, the way `SignalingHub` is the
@@ -107,7 +108,10 @@ public struct PublisherSessions: Sendable {
     /// When to declare ourselves again after a `roomFull`; nil when no retry is due.
     private var redeclareAt: UInt64?
 
-    public init(config: PublisherNodeConfig) { self.config = config }
+    /// The codec our offers send: an answer must accept it (`AnswerCheck`).
+    public let codec: VideoCodec
+
+    public init(config: PublisherNodeConfig, codec: VideoCodec = .vp8) { self.config = config; self.codec = codec }
 
     /// Sessions with a connected subscriber / all sessions.
     public var subscriberCounts: (connected: Int, total: Int) {
@@ -217,6 +221,10 @@ public struct PublisherSessions: Sendable {
                     let error = RTCError.invalidDescription("expected an answer, got \(sdp.type)")
                     return [.emit(.error("session \(message.sessionId): \(error)"))]
                         + endSession(message.sessionId, reason: "bad answer: \(error)", tellServer: true)
+                }
+                if let refusal = AnswerCheck.refusal(sdp.sdp, codec: codec) {
+                    return [.emit(.error("session \(message.sessionId): the answer is refused: \(refusal)"))]
+                        + endSession(message.sessionId, reason: "bad answer: \(refusal)", tellServer: true)
                 }
                 return [.applyAnswer(sessionId: message.sessionId, sdp: sdp.sdp)]
             case .ice(let ice):
