@@ -26,6 +26,8 @@ public enum NodeEventName: String, CaseIterable, Sendable {
     // Subscriber
     case connected
     case controlOpen
+    case publisherWithoutPose
+    case requestUnanswered
     case requestSent
     case ack
     case annotations

@@ -35,9 +35,9 @@ struct SubscriberHarness {
         #expect(machine.phase == .active(sessionId: id, producer: producer))
     }
 
-    /// Frames every 40 ms for `milliseconds`.
-    mutating func frames(for milliseconds: UInt64) {
-        for _ in 0..<(milliseconds / 40) { #expect(handle(.frameDecoded, after: 40).isEmpty) }
+    /// Frames every 40 ms for `milliseconds`, with a pose unless `posed` is false.
+    mutating func frames(for milliseconds: UInt64, posed: Bool = true) {
+        for _ in 0..<(milliseconds / 40) { #expect(handle(.frameDecoded(withPose: posed), after: 40).isEmpty) }
     }
 }
 

@@ -65,6 +65,12 @@ extension EventOutput {
             self.event(.connected, ["sessionId": sessionId], human: "session \(sessionId): connected")
         case let .sessionEnded(sessionId, reason):
             self.event(.sessionEnded, ["sessionId": sessionId, "reason": reason], human: "session \(sessionId): ended (\(reason))")
+        case let .publisherWithoutPose(sessionId, producer, frames):
+            self.event(.publisherWithoutPose, ["sessionId": sessionId, "producer": producer, "frames": frames],
+                       human: "session \(sessionId): publisher \(producer) sends no pose with its frames (none of the first \(frames)): "
+                           + "taps cannot be placed in the world, only sent as screen coordinates (tapnaive)")
+        case let .requestUnanswered(id, type, reason):
+            self.event(.requestUnanswered, ["id": id, "type": type, "reason": reason], human: "← no reply to \(id) (\(type)): \(reason)")
         case .controlOpen:
             self.event(.controlOpen, [:], human: "control channel open")
         case let .requestSent(id, type, text):

@@ -29,6 +29,8 @@ public struct SubscriberNodeConfig: Sendable {
     /// id while a session runs: frames in its second half keep the session (a signaling
     /// restart), none end it and ask the new publisher (the old one died meanwhile).
     public var liveMediaWindow: Duration = .seconds(1)
+    /// A control request with no reply after this long is reported (`requestUnanswered`).
+    public var controlReplyTimeout: Duration = .seconds(5)
     /// Checks the publisher's marks in the decoded pictures (`--check-markers`); the
     /// executable feeds it this node's events and `media.onPicture`.
     public var markerWatcher: MarkerWatcher?
@@ -45,6 +47,11 @@ public enum SubscriberNodeEvent: Sendable {
     case connected(sessionId: String)
     case sessionEnded(sessionId: String, reason: String)
     case controlOpen
+    /// None of the session's first frames carried a pose: taps can only go as screen
+    /// coordinates (`tapnaive`); said once per session.
+    case publisherWithoutPose(sessionId: String, producer: String, frames: Int)
+    /// A control request that got no reply: in time, or before its session ended.
+    case requestUnanswered(id: String, type: String, reason: String)
     /// A request we sent on the control channel.
     case requestSent(id: String, type: String, text: String)
     /// What the publisher answered or announced.
@@ -182,7 +189,9 @@ public final class SubscriberNode: Sendable {
         let media = try SubscriberMedia(config: config.media, name: "subscriber") { [weak self] frame in
             guard let self else { return }
             self.frames.withLock { $0.record(frame) }
-            _ = self.step(.frameDecoded)
+            let posed = frame.pose.map { !$0.flags.contains(.missing) } ?? false
+            // On a streaming thread: only events come of a decoded frame, and they are printed here.
+            for case .emit(let event) in self.step(.frameDecoded(withPose: posed)) { self.onEvent(event) }
         }
         try await media.startAndWaitUntilPlaying()
         let events = Task { [weak self] in
@@ -217,6 +226,11 @@ public final class SubscriberNode: Sendable {
         case .dataChannelMessage(_, .text(let text)):
             do throws(ControlError) {
                 let reply = try ControlCodec.decodeReply(text)
+                switch reply {
+                case .ack(let id, _, _): _ = step(.replyReceived(id: id))
+                case .error(let error): if let id = error.id { _ = step(.replyReceived(id: id)) }
+                case .sceneStatus, .annotations: break
+                }
                 onEvent(.reply(reply))
                 track(reply)
             } catch {
@@ -234,13 +248,14 @@ public final class SubscriberNode: Sendable {
     /// Sends a control request; returns its id.
     @discardableResult
     public func send(_ request: ControlRequest) throws(ControlError) -> String {
-        let (channel, number) = state.withLock { s -> (DataChannel?, Int) in
+        let (channel, number, unavailable) = state.withLock { s -> (DataChannel?, Int, String) in
             s.requestNumber += 1
-            return (s.channel, s.requestNumber)
+            return (s.channel, s.requestNumber, s.session.controlUnavailableReason)
         }
         let id = "r\(number)"
         guard let channel, channel.readyState == .open else {
-            throw ControlError(id: id, code: .unsupported, message: "no control channel open (not connected to a publisher)")
+            let why = channel.map { "the control channel is \($0.readyState)" } ?? unavailable
+            throw ControlError(id: id, code: .unsupported, message: "no control channel: \(why)")
         }
         let text = ControlCodec.encode(ControlEnvelope(id: id, request: request))
         if let delayedSender {
@@ -251,6 +266,7 @@ public final class SubscriberNode: Sendable {
             }
         }
         onEvent(.requestSent(id: id, type: request.type, text: text))
+        _ = step(.requestSent(id: id, type: request.type))
         return id
     }
 
@@ -268,7 +284,16 @@ public final class SubscriberNode: Sendable {
             throw ControlError(id: nil, code: .unsupported, message: "no frame on screen yet")
         }
         guard let pose = frame.pose, !pose.flags.contains(.missing) else {
-            throw ControlError(id: nil, code: .unsupported, message: "the frame on screen carries no usable pose; tap again")
+            if naive {
+                // Screen coordinates need no pose of ours: the publisher places them with
+                // its own at arrival (frame id 0: there is none to name).
+                return try send(.annotate(AnnotationRequest(kind: kind, placement: .screen, position: nil, frameId: frame.pose?.frameID ?? 0,
+                                                            tap: point, label: label, color: color)))
+            }
+            let noPose = state.withLock { $0.session.publisherSendsNoPose }
+            throw ControlError(id: nil, code: .unsupported, message: noPose
+                ? "this publisher sends no pose with its frames: a tap cannot be placed in the world; `tapnaive` sends screen coordinates"
+                : "the frame on screen carries no usable pose; tap again")
         }
         return try send(.annotate(try annotateRequest(point, on: pose, kind: kind, label: label, color: color, naive: naive)))
     }

@@ -39,7 +39,10 @@ public struct SubscriberSession: Sendable {
         case peerEnded(sessionId: String, state: String)
         case controlChannelOpen
         /// The media decoded a frame.
-        case frameDecoded
+        case frameDecoded(withPose: Bool)
+        /// A control request went out (`id`, its type), and the answer to one came in.
+        case requestSent(id: String, type: String)
+        case replyReceived(id: String)
         /// Time passes: the stall watchdog and the timers of `wake`. `decodeBranches` is
         /// how many video streams the current media decodes (what a stall report says).
         case tick(decodeBranches: Int)
@@ -79,6 +82,12 @@ public struct SubscriberSession: Sendable {
     private var earlyCandidates: [ICECandidate] = []
     private var sessionStartedAt: UInt64?
     private var lastFrameAt: UInt64?
+    /// Frames of this session decoded so far without a usable pose, while none had one.
+    private var framesWithoutPose = 0
+    private var sawPose = false
+    private var noPoseAnnounced = false
+    /// Control requests sent and not yet answered: type and when they went out.
+    private var pending: [String: (type: String, at: UInt64)] = [:]
     /// Publishers announced under a new id, to settle on when their window is over.
     private var settling: [(producer: String, at: UInt64)] = []
     /// Where our `setPeerStatus` stands on the current connection.
@@ -139,11 +148,28 @@ public struct SubscriberSession: Sendable {
             guard !controlAnnounced else { return [] }
             controlAnnounced = true
             return [.emit(.controlOpen)]
-        case .frameDecoded:
+        case .frameDecoded(let withPose):
             lastFrameAt = now
+            if withPose { sawPose = true; return [] }
+            framesWithoutPose += 1
+            guard !sawPose, !noPoseAnnounced, framesWithoutPose >= Self.framesBeforeNoPose,
+                  case .active(let sessionId, let producer) = phase else { return [] }
+            noPoseAnnounced = true
+            return [.emit(.publisherWithoutPose(sessionId: sessionId, producer: producer, frames: framesWithoutPose))]
+        case let .requestSent(id, type):
+            pending[id] = (type, now)
+            return []
+        case .replyReceived(let id):
+            pending[id] = nil
             return []
         case .tick(let decodeBranches):
             var effects = checkStall(now: now, decodeBranches: decodeBranches)
+            let overdue = pending.filter { Self.elapsed(from: $0.value.at, to: now) >= config.controlReplyTimeout }
+            for (id, request) in overdue.sorted(by: { $0.key < $1.key }) {
+                pending[id] = nil
+                effects.append(.emit(.requestUnanswered(id: id, type: request.type,
+                                                        reason: "no reply within \(config.controlReplyTimeout)")))
+            }
             if let at = retryAt, at <= now, signalingUp {
                 retryAt = nil
                 effects += declaration == .refused ? declare() : send(.list)
@@ -183,6 +209,7 @@ public struct SubscriberSession: Sendable {
             phase = .active(sessionId: sessionId, producer: producer)
             sessionStartedAt = now
             lastFrameAt = nil
+            resetPoseWatch()
             return [.emit(.sessionStarted(sessionId: sessionId, producer: producer))]
         case .peer(let message):
             return handlePeer(message)
@@ -298,10 +325,41 @@ public struct SubscriberSession: Sendable {
         connected = false
         sessionStartedAt = nil
         lastFrameAt = nil
+        controlAnnounced = false
+        resetPoseWatch()
         earlyCandidates.removeAll()
-        guard let sessionId else { return [.stopMedia] }
+        // Requests still waiting will never be answered: their channel went with the session.
+        let unanswered = pending.sorted { $0.key < $1.key }.map {
+            Effect.emit(.requestUnanswered(id: $0.key, type: $0.value.type, reason: "the session ended before a reply"))
+        }
+        pending.removeAll()
+        guard let sessionId else { return [.stopMedia] + unanswered }
         return [.stopMedia] + (tellServer ? send(.endSession(sessionId: sessionId)) : [])
-            + [.emit(.sessionEnded(sessionId: sessionId, reason: reason))]
+            + [.emit(.sessionEnded(sessionId: sessionId, reason: reason))] + unanswered
+    }
+
+    private mutating func resetPoseWatch() {
+        framesWithoutPose = 0
+        sawPose = false
+        noPoseAnnounced = false
+    }
+
+    /// Frames without a pose, from a session's start, before the publisher is said to send none.
+    static let framesBeforeNoPose = 30
+
+    /// True once this session's publisher is known to send frames without a pose (none
+    /// of its first `framesBeforeNoPose` frames had one, nor any since).
+    public var publisherSendsNoPose: Bool { noPoseAnnounced && !sawPose }
+
+    /// Why no control request can be sent now, in the words a person needs.
+    public var controlUnavailableReason: String {
+        switch phase {
+        case .idle, .requested: return "not connected to a publisher (no session)"
+        case .active:
+            if !connected { return "the session with the publisher is still being set up" }
+            if !controlAnnounced { return "the publisher has opened no control channel in this session (it takes no requests)" }
+            return "the control channel is not open"
+        }
     }
 
     /// A message to the server, or nothing while there is no connection.
