@@ -41,6 +41,9 @@ public final class WebRTCPeer: @unchecked Sendable {
     private let state = Mutex(State())
     /// `connection-state` as webrtcbin last notified it (GST_WEBRTC_PEER_CONNECTION_STATE_NEW is 0).
     private let cachedConnectionState = Atomic<Int32>(0)
+    /// Set once the peer's DTLS certificate matched its SDP (`verifyRemoteFingerprint`):
+    /// media and control wait for it, read from streaming threads without a lock.
+    private let verified = Atomic<Bool>(false)
 
     private struct State {
         var handlerIDs: [UInt] = []
@@ -50,6 +53,8 @@ public final class WebRTCPeer: @unchecked Sendable {
         var closed = false
         /// `RetransmissionRequests` is connected (once, at the first receive transceiver).
         var retransmissionRequests = false
+        /// The SDP of the last remote description applied: its fingerprints are checked.
+        var remoteSDP: String?
     }
 
     public init(name: String, pipeline: Pipeline, configuration: RTCConfiguration = .init()) throws(RTCError) {
@@ -174,7 +179,16 @@ public final class WebRTCPeer: @unchecked Sendable {
 
     public func setRemoteDescription(_ description: SessionDescription) async throws(RTCError) {
         try await applyDescription("set-remote-description", description)
+        state.withLock { $0.remoteSDP = description.sdp }
     }
+
+    /// The SDP of the remote description last applied, nil before one.
+    public var remoteDescriptionSDP: String? { state.withLock { $0.remoteSDP } }
+
+    /// True once the peer's DTLS certificate matched a fingerprint of its SDP.
+    public var isVerified: Bool { verified.load(ordering: .acquiring) }
+
+    func markVerified() { verified.store(true, ordering: .releasing) }
 
     public func addICECandidate(_ candidate: ICECandidate) throws(RTCError) {
         try ensureOpen()

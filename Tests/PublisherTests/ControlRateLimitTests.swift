@@ -157,6 +157,7 @@ struct ControlRateLimitTests {
         _ = sessions.handle(.signalingConnected(peerId: "p"), now: now)
         _ = sessions.handle(.server(.startSession(peerId: "e", sessionId: "s", role: .expert, meta: nil)), now: now)
         _ = sessions.handle(.branchBuilt(sessionId: "s"), now: now)
+        _ = sessions.handle(.peerConnected(sessionId: "s"), now: now)
         func request(_ id: String) -> [PublisherSessions.Effect] {
             let text = ControlCodec.encode(ControlEnvelope(id: id, request: .clearAnnotations))
             return sessions.handle(.controlMessage(sessionId: "s", .text(text)), now: now)

@@ -116,6 +116,27 @@ struct PublisherSessionsTests {
         if case .applyAnswer("s2", _)? = kept.first {} else { Issue.record("\(kept)") }
     }
 
+    @Test("nothing flows before the subscriber's certificate is verified; a forged one ends its session only")
+    func verificationGatesControl() {
+        var h = PublisherHarness()
+        _ = h.handle(.signalingConnected(peerId: "p1"))
+        h.start("s1")
+        h.start("s2")
+        // The channel opens with DTLS, a moment before the check: the list waits, requests are dropped.
+        #expect(h.handle(.controlChannelOpen(sessionId: "s1")).isEmpty)
+        let early = h.handle(.controlMessage(sessionId: "s1", .text(ControlCodec.encode(ControlEnvelope(id: "r1", request: .clearAnnotations)))))
+        #expect(early.executed == 0 && early.replies.isEmpty)
+        // Verified: the annotation list goes out now.
+        let verified = h.handle(.peerConnected(sessionId: "s1"))
+        #expect(verified.contains { if case .sendAnnotations("s1") = $0 { true } else { false } })
+        #expect(verified.events.contains { if case .subscriberConnected("s1") = $0 { true } else { false } })
+        // A forged certificate: that session ends, the server is told, s1 goes on.
+        let forged = h.handle(.peerRejected(sessionId: "s2", reason: "the subscriber's DTLS certificate does not match its SDP (mismatch: x)"))
+        #expect(forged.removed == ["s2"] && forged.sent == [.endSession(sessionId: "s2")])
+        #expect(forged.endedReasons == ["the subscriber's DTLS certificate does not match its SDP (mismatch: x)"])
+        #expect(h.machine.subscriberCounts == (1, 1))
+    }
+
     @Test("a session ended while its branch is built: the branch is torn down once built")
     func endedWhileBuilding() {
         var h = PublisherHarness()
@@ -140,6 +161,8 @@ struct PublisherSessionsTests {
         _ = h.handle(.signalingConnected(peerId: "p1"))
         h.start("viewer", role: .viewer)
         h.start("expert", role: .expert)
+        _ = h.handle(.peerConnected(sessionId: "viewer"))
+        _ = h.handle(.peerConnected(sessionId: "expert"))
         let request = DataChannelMessage.text(ControlCodec.encode(ControlEnvelope(id: "r1", request: .clearAnnotations)))
         let refused = h.handle(.controlMessage(sessionId: "viewer", request))
         #expect(refused.executed == 0)
@@ -158,8 +181,7 @@ struct PublisherSessionsTests {
         #expect(answered.replies == [.ack(id: "r1", annotationId: nil)])
         #expect(answered.contains { if case .broadcastAnnotations = $0 { true } else { false } })
         // Connected counts, and stopping ends every session without telling the server.
-        _ = h.handle(.peerConnected(sessionId: "expert"))
-        #expect(h.machine.subscriberCounts == (1, 2))
+        #expect(h.machine.subscriberCounts == (2, 2))
         let stop = h.handle(.stopping)
         #expect(stop.removed.sorted() == ["expert", "viewer"] && stop.sent.isEmpty)
         #expect(stop.endedReasons == ["publisher stopping", "publisher stopping"])
@@ -171,6 +193,7 @@ struct PublisherSessionsTests {
         var h = PublisherHarness(controlRate: ControlRateLimit(requestsPerSecond: 2, burst: 3))
         _ = h.handle(.signalingConnected(peerId: "p1"))
         h.start("s1")
+        _ = h.handle(.peerConnected(sessionId: "s1"))
         func request(_ id: String) -> PublisherSessions.Event {
             .controlMessage(sessionId: "s1", .text(ControlCodec.encode(ControlEnvelope(id: id, request: .clearAnnotations))))
         }

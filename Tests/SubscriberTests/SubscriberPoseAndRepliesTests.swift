@@ -82,4 +82,19 @@ struct SubscriberPoseAndRepliesTests {
         #expect(h.machine.controlUnavailableReason
                 == "the publisher has opened no control channel in this session (it takes no requests)")
     }
+
+    @Test("a publisher whose certificate does not match its offer: the session ends, the server is told, nothing is asked again")
+    func forgedPublisher() {
+        var h = SubscriberHarness()
+        h.activeSession("s1", with: "pub")
+        #expect(h.handle(.controlChannelOpen).isEmpty)
+        let rejected = h.handle(.peerRejected(sessionId: "s1", reason: "the publisher's DTLS certificate does not match its SDP (mismatch: x)"))
+        #expect(rejected.endedReasons == ["the publisher's DTLS certificate does not match its SDP (mismatch: x)"])
+        #expect(rejected.sent == [.endSession(sessionId: "s1")])
+        #expect(rejected.stopsMedia)
+        #expect(!rejected.events.contains { if case .controlOpen = $0 { true } else { false } })
+        #expect(h.machine.phase == .idle && !h.machine.connected)
+        // A late "connected" of the ended session changes nothing.
+        #expect(h.handle(.peerConnected(sessionId: "s1")).isEmpty)
+    }
 }

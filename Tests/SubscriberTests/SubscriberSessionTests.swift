@@ -156,8 +156,9 @@ struct SubscriberSessionTests {
         // Our own candidates go to the server as they come.
         #expect(h.handle(.localCandidate(sessionId: "s1", ICECandidate(mlineIndex: 0, candidate: "l"))).sent
                 == [.peer(PeerMessage(sessionId: "s1", payload: .ice(SignalingICE(candidate: "l", sdpMLineIndex: 0))))])
-        // The control channel is announced once per session.
-        #expect(h.handle(.controlChannelOpen).events.count == 1)
+        // The control channel is announced once per session, once the publisher is verified.
+        #expect(h.handle(.controlChannelOpen).isEmpty)
+        #expect(h.handle(.peerConnected(sessionId: "s1")).events.count == 2)
         #expect(h.handle(.controlChannelOpen).isEmpty)
         // Stopping ends the session; no server is left to tell.
         let stop = h.handle(.stopping)

@@ -272,7 +272,8 @@ public final class PublisherMedia: @unchecked Sendable {
         // Weak: the pad owns this closure; the branch entry below owns the wrappers.
         _ = teePad.addProbe(data) { [weak peer, weak teePad] _ in
             if gate.isOpen { return GST_PAD_PROBE_OK }
-            guard let peer, peer.connectionState == .connected else { return GST_PAD_PROBE_DROP }
+            // Connected and its DTLS certificate checked against its answer (an atomic).
+            guard let peer, peer.isVerified else { return GST_PAD_PROBE_DROP }
             gate.open()
             // Not from this streaming thread: the event travels back up through it.
             if let pad = teePad { DispatchQueue.global().async { Self.requestKeyframe(via: pad) } }

@@ -215,7 +215,16 @@ public final class PublisherNode: Sendable {
         case .localCandidate(let candidate):
             await feed(.localCandidate(sessionId: sessionId, candidate))
         case .connectionState(.connected):
-            await feed(.peerConnected(sessionId: sessionId))
+            // DTLS is done: the subscriber's certificate must be the one its answer names
+            // before any frame or control message goes to or comes from it.
+            guard let peer = peer(sessionId) else { return }
+            let check = await peer.verifyRemoteFingerprintWhenReady()
+            if check.isVerified {
+                await feed(.peerConnected(sessionId: sessionId))
+            } else {
+                await feed(.peerRejected(sessionId: sessionId,
+                                         reason: "the subscriber's DTLS certificate does not match its SDP (\(check))"))
+            }
         case .connectionState(.failed), .connectionState(.closed):
             await feed(.peerEnded(sessionId: sessionId, state: "\(event)"))
         case .dataChannelOpen(let label) where label == "control":
@@ -237,7 +246,10 @@ public final class PublisherNode: Sendable {
     }
 
     private func broadcast(_ reply: ControlReply) {
-        let ids = state.withLock { s in s.sessions.sessions.keys.filter { s.branches[$0] != nil } }
+        // Only to verified subscribers: nothing goes to a peer whose certificate is unchecked.
+        let ids = state.withLock { s in
+            s.sessions.sessions.filter { s.branches[$0.key] != nil && $0.value.connected }.map(\.key)
+        }
         for id in ids { send(reply, to: id) }
     }
 }

@@ -39,7 +39,10 @@ public struct PublisherSessions: Sendable {
         /// A remote candidate could not be added.
         case candidateFailed(sessionId: String, reason: String)
         case localCandidate(sessionId: String, ICECandidate)
+        /// Connected, and the subscriber's DTLS certificate matched its answer.
         case peerConnected(sessionId: String)
+        /// Connected, but the subscriber's DTLS certificate did not match its answer.
+        case peerRejected(sessionId: String, reason: String)
         /// The peer connection failed or closed (`state` says which, for the reason).
         case peerEnded(sessionId: String, state: String)
         case controlChannelOpen(sessionId: String)
@@ -80,7 +83,10 @@ public struct PublisherSessions: Sendable {
     public struct Session: Sendable {
         public var role: RoomRole
         public var consumer: String
+        /// Connected and verified: only then does control traffic flow either way.
         public var connected = false
+        /// The control channel opened before the peer was verified.
+        public var controlWaiting = false
         public var limiter: ControlRateLimiter
         public var offerSent = false
         public var pendingCandidates: [ICECandidate] = []
@@ -181,15 +187,28 @@ public struct PublisherSessions: Sendable {
             }
             return connection == nil ? [] : [.send(Self.ice(candidate, sessionId))]
         case .peerConnected(let sessionId):
-            guard sessions[sessionId] != nil else { return [] }
+            guard let session = sessions[sessionId] else { return [] }
             sessions[sessionId]?.connected = true
             return [.emit(.subscriberConnected(sessionId: sessionId))]
+                + (session.controlWaiting ? [.sendAnnotations(sessionId: sessionId)] : [])
+        case let .peerRejected(sessionId, reason):
+            guard sessions[sessionId] != nil else { return [] }
+            return [.emit(.error("session \(sessionId): \(reason)"))]
+                + endSession(sessionId, reason: reason, tellServer: true)
         case let .peerEnded(sessionId, state):
             return endSession(sessionId, reason: "peer connection \(state)", tellServer: true)
         case .controlChannelOpen(let sessionId):
+            guard let session = sessions[sessionId] else { return [] }
+            guard session.connected else {
+                sessions[sessionId]?.controlWaiting = true
+                return []
+            }
             return [.sendAnnotations(sessionId: sessionId)]
         case let .controlMessage(sessionId, message):
             guard var session = sessions[sessionId] else { return [] }
+            guard session.connected else {
+                return [.debug("session \(sessionId): control message before the subscriber was verified, dropped")]
+            }
             let admitted = session.limiter.admit(at: now)
             sessions[sessionId] = session
             if let refusal = PublisherControl.refusal(of: message, role: session.role,

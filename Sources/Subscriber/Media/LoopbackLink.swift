@@ -2,7 +2,8 @@ import RTCSession
 import PoseMedia
 
 /// Connects a publisher peer and a subscriber in one process, with no signaling
-/// server: SDP and ICE candidates are handed across directly. Every other event of
+/// server: SDP and ICE candidates are handed across directly, and each side checks the
+/// other's DTLS certificate once connected (`verifyRemoteFingerprint`). Every other event of
 /// each side is passed on to `publisherEvents` / `subscriberEvents`.
 public final class LoopbackLink: Sendable {
     public let publisherEvents: AsyncStream<RTCEvent>
@@ -24,6 +25,14 @@ public final class LoopbackLink: Sendable {
                 for await event in from.events {
                     if case .localCandidate(let candidate) = event {
                         do throws(RTCError) { try remote.addICECandidate(candidate) } catch { sink.yield(.pipelineError(error)) }
+                    } else if case .connectionState(.connected) = event {
+                        // Each side checks the other's DTLS certificate, as the nodes do;
+                        // the publisher's branch opens only for a verified peer.
+                        let check = await from.verifyRemoteFingerprintWhenReady()
+                        if !check.isVerified {
+                            sink.yield(.pipelineError(.negotiation(peer: from.name, reason: "DTLS certificate: \(check)")))
+                        }
+                        sink.yield(event)
                     } else {
                         sink.yield(event)
                     }
@@ -35,12 +44,15 @@ public final class LoopbackLink: Sendable {
     }
 
     /// The publisher offers (after opening `controlLabel`), the subscriber answers.
-    /// Returns the publisher's end of the control channel.
-    public func negotiate(controlLabel: String = "control") async throws(RTCError) -> DataChannel {
+    /// Returns the publisher's end of the control channel. `alterAnswer` rewrites the
+    /// answer on its way to the publisher, as someone on the signaling path could.
+    public func negotiate(controlLabel: String = "control",
+                          alterAnswer: (@Sendable (String) -> String)? = nil) async throws(RTCError) -> DataChannel {
         let channel = try publisher.createDataChannel(controlLabel)
         let offer = try await publisher.createOffer()
         try await publisher.setLocalDescription(offer)
-        let answer = try await subscriber.answer(offer)
+        var answer = try await subscriber.answer(offer)
+        if let alterAnswer { answer.sdp = alterAnswer(answer.sdp) }
         try await publisher.setRemoteDescription(answer)
         return channel
     }

@@ -76,6 +76,9 @@ public final class SubscriberNode: Sendable {
     private let frames = Mutex(FrameWindow())
     private let tracker: PlacementTracker
     private let delayedSender: DelayedSender?
+    /// The current session's publisher presented the certificate its offer names: frames
+    /// and control messages before that are dropped (read per frame, on streaming threads).
+    private let verified = Atomic<Bool>(false)
 
     private struct State {
         var session: SubscriberSession
@@ -188,11 +191,13 @@ public final class SubscriberNode: Sendable {
     private func makeMedia(sessionId: String) async throws(RTCError) -> SubscriberMedia {
         let media = try SubscriberMedia(config: config.media, name: "subscriber") { [weak self] frame in
             guard let self else { return }
+            guard self.verified.load(ordering: .acquiring) else { return }
             self.frames.withLock { $0.record(frame) }
             let posed = frame.pose.map { !$0.flags.contains(.missing) } ?? false
             // On a streaming thread: only events come of a decoded frame, and they are printed here.
             for case .emit(let event) in self.step(.frameDecoded(withPose: posed)) { self.onEvent(event) }
         }
+        verified.store(false, ordering: .releasing)
         try await media.startAndWaitUntilPlaying()
         let events = Task { [weak self] in
             for await event in media.peer.events {
@@ -215,7 +220,16 @@ public final class SubscriberNode: Sendable {
         case .localCandidate(let candidate):
             await feed(.localCandidate(sessionId: sessionId, candidate))
         case .connectionState(.connected):
-            await feed(.peerConnected(sessionId: sessionId))
+            // DTLS is done: the publisher's certificate must be the one its offer names.
+            guard let media = state.withLock({ $0.media }) else { return }
+            let check = await media.peer.verifyRemoteFingerprintWhenReady()
+            if check.isVerified {
+                verified.store(true, ordering: .releasing)
+                await feed(.peerConnected(sessionId: sessionId))
+            } else {
+                await feed(.peerRejected(sessionId: sessionId,
+                                         reason: "the publisher's DTLS certificate does not match its SDP (\(check))"))
+            }
         case .connectionState(.failed), .connectionState(.closed):
             await feed(.peerEnded(sessionId: sessionId, state: "\(event)"))
         case .dataChannel(let channel) where channel.label == "control":
@@ -224,6 +238,10 @@ public final class SubscriberNode: Sendable {
         case .dataChannelOpen(let label) where label == "control":
             await feed(.controlChannelOpen)
         case .dataChannelMessage(_, .text(let text)):
+            guard verified.load(ordering: .acquiring) else {
+                logger.debug("session \(sessionId): control message before the publisher was verified, dropped")
+                return
+            }
             do throws(ControlError) {
                 let reply = try ControlCodec.decodeReply(text)
                 switch reply {
@@ -248,11 +266,14 @@ public final class SubscriberNode: Sendable {
     /// Sends a control request; returns its id.
     @discardableResult
     public func send(_ request: ControlRequest) throws(ControlError) -> String {
-        let (channel, number, unavailable) = state.withLock { s -> (DataChannel?, Int, String) in
+        let (channel, number, unavailable, connected) = state.withLock { s -> (DataChannel?, Int, String, Bool) in
             s.requestNumber += 1
-            return (s.channel, s.requestNumber, s.session.controlUnavailableReason)
+            return (s.channel, s.requestNumber, s.session.controlUnavailableReason, s.session.connected)
         }
         let id = "r\(number)"
+        guard connected else {
+            throw ControlError(id: id, code: .unsupported, message: "no control channel: \(unavailable)")
+        }
         guard let channel, channel.readyState == .open else {
             let why = channel.map { "the control channel is \($0.readyState)" } ?? unavailable
             throw ControlError(id: id, code: .unsupported, message: "no control channel: \(why)")

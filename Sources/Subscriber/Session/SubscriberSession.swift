@@ -34,7 +34,10 @@ public struct SubscriberSession: Sendable {
         /// Remote candidates could not be added (`early`: those held until the offer).
         case candidateFailed(sessionId: String, reason: String, early: Bool)
         case localCandidate(sessionId: String, ICECandidate)
+        /// Connected, and the publisher's DTLS certificate matched its offer.
         case peerConnected(sessionId: String)
+        /// Connected, but the publisher's DTLS certificate did not match its offer.
+        case peerRejected(sessionId: String, reason: String)
         /// The peer connection failed or closed (`state` says which, for the reason).
         case peerEnded(sessionId: String, state: String)
         case controlChannelOpen
@@ -79,6 +82,8 @@ public struct SubscriberSession: Sendable {
     /// Media was built for the session's offer: candidates go straight to it.
     private var hasMedia = false
     private var controlAnnounced = false
+    /// The control channel opened before the publisher was verified.
+    private var controlWaiting = false
     private var earlyCandidates: [ICECandidate] = []
     private var sessionStartedAt: UInt64?
     private var lastFrameAt: UInt64?
@@ -139,13 +144,23 @@ public struct SubscriberSession: Sendable {
             return send(.peer(PeerMessage(sessionId: sessionId, payload: .ice(
                 SignalingICE(candidate: candidate.candidate, sdpMLineIndex: candidate.mlineIndex)))))
         case .peerConnected(let sessionId):
+            guard case .active(let current, _) = phase, current == sessionId else { return [] }
             connected = true
-            return [.emit(.connected(sessionId: sessionId))]
+            let waiting = controlWaiting && !controlAnnounced
+            if waiting { controlAnnounced = true }
+            controlWaiting = false
+            return [.emit(.connected(sessionId: sessionId))] + (waiting ? [.emit(.controlOpen)] : [])
+        case let .peerRejected(sessionId, reason):
+            guard case .active(let current, _) = phase, current == sessionId else { return [] }
+            // Not asked again by itself: a forged certificate is no network hiccup.
+            return [.emit(.error("session \(sessionId): \(reason)"))] + endSession(reason: reason, tellServer: true)
         case let .peerEnded(_, state):
             return endSession(reason: "peer connection \(state)", tellServer: true)
         case .controlChannelOpen:
             // The channel may arrive already open or open later; say so once per session.
             guard !controlAnnounced else { return [] }
+            // Nothing goes over it before the publisher is verified.
+            guard connected else { controlWaiting = true; return [] }
             controlAnnounced = true
             return [.emit(.controlOpen)]
         case .frameDecoded(let withPose):
@@ -326,6 +341,7 @@ public struct SubscriberSession: Sendable {
         sessionStartedAt = nil
         lastFrameAt = nil
         controlAnnounced = false
+        controlWaiting = false
         resetPoseWatch()
         earlyCandidates.removeAll()
         // Requests still waiting will never be answered: their channel went with the session.
