@@ -89,7 +89,7 @@ struct Publisher: AsyncParsableCommand {
         config.listen = (String(parts[0]), Int(parts[1])!)
         config.room = room; config.token = token; config.signalingCA = signalingCa
         config.json = json; config.frameLogPath = frameLog
-        do throws(PublisherAppExit) {
+        do throws(AppExit) {
             let app = try await PublisherApp.build(config)
             try await app.run()
         } catch {

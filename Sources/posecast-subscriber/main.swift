@@ -67,7 +67,7 @@ struct Subscriber: AsyncParsableCommand {
         var config = SubscriberAppConfig(node: node)
         config.headless = headless; config.scriptPath = script; config.exitAfterScript = exitAfterScript
         config.json = json; config.frameLogPath = frameLog; config.checkMarkers = checkMarkers
-        do throws(SubscriberAppExit) {
+        do throws(AppExit) {
             let app = try SubscriberApp.build(config)
             await app.run()
         } catch {

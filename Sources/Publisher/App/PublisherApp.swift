@@ -32,13 +32,6 @@ final class Refusal: Sendable {
     let reason = Mutex<String?>(nil)
 }
 
-/// How a publisher run ended badly, with the exit code the executable uses.
-public struct PublisherAppExit: Error, Sendable, CustomStringConvertible {
-    public var code: Int32
-    public var message: String
-    public var description: String { message }
-}
-
 /// The publisher process: camera pipeline, optional pose feed, optional embedded
 /// signaling server, the session node, and the once-a-second status with stall and
 /// fatal-error handling. `build` sets it all up (failing with exit code 2 and a precise
@@ -61,8 +54,8 @@ public final class PublisherApp: Sendable {
         self.fatal = fatal
     }
 
-    public static func build(_ config: PublisherAppConfig) async throws(PublisherAppExit) -> PublisherApp {
-        func failure(_ text: String) -> PublisherAppExit { PublisherAppExit(code: 2, message: "posecast-publisher: error: \(text)") }
+    public static func build(_ config: PublisherAppConfig) async throws(AppExit) -> PublisherApp {
+        func failure(_ text: String) -> AppExit { .error("posecast-publisher", text) }
         let out = EventOutput(json: config.json)
         var mediaConfig = config.media
         let frames: FrameLog?
@@ -132,7 +125,7 @@ public final class PublisherApp: Sendable {
 
     /// Serves until the calling task is cancelled or SIGINT/SIGTERM arrives; throws with
     /// exit code 3 when the signaling server refuses us for good.
-    public func run() async throws(PublisherAppExit) {
+    public func run() async throws(AppExit) {
         let node = self.node, media = self.media, out = self.out
         let runner = Task { await node.run() }
         let signals = ProcessSupport.terminationSignals()
@@ -166,7 +159,7 @@ public final class PublisherApp: Sendable {
         await server?.stop()
         frames?.close()
         if let refused {
-            throw PublisherAppExit(code: 3, message: "posecast-publisher: error: the signaling server refused us: \(refused)")
+            throw AppExit.error("posecast-publisher", "the signaling server refused us: \(refused)", code: 3)
         }
         out.event(.stopped, [:], human: "stopped")
     }

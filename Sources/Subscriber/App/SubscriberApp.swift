@@ -27,13 +27,6 @@ public struct SubscriberAppConfig: Sendable {
     public init(node: SubscriberNodeConfig) { self.node = node }
 }
 
-/// How a subscriber run could not start, with the exit code the executable uses.
-public struct SubscriberAppExit: Error, Sendable, CustomStringConvertible {
-    public var code: Int32
-    public var message: String
-    public var description: String { message }
-}
-
 /// The subscriber process: the session node, its commands (stdin, a script or clicks in
 /// the window), the once-a-second status and the event output. `build` checks what can
 /// fail before anything runs (a display, the frame log); `run` serves until the commands
@@ -48,8 +41,8 @@ public final class SubscriberApp: Sendable {
         self.node = node; self.out = out; self.config = config; self.frames = frames
     }
 
-    public static func build(_ config: SubscriberAppConfig) throws(SubscriberAppExit) -> SubscriberApp {
-        func failure(_ text: String) -> SubscriberAppExit { SubscriberAppExit(code: 2, message: "posecast-subscriber: error: \(text)") }
+    public static func build(_ config: SubscriberAppConfig) throws(AppExit) -> SubscriberApp {
+        func failure(_ text: String) -> AppExit { .error("posecast-subscriber", text) }
         if !config.headless, config.environment["DISPLAY"] == nil, config.environment["WAYLAND_DISPLAY"] == nil {
             throw failure("no display (DISPLAY/WAYLAND_DISPLAY unset); use --headless")
         }
