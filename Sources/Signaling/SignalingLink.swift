@@ -18,7 +18,8 @@ public protocol SignalingLink: Sendable {
     /// stream is cancelled (the stream then finishes without a last `lost`).
     /// One stream per call; call it once per run.
     func events() -> AsyncStream<SignalingLinkEvent>
-    /// Sends on the current connection; throws `.closed` while there is none.
+    /// Queues on the current connection, in call order, without waiting or calling back
+    /// (nodes call it under their state lock); throws `.closed` while there is none.
     func send(_ message: ClientMessage) throws(SignalingClientError)
 }
 

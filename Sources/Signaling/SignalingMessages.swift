@@ -106,6 +106,13 @@ public enum ClientMessage: Sendable, Hashable {
     case list
 }
 
+extension ClientMessage {
+    /// A trickled ICE candidate of session `sessionId`, for the server to pass on.
+    public static func candidate(_ candidate: String, mlineIndex: UInt32, sessionId: String) -> ClientMessage {
+        .peer(PeerMessage(sessionId: sessionId, payload: .ice(SignalingICE(candidate: candidate, sdpMLineIndex: mlineIndex))))
+    }
+}
+
 /// `setPeerStatus`: GStreamer's fields plus PoseCast's room, role and token.
 public struct PeerStatus: Sendable, Hashable, Codable {
     public var roles: [GstPeerRole]

@@ -135,6 +135,32 @@ struct SubscriberSessionTests {
         #expect(at.wakes.isEmpty && at.endedReasons.count == 1 && at.sent == [.startSession(peerId: "new")])
     }
 
+    @Test("our candidates gathered before the answer went out follow it, in order; none for a session that ended")
+    func heldLocalCandidates() {
+        var h = SubscriberHarness()
+        h.activeSession("s1", with: "pub")
+        func local(_ c: String, _ session: String = "s1") -> SubscriberSession.Event {
+            .localCandidate(sessionId: session, ICECandidate(mlineIndex: 0, candidate: c))
+        }
+        _ = h.handle(.server(.peer(PeerMessage(sessionId: "s1", payload: .sdp(SignalingSDP(type: "offer", sdp: "v=0 o"))))))
+        // webrtcbin gathers as soon as the answer is its local description, before we send it.
+        #expect(h.handle(local("l1")).isEmpty)
+        #expect(h.handle(local("l2")).isEmpty)
+        #expect(h.handle(local("x", "old")).isEmpty)
+        let answered = h.handle(.answerCreated(sessionId: "s1", sdp: "v=0 a"))
+        #expect(answered.sent == [.peer(PeerMessage(sessionId: "s1", payload: .sdp(SignalingSDP(type: "answer", sdp: "v=0 a")))),
+                                  .candidate("l1", mlineIndex: 0, sessionId: "s1"), .candidate("l2", mlineIndex: 0, sessionId: "s1")])
+        #expect(h.handle(local("l3")).sent == [.candidate("l3", mlineIndex: 0, sessionId: "s1")])
+        // Ended before its answer was made: neither the answer nor its candidates go out.
+        var late = SubscriberHarness()
+        late.activeSession("s2", with: "pub")
+        _ = late.handle(.server(.peer(PeerMessage(sessionId: "s2", payload: .sdp(SignalingSDP(type: "offer", sdp: "v=0 o"))))))
+        #expect(late.handle(local("m1", "s2")).isEmpty)
+        _ = late.handle(.server(.endSession(sessionId: "s2")))
+        #expect(late.handle(.answerCreated(sessionId: "s2", sdp: "v=0 a")).sent.isEmpty)
+        #expect(late.handle(local("m2", "s2")).sent.isEmpty)
+    }
+
     @Test("remote candidates that overtake the offer wait for the answer, then go in order; later ones at once")
     func earlyCandidates() {
         var h = SubscriberHarness()

@@ -117,7 +117,21 @@ public final class PublisherNode: Sendable {
 
     private func feed(_ event: PublisherSessions.Event) async {
         let now = MonotonicClock.nanos()
-        await perform(state.withLock { $0.sessions.handle(event, now: now) })
+        await perform(step { $0.sessions.handle(event, now: now) })
+    }
+
+    /// Runs the state machine under the lock and sends its messages to the server there
+    /// too, so they leave in the order it made them: two tasks feeding it (the offer's
+    /// and the candidates') cannot swap an offer and its first candidate. `link.send`
+    /// only queues. The other effects are the caller's, outside the lock.
+    private func step(_ body: (inout State) -> [PublisherSessions.Effect]) -> [PublisherSessions.Effect] {
+        state.withLock { s in
+            body(&s).filter { effect in
+                guard case .send(let message) = effect else { return true }
+                try? link.send(message)
+                return false
+            }
+        }
     }
 
     private func perform(_ effects: [PublisherSessions.Effect]) async {
@@ -127,7 +141,7 @@ public final class PublisherNode: Sendable {
     private func perform(_ effect: PublisherSessions.Effect) async {
         switch effect {
         case .send(let message):
-            try? link.send(message)
+            try? link.send(message)  // not reached: `step` sends
         case let .buildBranch(sessionId, name):
             // Negotiation awaits the pipeline; never block the message loop on it.
             Task { await self.buildBranch(sessionId, name: name) }
@@ -181,7 +195,7 @@ public final class PublisherNode: Sendable {
             // meanwhile) is then found by ICE itself, and its session ended.
             peer.enableKeepaliveChecks()
             let now = MonotonicClock.nanos()
-            await perform(state.withLock { s in
+            await perform(step { s in
                 s.branches[sessionId] = Branch(peer: peer)
                 return s.sessions.handle(.branchBuilt(sessionId: sessionId), now: now)
             })

@@ -174,7 +174,7 @@ public struct PublisherSessions: Sendable {
             // Both through the connection the session was set up on: another server does not know it.
             guard connection == session.connection else { return [] }
             return [.send(.peer(PeerMessage(sessionId: sessionId, payload: .sdp(SignalingSDP(type: "offer", sdp: sdp)))))]
-                + pending.map { .send(Self.ice($0, sessionId)) }
+                + pending.map { .send(.candidate($0.candidate, mlineIndex: $0.mlineIndex, sessionId: sessionId)) }
         case let .answerFailed(sessionId, reason):
             return [.emit(.error("session \(sessionId): \(reason)"))]
                 + endSession(sessionId, reason: "bad answer: \(reason)", tellServer: true)
@@ -185,7 +185,7 @@ public struct PublisherSessions: Sendable {
                 sessions[sessionId]?.pendingCandidates.append(candidate)
                 return []
             }
-            return connection == nil ? [] : [.send(Self.ice(candidate, sessionId))]
+            return connection == nil ? [] : [.send(.candidate(candidate.candidate, mlineIndex: candidate.mlineIndex, sessionId: sessionId))]
         case .peerConnected(let sessionId):
             guard let session = sessions[sessionId] else { return [] }
             sessions[sessionId]?.connected = true
@@ -277,10 +277,5 @@ public struct PublisherSessions: Sendable {
         if tellServer, connection == session.connection { effects.append(.send(.endSession(sessionId: sessionId))) }
         effects.append(.emit(.sessionEnded(sessionId: sessionId, reason: reason)))
         return effects
-    }
-
-    private static func ice(_ candidate: ICECandidate, _ sessionId: String) -> ClientMessage {
-        .peer(PeerMessage(sessionId: sessionId, payload: .ice(SignalingICE(candidate: candidate.candidate,
-                                                                            sdpMLineIndex: candidate.mlineIndex))))
     }
 }

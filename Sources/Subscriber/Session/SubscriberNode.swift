@@ -133,9 +133,18 @@ public final class SubscriberNode: Sendable {
 
     // MARK: carrying out the state machine's effects
 
+    /// Runs the state machine under the lock and sends its messages to the server there
+    /// too, so they leave in the order it made them (an answer before its candidates).
+    /// `link.send` only queues. The other effects are the caller's, outside the lock.
     private func step(_ event: SubscriberSession.Event) -> [SubscriberSession.Effect] {
         let now = MonotonicClock.nanos()
-        return state.withLock { $0.session.handle(event, now: now) }
+        return state.withLock { s in
+            s.session.handle(event, now: now).filter { effect in
+                guard case .send(let message) = effect else { return true }
+                try? link.send(message)
+                return false
+            }
+        }
     }
 
     private func feed(_ event: SubscriberSession.Event) async {
@@ -150,7 +159,7 @@ public final class SubscriberNode: Sendable {
     private func perform(_ effect: SubscriberSession.Effect) async {
         switch effect {
         case .send(let message):
-            try? link.send(message)
+            try? link.send(message)  // not reached: `step` sends
         case let .answer(sessionId, offer):
             do throws(RTCError) {
                 let media = try await makeMedia(sessionId: sessionId)

@@ -85,6 +85,10 @@ public struct SubscriberSession: Sendable {
     /// The control channel opened before the publisher was verified.
     private var controlWaiting = false
     private var earlyCandidates: [ICECandidate] = []
+    /// Our answer went out; local candidates gathered before that wait in `heldCandidates`
+    /// (the publisher cannot add a candidate before the description it belongs to).
+    private var answerSent = false
+    private var heldCandidates: [ICECandidate] = []
     private var sessionStartedAt: UInt64?
     private var lastFrameAt: UInt64?
     /// Frames of this session decoded so far without a usable pose, while none had one.
@@ -130,9 +134,14 @@ public struct SubscriberSession: Sendable {
         case .server(let message):
             return handle(message, now: now)
         case let .answerCreated(sessionId, sdp):
+            guard case .active(let current, _) = phase, current == sessionId else { return [] }
             let early = earlyCandidates
+            let held = heldCandidates
             earlyCandidates = []
+            heldCandidates = []
+            answerSent = true
             return send(.peer(PeerMessage(sessionId: sessionId, payload: .sdp(SignalingSDP(type: "answer", sdp: sdp)))))
+                + held.flatMap { send(.candidate($0.candidate, mlineIndex: $0.mlineIndex, sessionId: sessionId)) }
                 + (early.isEmpty ? [] : [.addCandidates(sessionId: sessionId, early, early: true)])
         case let .answerFailed(sessionId, reason):
             return [.emit(.error("session \(sessionId): \(reason)"))]
@@ -141,8 +150,12 @@ public struct SubscriberSession: Sendable {
             return [.emit(.error("session \(sessionId): \(reason)"))]
                 + (early ? endSession(reason: "could not answer: \(reason)", tellServer: true) : [])
         case let .localCandidate(sessionId, candidate):
-            return send(.peer(PeerMessage(sessionId: sessionId, payload: .ice(
-                SignalingICE(candidate: candidate.candidate, sdpMLineIndex: candidate.mlineIndex)))))
+            guard case .active(let current, _) = phase, current == sessionId else { return [] }
+            guard answerSent else {
+                heldCandidates.append(candidate)
+                return []
+            }
+            return send(.candidate(candidate.candidate, mlineIndex: candidate.mlineIndex, sessionId: sessionId))
         case .peerConnected(let sessionId):
             guard case .active(let current, _) = phase, current == sessionId else { return [] }
             connected = true
@@ -344,6 +357,8 @@ public struct SubscriberSession: Sendable {
         controlWaiting = false
         resetPoseWatch()
         earlyCandidates.removeAll()
+        heldCandidates.removeAll()
+        answerSent = false
         // Requests still waiting will never be answered: their channel went with the session.
         let unanswered = pending.sorted { $0.key < $1.key }.map {
             Effect.emit(.requestUnanswered(id: $0.key, type: $0.value.type, reason: "the session ended before a reply"))
@@ -382,6 +397,7 @@ public struct SubscriberSession: Sendable {
     private func send(_ message: ClientMessage) -> [Effect] {
         signalingUp ? [.send(message)] : []
     }
+
 
     /// The codes with which the server can refuse a `setPeerStatus`.
     static let declarationRefusals: Set<SignalingErrorCode> = [.roomFull, .unauthorized, .wrongRole, .malformed, .rateLimited]
