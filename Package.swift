@@ -139,7 +139,7 @@ let package = Package(
         .testTarget(name: "PoseCastKitTests", dependencies: ["PoseCastKit"]),
         .testTarget(name: "SyntheticCameraTests", dependencies: ["SyntheticCamera", "Imaging", "PoseCastKit"]),
         .testTarget(name: "CameraControlTests", dependencies: ["CameraControl", "SyntheticCamera", "Imaging", "PoseCastKit", "CV4L2"]),
-        .testTarget(name: "RTCSessionTests", dependencies: ["RTCSession", "TestSupport"]),
+        .testTarget(name: "RTCSessionTests", dependencies: ["RTCSession", "CGStreamer", "TestSupport"]),
         // Pose media without network: codec chains, the extension fuzzer, frame logs.
         .testTarget(name: "PoseMediaTests", dependencies: ["PoseMedia", "RTCSession", "PoseCastKit", "TestSupport"]),
         // The publisher's parts: overlay, inputs, control channel, its session state machine.

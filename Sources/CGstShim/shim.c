@@ -264,6 +264,27 @@ pcg_payloader_add_extension (GstElement * payloader, GstRTPHeaderExtension * ext
   g_signal_emit_by_name (payloader, "add-extension", ext);
 }
 
+/* ===== Bus =============================================================== */
+
+gboolean
+pcg_object_inside_factory (GstObject *object, const gchar *factory)
+{
+  GstObject *current = object ? gst_object_ref (object) : NULL;
+  gboolean found = FALSE;
+  while (current && !found) {
+    if (GST_IS_ELEMENT (current)) {
+      GstElementFactory *made_by = gst_element_get_factory (GST_ELEMENT (current));
+      found = made_by && g_strcmp0 (gst_plugin_feature_get_name (GST_PLUGIN_FEATURE (made_by)), factory) == 0;
+    }
+    GstObject *parent = gst_object_get_parent (current);
+    gst_object_unref (current);
+    current = parent;
+  }
+  if (current)
+    gst_object_unref (current);
+  return found;
+}
+
 /* ===== Threads =========================================================== */
 
 void

@@ -13,6 +13,7 @@ public enum NodeEventName: String, CaseIterable, Sendable {
     case serverError
     case sessionStarted
     case sessionEnded
+    case candidateRefused
     case roomBusy
     // Publisher
     case listening

@@ -79,4 +79,12 @@ public struct EventOutput: Sendable {
     public func status(_ fields: [String: Any], human: String) {
         if json { event(.status, fields, human: human) } else { ProcessSupport.status(human) }
     }
+
+    /// A refused remote ICE candidate, as either node reports it (rate-limited per kind).
+    public func candidateRefused(sessionId: String, kind: String, details: String, unreported: Int, total: Int) {
+        event(.candidateRefused, ["sessionId": sessionId, "kind": kind, "details": details,
+                                  "unreported": unreported, "total": total],
+              human: "session \(sessionId): ICE candidate refused: \(details)"
+                  + (unreported > 0 ? " (\(unreported) more of this kind not shown, \(total) in all)" : ""))
+    }
 }

@@ -11,11 +11,21 @@ public enum BusMessage: Sendable, Equatable {
     case stateChanged(source: String, old: String, new: String)
 }
 
+/// Which bus messages an observer hears, by where their source sits in the pipeline.
+package enum BusScope: Sendable {
+    case all
+    /// Posted by this element or anything inside it (a session's webrtcbin).
+    case within(Element)
+    /// Posted outside every element of this factory (the shared part of a pipeline
+    /// whose sessions each have a webrtcbin).
+    case outside(factory: String)
+}
+
 /// A GstPipeline (full reference) whose bus feeds any number of observers from a
 /// sync handler: the handler runs on the posting thread, observers must be quick.
 public final class Pipeline: @unchecked Sendable {
     package let element: Element
-    private let observers = Mutex<[UInt: @Sendable (BusMessage) -> Void]>([:])
+    private let observers = Mutex<[UInt: (scope: BusScope, body: @Sendable (BusMessage) -> Void)]>([:])
     private let nextToken = Atomic<UInt>(1)
     private let bus: UnsafeMutablePointer<GstBus>
 
@@ -38,7 +48,7 @@ public final class Pipeline: @unchecked Sendable {
                     if let pipeline { _ = gst_bin_recalculate_latency(gcast(pipeline.element.object, to: GstBin.self)) }
                 }
             } else if let parsed = BusMessage(message) {
-                pipeline.dispatch(parsed)
+                pipeline.dispatch(parsed, from: message.pointee.src)
             }
             return GST_BUS_DROP
         }, box, { userData in Unmanaged<BusBox>.fromOpaque(userData!).release() })
@@ -52,19 +62,30 @@ public final class Pipeline: @unchecked Sendable {
 
     public var name: String { element.name }
 
-    /// Observes bus messages; returns a token for `removeObserver`.
+    /// Observes the bus messages of `scope`, on the posting thread; returns a token for
+    /// `removeObserver`.
     @discardableResult
-    public func addObserver(_ body: @escaping @Sendable (BusMessage) -> Void) -> UInt {
+    package func addObserver(_ scope: BusScope = .all, _ body: @escaping @Sendable (BusMessage) -> Void) -> UInt {
         let token = nextToken.add(1, ordering: .relaxed).oldValue
-        observers.withLock { $0[token] = body }
+        observers.withLock { $0[token] = (scope, body) }
         return token
     }
 
     public func removeObserver(_ token: UInt) { _ = observers.withLock { $0.removeValue(forKey: token) } }
 
-    private func dispatch(_ message: BusMessage) {
+    /// Called from the sync handler, while `source` (the message's) is alive.
+    private func dispatch(_ message: BusMessage, from source: UnsafeMutablePointer<GstObject>?) {
         let current = observers.withLock { Array($0.values) }
-        for body in current { body(message) }
+        for observer in current {
+            switch observer.scope {
+            case .all: break
+            case .within(let element):
+                guard let source, gst_object_has_as_ancestor(source, gcast(element.object, to: GstObject.self)) != 0 else { continue }
+            case .outside(let factory):
+                if let source, pcg_object_inside_factory(source, factory) != 0 { continue }
+            }
+            observer.body(message)
+        }
     }
 
     package func add(_ elements: Element...) {

@@ -13,6 +13,8 @@ public enum RTCError: Error, Sendable, Equatable, CustomStringConvertible {
     case dataChannel(label: String, reason: String)
     case pipeline(source: String, message: String, debug: String)
     case invalidArgument(String)
+    /// A remote ICE candidate not added: malformed, or for an m-line the session lacks.
+    case candidateRefused(ICECandidateCheck.Refusal)
     case closed(String)
 
     public enum PromiseFailure: String, Sendable, Equatable {
@@ -34,6 +36,7 @@ public enum RTCError: Error, Sendable, Equatable, CustomStringConvertible {
         case let .pipeline(source, message, debug):
             "pipeline error from \(source): \(message)" + (debug.isEmpty ? "" : " (\(debug))")
         case .invalidArgument(let m): "invalid argument: \(m)"
+        case .candidateRefused(let refusal): "\(refusal)"
         case .closed(let what): "\(what) is closed"
         }
     }

@@ -144,7 +144,8 @@ public final class WebRTCPeer: @unchecked Sendable {
         ids.append(watch("ice-connection-state", RTCEvent.iceConnectionState))
         ids.append(watch("ice-gathering-state", RTCEvent.iceGatheringState))
         ids.append(watch("signaling-state", RTCEvent.signalingState))
-        let token = pipeline.addObserver { message in
+        // Only this session's elements: another peer's errors are not this session's.
+        let token = pipeline.addObserver(.within(webrtc)) { message in
             switch message {
             case let .error(source, text, debug): sink.yield(.pipelineError(.pipeline(source: source, message: text, debug: debug)))
             case let .warning(source, text, _): sink.yield(.pipelineWarning("\(source): \(text)"))
@@ -190,15 +191,13 @@ public final class WebRTCPeer: @unchecked Sendable {
 
     func markVerified() { verified.store(true, ordering: .releasing) }
 
+    /// Adds a remote candidate; one `ICECandidateCheck` refuses throws `.candidateRefused`.
     public func addICECandidate(_ candidate: ICECandidate) throws(RTCError) {
         try ensureOpen()
-        let text = candidate.candidate
-        // webrtcbin accepts "candidate:..." with or without the "a=" prefix; an empty
-        // string marks end-of-candidates.
-        guard text.isEmpty || text.hasPrefix("candidate:") || text.hasPrefix("a=candidate:") else {
-            throw .invalidArgument("ICE candidate must start with 'candidate:' (got \(text.prefix(40)))")
-        }
-        pcg_webrtc_add_ice_candidate(webrtc.raw, guint(candidate.mlineIndex), text)
+        // webrtcbin would drop a bad one with only a GStreamer warning: refuse it here, saying why.
+        let mediaCount = remoteDescriptionSDP.map(ICECandidateCheck.mediaCount(ofSDP:))
+        if let refusal = ICECandidateCheck.refusal(candidate, mediaCount: mediaCount) { throw .candidateRefused(refusal) }
+        pcg_webrtc_add_ice_candidate(webrtc.raw, guint(candidate.mlineIndex), candidate.candidate)
     }
 
     private func createDescription(_ signal: String, field: String,

@@ -13,7 +13,7 @@ actor ConnectionRegistry {
     private var outlets: [String: Outlet] = [:]
     private var isClosed = false
     private let logger: Logger
-    private var refusals = RefusalLog()
+    private var refusals = RefusalLog<SignalingErrorCode>()
     /// Zero of the time given to the hub (rate limits, idle peers) and to the refusal log.
     private let origin = ContinuousClock.now
 
@@ -76,7 +76,7 @@ actor ConnectionRegistry {
     private func deliver(_ deliveries: [Delivery]) {
         var stuck: [String] = []
         for delivery in deliveries {
-            if case let .error(details, code?) = delivery.message {
+            if case let .error(details, code?, _) = delivery.message {
                 log(refusal: code, of: delivery.to, details: details)
             }
             guard let outlet = outlets[delivery.to] else { continue }

@@ -1,14 +1,15 @@
-/// Counts the signaling messages the server refused and decides which refusals to log,
-/// so that a flood of bad messages makes a few lines, not thousands. Pure: the caller
-/// gives the time (seconds, monotonic) and writes the lines.
+/// Counts refused input (signaling messages the server refused, by error code; ICE
+/// candidates a node refused, by kind) and decides which refusals to log, so that a flood
+/// of bad input makes a few lines, not thousands. Pure: the caller gives the time
+/// (seconds, monotonic) and writes the lines.
 ///
-/// Per reason code, the first refusal is logged at once; after it, at most one line per
+/// Per reason, the first refusal is logged at once; after it, at most one line per
 /// `interval`, which says how many refusals of that code were not logged since the last
 /// line. Every refusal is counted in `totals` whether logged or not.
-public struct RefusalLog: Sendable {
+public struct RefusalLog<Reason: Hashable & Sendable>: Sendable {
     /// One log line to write.
     public struct Line: Sendable, Hashable {
-        public var code: SignalingErrorCode
+        public var code: Reason
         public var peer: String
         public var details: String
         /// Refusals of this code since the last line that were not logged.
@@ -16,21 +17,21 @@ public struct RefusalLog: Sendable {
         /// Refusals of this code so far, this one included.
         public var total: Int
 
-        public init(code: SignalingErrorCode, peer: String, details: String, unlogged: Int, total: Int) {
+        public init(code: Reason, peer: String, details: String, unlogged: Int, total: Int) {
             self.code = code; self.peer = peer; self.details = details; self.unlogged = unlogged; self.total = total
         }
     }
 
     public let interval: Double
-    public private(set) var totals: [SignalingErrorCode: Int] = [:]
-    private var lastLine: [SignalingErrorCode: Double] = [:]
-    private var unlogged: [SignalingErrorCode: Int] = [:]
+    public private(set) var totals: [Reason: Int] = [:]
+    private var lastLine: [Reason: Double] = [:]
+    private var unlogged: [Reason: Int] = [:]
 
     public init(interval: Double = 5) { self.interval = interval }
 
     /// Counts one refusal of `peer`'s message at `now`; the line to log, or `nil` when
     /// this code was logged less than `interval` ago.
-    public mutating func record(_ code: SignalingErrorCode, peer: String, details: String, at now: Double) -> Line? {
+    public mutating func record(_ code: Reason, peer: String, details: String, at now: Double) -> Line? {
         totals[code, default: 0] += 1
         if let last = lastLine[code], now - last < interval {
             unlogged[code, default: 0] += 1

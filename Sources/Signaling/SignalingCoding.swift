@@ -35,7 +35,8 @@ extension ServerMessage: Codable {
         case "peer": self = .peer(try PeerMessage(from: c))
         case "error":
             self = .error(details: try c.decode(String.self, forKey: .details),
-                          code: try c.decodeIfPresent(SignalingErrorCode.self, forKey: .code))
+                          code: try c.decodeIfPresent(SignalingErrorCode.self, forKey: .code),
+                          sessionId: try c.decodeIfPresent(String.self, forKey: .sessionId))
         case let other:
             throw DecodingError.dataCorruptedError(forKey: .type, in: c, debugDescription: "unknown type \"\(other)\"")
         }
@@ -63,9 +64,9 @@ extension ServerMessage: Codable {
             try c.encode("endSession", forKey: .type); try c.encode(sessionId, forKey: .sessionId)
         case .peer(let message):
             try c.encode("peer", forKey: .type); try message.encode(into: &c)
-        case let .error(details, code):
+        case let .error(details, code, sessionId):
             try c.encode("error", forKey: .type); try c.encode(details, forKey: .details)
-            try c.encodeIfPresent(code, forKey: .code)
+            try c.encodeIfPresent(code, forKey: .code); try c.encodeIfPresent(sessionId, forKey: .sessionId)
         }
     }
 }

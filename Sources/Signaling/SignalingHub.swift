@@ -53,9 +53,10 @@ public struct Delivery: Sendable, Hashable {
 ///   then gets `startSession{peerId: consumer, sessionId, role: consumer's room role,
 ///   meta: consumer's meta}` and the consumer gets `sessionStarted{peerId: producer, sessionId}`.
 /// - **peer{sessionId, sdp|ice}** is forwarded unchanged to the other side of the
-///   session; a sender that is not in that session gets `unknownSession`.
+///   session; a sender that is not in that session gets `unknownSession` with that
+///   `sessionId` (so a publisher can drop a session the server no longer knows).
 /// - **endSession{sessionId}**: both sides get `endSession{sessionId}`, the other side
-///   first; a sender not in that session gets `unknownSession`.
+///   first; a sender not in that session gets `unknownSession` (with the `sessionId`).
 /// - **disconnect**: every session of the peer ends and its other side gets `endSession`;
 ///   a producer's room listeners are told it left.
 /// - **Rate**: with the time given (`receive(_:from:at:)`, as the server does), each
@@ -285,14 +286,14 @@ public struct SignalingHub: Sendable {
 
     private mutating func forward(_ message: PeerMessage, from peer: String) -> [Delivery] {
         guard let other = sessions[message.sessionId]?.other(than: peer) else {
-            return refuse(peer, .unknownSession, "no session \(quoted(message.sessionId)) of yours")
+            return refuse(peer, .unknownSession, "no session \(quoted(message.sessionId)) of yours", session: message.sessionId)
         }
         return [Delivery(to: other, message: .peer(message))]
     }
 
     private mutating func endSession(_ sessionId: String, from peer: String) -> [Delivery] {
         guard let other = sessions[sessionId]?.other(than: peer) else {
-            return refuse(peer, .unknownSession, "no session \(quoted(sessionId)) of yours")
+            return refuse(peer, .unknownSession, "no session \(quoted(sessionId)) of yours", session: sessionId)
         }
         sessions[sessionId] = nil
         removeSession(sessionId, of: peer)
@@ -343,10 +344,13 @@ public struct SignalingHub: Sendable {
         if time.isFinite { now = max(now, time) }
     }
 
-    private mutating func refuse(_ peer: String, _ code: SignalingErrorCode, _ details: String) -> [Delivery] {
+    private mutating func refuse(_ peer: String, _ code: SignalingErrorCode, _ details: String,
+                                 session: String? = nil) -> [Delivery] {
         refusals[code, default: 0] += 1
         let details = details.count > 300 ? String(details.prefix(300)) + "…" : details
-        return [Delivery(to: peer, message: .error(details: details, code: code))]
+        // Only an id of at most 200 characters goes back: a longer one is no id we gave out.
+        let session = session.flatMap { $0.count <= 200 ? $0 : nil }
+        return [Delivery(to: peer, message: .error(details: details, code: code, sessionId: session))]
     }
 
     /// Client-supplied text as it appears in error details: quoted, and cut short.

@@ -89,8 +89,9 @@ public enum ServerMessage: Sendable, Hashable {
     case endSession(sessionId: String)
     /// SDP or ICE from the other side of a session.
     case peer(PeerMessage)
-    /// A refused message: `details` in words, `code` for programs.
-    case error(details: String, code: SignalingErrorCode?)
+    /// A refused message: `details` in words, `code` for programs; `sessionId` (PoseCast)
+    /// names the session an `unknownSession` refusal is about, so its sender can drop it.
+    case error(details: String, code: SignalingErrorCode?, sessionId: String? = nil)
 }
 
 /// Peer → server.

@@ -52,6 +52,12 @@ struct Publisher: AsyncParsableCommand {
     var latencyProfile: LatencyProfile = .tuned
     @Option(help: "Simulated packet loss on each subscriber's outgoing video, in percent (netsim after the retransmission buffer, so NACKs can repair it; docs/NETWORK.md).")
     var loss: Double?
+    @Option(help: "Seconds a subscriber's session may take to connect (ICE and DTLS, its certificate verified) before it is ended and freed.")
+    var setupTimeout: Double = 15
+    @Option(help: "Sessions one subscriber may hold at once; more are refused whatever the signaling server allows.")
+    var maxSessionsPerConsumer = 4
+    @Option(help: "Sessions the publisher serves at once, being set up or live; more are refused.")
+    var maxSessions = 16
 
     mutating func validate() throws {
         do { _ = try PoseSourceSpec.parse(pose) } catch { throw ValidationError(error.description) }
@@ -62,6 +68,12 @@ struct Publisher: AsyncParsableCommand {
         }
         if let signaling, !(signaling.hasPrefix("ws://") || signaling.hasPrefix("wss://")) {
             throw ValidationError("--signaling must be a ws:// or wss:// URL, got \(signaling)")
+        }
+        guard setupTimeout.isFinite, setupTimeout >= 1, setupTimeout <= 600 else {
+            throw ValidationError("--setup-timeout must be 1…600 seconds, got \(setupTimeout)")
+        }
+        guard maxSessionsPerConsumer >= 1, maxSessions >= 1 else {
+            throw ValidationError("--max-sessions-per-consumer and --max-sessions must be at least 1")
         }
         if let loss, !(0...100).contains(loss) { throw ValidationError("--loss must be a percentage in 0...100, got \(loss)") }
     }
@@ -89,6 +101,8 @@ struct Publisher: AsyncParsableCommand {
         config.listen = (String(parts[0]), Int(parts[1])!)
         config.room = room; config.token = token; config.signalingCA = signalingCa
         config.json = json; config.frameLogPath = frameLog
+        config.setupTimeout = .milliseconds(Int64(setupTimeout * 1000))
+        config.maxSessionsPerConsumer = maxSessionsPerConsumer; config.maxSessions = maxSessions
         do throws(AppExit) {
             let app = try await PublisherApp.build(config)
             try await app.run()

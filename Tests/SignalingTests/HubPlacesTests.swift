@@ -200,13 +200,13 @@ struct HubPlacesTests {
 @Suite("Refusal log")
 struct RefusalLogTests {
     @Test func firstOfEachReasonAtOnceThenOneLinePerIntervalSayingHowManyWereNotLogged() {
-        var log = RefusalLog(interval: 5)
+        var log = RefusalLog<SignalingErrorCode>(interval: 5)
         #expect(log.record(.malformed, peer: "a", details: "x", at: 100)?.unlogged == 0)
         for i in 0..<99 { #expect(log.record(.malformed, peer: "a", details: "x", at: 100 + Double(i) * 0.01) == nil) }
         #expect(log.record(.roomFull, peer: "b", details: "full", at: 101) != nil, "each reason has its own budget")
         #expect(log.record(.malformed, peer: "a", details: "x", at: 104.99) == nil)
         let next = log.record(.malformed, peer: "c", details: "y", at: 105)
-        #expect(next == RefusalLog.Line(code: .malformed, peer: "c", details: "y", unlogged: 100, total: 102))
+        #expect(next == RefusalLog<SignalingErrorCode>.Line(code: .malformed, peer: "c", details: "y", unlogged: 100, total: 102))
         #expect(log.totals == [.malformed: 102, .roomFull: 1])
     }
 }

@@ -15,7 +15,7 @@ struct RateLimitTests {
             #expect(out.count == 1 && out[0].to == peer, "exactly one reply, to the sender")
             switch out.first?.message {
             case .list?: listed += 1
-            case .error(_, .rateLimited?)?: limited += 1
+            case .error(_, .rateLimited?, _)?: limited += 1
             default: Issue.record("unexpected reply \(String(describing: out.first))")
             }
         }
@@ -81,7 +81,7 @@ struct RateLimitTests {
             for _ in 0..<40 {
                 switch try await ServerLiveTests.next(client, "a reply to the flood") {
                 case .list: listed += 1
-                case .error(_, .rateLimited?): limited += 1
+                case .error(_, .rateLimited?, _): limited += 1
                 case let other: Issue.record("unexpected \(other)")
                 }
             }

@@ -21,7 +21,7 @@ let testLogger: Logger = {
 extension ServerMessage {
     /// `(details, code)` when this is an error.
     var errorInfo: (details: String, code: SignalingErrorCode?)? {
-        if case let .error(details, code) = self { return (details, code) }
+        if case let .error(details, code, _) = self { return (details, code) }
         return nil
     }
 }

@@ -125,7 +125,7 @@ final class RawPeer: Sendable {
     var messages: [ServerMessage] { inbox.state.withLock { $0.messages } }
     var isClosed: Bool { inbox.state.withLock { $0.ended } }
     var errors: [SignalingErrorCode] {
-        messages.compactMap { if case .error(_, let code) = $0 { code } else { nil } }
+        messages.compactMap { if case .error(_, let code, _) = $0 { code } else { nil } }
     }
 
     /// Declares `status`, then lists: the list's answer comes after any refusal of the
@@ -138,7 +138,7 @@ final class RawPeer: Sendable {
             let new = Array(messages.dropFirst(before))
             return new.contains { if case .list = $0 { true } else { false } } ? new : nil
         }
-        for case .error(_, let code?) in answers { return code }
+        for case .error(_, let code?, _) in answers { return code }
         return nil
     }
 

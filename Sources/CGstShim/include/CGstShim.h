@@ -108,6 +108,14 @@ GstWebRTCRTPTransceiver *pcg_webrtc_add_transceiver(GstElement *webrtc,
 /* RTP payloader "add-extension"(ext): the payloader takes its own reference. */
 void pcg_payloader_add_extension(GstElement *payloader, GstRTPHeaderExtension *ext);
 
+/* --- Bus ----------------------------------------------------------------- */
+
+/* TRUE when `object` (a bus message's source: an element or a pad) is, or sits inside,
+ * an element made by `factory` (e.g. "webrtcbin"): so an error can be given to the
+ * session that owns it. Walking the parents needs GST_IS_ELEMENT, a macro Swift cannot
+ * call; the parents are taken with their locks (gst_object_get_parent). */
+gboolean pcg_object_inside_factory(GstObject *object, const gchar *factory);
+
 /* --- Threads -------------------------------------------------------------- */
 
 /* Names the calling thread (at most 15 bytes are kept), so per-thread CPU figures

@@ -22,6 +22,8 @@ extension EventOutput {
             self.event(.subscriberConnected, ["sessionId": sessionId], human: "session \(sessionId): connected")
         case let .sessionEnded(sessionId, reason):
             self.event(.sessionEnded, ["sessionId": sessionId, "reason": reason], human: "session \(sessionId): ended (\(reason))")
+        case let .candidateRefused(sessionId, kind, details, unreported, total):
+            candidateRefused(sessionId: sessionId, kind: kind, details: details, unreported: unreported, total: total)
         case let .control(sessionId, request, reply):
             let answer = ControlCodec.encode(reply)
             self.event(.control, ["sessionId": sessionId, "request": request ?? "", "reply": answer],

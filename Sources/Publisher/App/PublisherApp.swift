@@ -24,6 +24,10 @@ public struct PublisherAppConfig: Sendable {
     public var signalingCA: String?
     public var json = false
     public var frameLogPath: String?
+    /// The node's session bounds (`PublisherNodeConfig`).
+    public var setupTimeout: Duration = .seconds(15)
+    public var maxSessionsPerConsumer = 4
+    public var maxSessions = 16
     public init() {}
 }
 
@@ -111,6 +115,8 @@ public final class PublisherApp: Sendable {
         var nodeConfig = PublisherNodeConfig(signalingURL: url)
         nodeConfig.room = config.room; nodeConfig.token = config.token
         nodeConfig.signalingTLS = config.signalingCA.map { SignalingClientTLS(caCertificatePath: $0) }
+        nodeConfig.setupTimeout = config.setupTimeout
+        nodeConfig.maxSessionsPerConsumer = config.maxSessionsPerConsumer; nodeConfig.maxSessions = config.maxSessions
         let fatal = Refusal()
         let node = PublisherNode(media: media, config: nodeConfig, logger: Logger(label: "posecast.publisher")) { event in
             out.publisherEvent(event)

@@ -162,9 +162,10 @@ public final class PublisherMedia: @unchecked Sendable {
     }
 
     /// Errors and warnings of the camera pipeline (the source, converter, encoder …), also
-    /// before any subscriber joined, as text naming the element.
+    /// before any subscriber joined, as text naming the element; not those of a session's
+    /// webrtcbin, which its session reports as its own.
     public func onPipelineProblem(_ body: @escaping @Sendable (_ text: String, _ isError: Bool) -> Void) {
-        pipeline.addObserver { message in
+        pipeline.addObserver(.outside(factory: "webrtcbin")) { message in
             switch message {
             case let .error(source, text, debug): body("\(source): \(text)" + (debug.isEmpty ? "" : " (\(debug))"), true)
             case let .warning(source, text, _): body("\(source): \(text)", false)

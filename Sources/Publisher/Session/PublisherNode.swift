@@ -21,6 +21,12 @@ public struct PublisherNodeConfig: Sendable {
     public var roomRetry = RetryBackoff()
     /// Control-channel messages each session may send (over it: `error rateLimited`, not executed).
     public var controlRate = ControlRateLimit.standard
+    /// A session not connected and verified within this after its start is ended.
+    public var setupTimeout: Duration = .seconds(15)
+    /// Sessions the publisher allocates for one consumer, and in all (being set up or
+    /// live); more are refused whatever the signaling server let through.
+    public var maxSessionsPerConsumer = 4
+    public var maxSessions = 16
     public init(signalingURL: String) { self.signalingURL = signalingURL }
 }
 
@@ -35,6 +41,9 @@ public enum PublisherNodeEvent: Sendable {
     case sessionStarted(sessionId: String, consumer: String, role: RoomRole)
     case subscriberConnected(sessionId: String)
     case sessionEnded(sessionId: String, reason: String)
+    /// A remote ICE candidate was refused (reported rate-limited per `kind`:
+    /// `unreported` of that kind since the last report, `total` so far).
+    case candidateRefused(sessionId: String, kind: String, details: String, unreported: Int, total: Int)
     /// A control request and what we answered.
     case control(sessionId: String, request: String?, reply: ControlReply)
     case error(String)
@@ -155,7 +164,8 @@ public final class PublisherNode: Sendable {
         case let .addCandidate(sessionId, candidate):
             guard let peer = peer(sessionId) else { return }
             do throws(RTCError) { try peer.addICECandidate(candidate) } catch {
-                await feed(.candidateFailed(sessionId: sessionId, reason: "\(error)"))
+                let kind = if case .candidateRefused(let refusal) = error { refusal.kind.rawValue } else { "failed" }
+                await feed(.candidateFailed(sessionId: sessionId, kind: kind, reason: "\(error)"))
             }
         case .removeBranch(let sessionId):
             guard let branch = state.withLock({ $0.branches.removeValue(forKey: sessionId) }) else { return }
@@ -239,6 +249,8 @@ public final class PublisherNode: Sendable {
                 await feed(.peerRejected(sessionId: sessionId,
                                          reason: "the subscriber's DTLS certificate does not match its SDP (\(check))"))
             }
+        case .iceConnectionState(.connected), .iceConnectionState(.completed):
+            await feed(.iceConnected(sessionId: sessionId))
         case .connectionState(.failed), .connectionState(.closed):
             await feed(.peerEnded(sessionId: sessionId, state: "\(event)"))
         case .dataChannelOpen(let label) where label == "control":

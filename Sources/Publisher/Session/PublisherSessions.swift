@@ -19,6 +19,17 @@ import Signaling
 ///   a candidate before the description it belongs to).
 /// - A session remembers the signaling connection it was set up through: a server
 ///   restarted since does not know it, so neither its offer nor its end is sent there.
+/// - Every session's life is bounded: one not connected and verified within
+///   `config.setupTimeout` of its start ends, naming the step it stalled at (no offer,
+///   no answer, ICE never connected, DTLS never completed); one the server says it does
+///   not know (`unknownSession` naming it) ends, since nobody could end it for us.
+/// - The publisher keeps its own account of what it allocates: a `startSession` over
+///   `config.maxSessionsPerConsumer` for its consumer, or over `config.maxSessions` in
+///   all (sessions being set up count), is refused at once (`endSession` to the server),
+///   whatever the server let through.
+/// - Remote candidates a peer refuses (`candidateFailed`) are counted by kind and
+///   reported rate-limited (`candidateRefused`: the first of a kind at once, then at most
+///   one report per kind every 5 s, saying how many went unreported).
 /// - Each session's control messages pass its token bucket (`ControlRateLimiter`, on the
 ///   injected time) and its role: refusals are answered here, requests to execute go out
 ///   as `executeControl` and come back as `controlHandled`.
@@ -36,8 +47,11 @@ public struct PublisherSessions: Sendable {
         case offerCreated(sessionId: String, sdp: String)
         /// The subscriber's answer could not be applied.
         case answerFailed(sessionId: String, reason: String)
-        /// A remote candidate could not be added.
-        case candidateFailed(sessionId: String, reason: String)
+        /// A remote candidate could not be added: `kind` for counting (an
+        /// `ICECandidateCheck.Kind`, or `failed`), `reason` in words.
+        case candidateFailed(sessionId: String, kind: String, reason: String)
+        /// The session's ICE transport connected (DTLS comes next).
+        case iceConnected(sessionId: String)
         case localCandidate(sessionId: String, ICECandidate)
         /// Connected, and the subscriber's DTLS certificate matched its answer.
         case peerConnected(sessionId: String)
@@ -50,7 +64,8 @@ public struct PublisherSessions: Sendable {
         /// What executing an admitted control request came to.
         case controlHandled(sessionId: String, ControlOutcome)
         case pipelineError(sessionId: String, description: String)
-        /// A time asked for with `wake` has come (the retry of a refused declaration).
+        /// A time asked for with `wake` has come (a session's setup deadline, the retry of
+        /// a refused declaration).
         case tick
         /// The node is stopping: every session ends, nothing is told to the server.
         case stopping
@@ -80,9 +95,28 @@ public struct PublisherSessions: Sendable {
         case debug(String)
     }
 
+    /// How far a session got; where a session that never connects stalled.
+    public enum SetupStep: Sendable, Equatable {
+        case offering, awaitingAnswer, answered, iceConnected, connected
+
+        /// What a session that timed out at this step lacked.
+        var stall: String {
+            switch self {
+            case .offering: "the offer was never made"
+            case .awaitingAnswer: "no answer"
+            case .answered: "answered, but ICE never connected"
+            case .iceConnected: "ICE connected, but DTLS never completed"
+            case .connected: "connected"
+            }
+        }
+    }
+
     public struct Session: Sendable {
         public var role: RoomRole
         public var consumer: String
+        /// When the server announced it (monotonic nanoseconds): its setup deadline runs from here.
+        public var startedAt: UInt64
+        public var step = SetupStep.offering
         /// Connected and verified: only then does control traffic flow either way.
         public var connected = false
         /// The control channel opened before the peer was verified.
@@ -96,6 +130,7 @@ public struct PublisherSessions: Sendable {
 
     private struct Starting: Sendable {
         var consumer: String
+        var at: UInt64
         var role: RoomRole
         var connection: Int
         var endedMeanwhile = false
@@ -113,6 +148,8 @@ public struct PublisherSessions: Sendable {
     private var roomRefusals = 0
     /// When to declare ourselves again after a `roomFull`; nil when no retry is due.
     private var redeclareAt: UInt64?
+    /// Remote candidates refused, by kind, and which refusals to report.
+    public private(set) var candidateRefusals = RefusalLog<String>()
 
     /// The codec our offers send: an answer must accept it (`AnswerCheck`).
     public let codec: VideoCodec
@@ -136,7 +173,12 @@ public struct PublisherSessions: Sendable {
             connection = nil
             redeclareAt = nil
             return [.emit(.signalingLost(reason: reason))]
-        case .server(.error(let details, .roomFull?)):
+        case .server(.error(let details, .unknownSession?, let sessionId?))
+            where sessions[sessionId].map({ $0.connection == connection }) ?? false:
+            // The server has forgotten it (its consumer is gone): nobody could end it for us.
+            return [.emit(.serverError(code: .unknownSession, details: details))]
+                + endSession(sessionId, reason: "the signaling server no longer knows it", tellServer: false)
+        case .server(.error(let details, .roomFull?, _)):
             // A producer sends no startSession: a busy room can only refuse our declaration.
             guard connection != nil else { return [] }
             roomRefusals += 1
@@ -145,18 +187,21 @@ public struct PublisherSessions: Sendable {
             redeclareAt = at
             return [.emit(.roomBusy(room: config.room, details: details, retryIn: delay)), .wake(at: at)]
         case .tick:
-            guard let at = redeclareAt, at <= now, connection != nil else { return [] }
-            redeclareAt = nil
-            return [declaration]
+            var effects = expireSetups(now: now)
+            if let at = redeclareAt, at <= now, connection != nil {
+                redeclareAt = nil
+                effects.append(declaration)
+            }
+            return effects
         case .server(let message):
-            return handle(message)
+            return handle(message, now: now)
         case .branchBuilt(let sessionId):
             guard let start = starting.removeValue(forKey: sessionId) else { return [.removeBranch(sessionId: sessionId)] }
             if start.endedMeanwhile {
                 return [.removeBranch(sessionId: sessionId),
                         .emit(.sessionEnded(sessionId: sessionId, reason: "ended before it was set up"))]
             }
-            sessions[sessionId] = Session(role: start.role, consumer: start.consumer,
+            sessions[sessionId] = Session(role: start.role, consumer: start.consumer, startedAt: start.at,
                                           limiter: ControlRateLimiter(limit: config.controlRate, now: now),
                                           connection: start.connection)
             return [.emit(.sessionStarted(sessionId: sessionId, consumer: start.consumer, role: start.role)),
@@ -169,6 +214,7 @@ public struct PublisherSessions: Sendable {
             guard var session = sessions[sessionId] else { return [] }
             let pending = session.pendingCandidates
             session.offerSent = true
+            session.step = .awaitingAnswer
             session.pendingCandidates = []
             sessions[sessionId] = session
             // Both through the connection the session was set up on: another server does not know it.
@@ -178,8 +224,15 @@ public struct PublisherSessions: Sendable {
         case let .answerFailed(sessionId, reason):
             return [.emit(.error("session \(sessionId): \(reason)"))]
                 + endSession(sessionId, reason: "bad answer: \(reason)", tellServer: true)
-        case let .candidateFailed(sessionId, reason):
-            return [.emit(.error("session \(sessionId): \(reason)"))]
+        case let .candidateFailed(sessionId, kind, reason):
+            let seconds = Double(now) / 1e9
+            guard let line = candidateRefusals.record(kind, peer: sessions[sessionId]?.consumer ?? "?",
+                                                      details: reason, at: seconds) else { return [] }
+            return [.emit(.candidateRefused(sessionId: sessionId, kind: kind, details: line.details,
+                                            unreported: line.unlogged, total: line.total))]
+        case .iceConnected(let sessionId):
+            if let step = sessions[sessionId]?.step, step != .connected { sessions[sessionId]?.step = .iceConnected }
+            return []
         case let .localCandidate(sessionId, candidate):
             if sessions[sessionId]?.offerSent == false {
                 sessions[sessionId]?.pendingCandidates.append(candidate)
@@ -189,6 +242,7 @@ public struct PublisherSessions: Sendable {
         case .peerConnected(let sessionId):
             guard let session = sessions[sessionId] else { return [] }
             sessions[sessionId]?.connected = true
+            sessions[sessionId]?.step = .connected
             return [.emit(.subscriberConnected(sessionId: sessionId))]
                 + (session.controlWaiting ? [.sendAnnotations(sessionId: sessionId)] : [])
         case let .peerRejected(sessionId, reason):
@@ -226,12 +280,20 @@ public struct PublisherSessions: Sendable {
         }
     }
 
-    private mutating func handle(_ message: ServerMessage) -> [Effect] {
+    private mutating func handle(_ message: ServerMessage, now: UInt64) -> [Effect] {
         switch message {
         case let .startSession(consumer, sessionId, role, _):
+            guard sessions[sessionId] == nil, starting[sessionId] == nil else {
+                return [.debug("startSession for session \(sessionId), which we already have: ignored")]
+            }
+            if let refusal = capRefusal(consumer: consumer) {
+                return [.send(.endSession(sessionId: sessionId)),
+                        .emit(.error("session \(sessionId) of \(consumer) refused: \(refusal)"))]
+            }
             sessionNumber += 1
-            starting[sessionId] = Starting(consumer: consumer, role: role ?? .viewer, connection: connection ?? 0)
-            return [.buildBranch(sessionId: sessionId, name: "session\(sessionNumber)")]
+            starting[sessionId] = Starting(consumer: consumer, at: now, role: role ?? .viewer, connection: connection ?? 0)
+            return [.buildBranch(sessionId: sessionId, name: "session\(sessionNumber)"),
+                    .wake(at: now + RetryBackoff.nanos(config.setupTimeout))]
         case .peer(let message):
             guard sessions[message.sessionId] != nil else { return [.debug("peer message for an unknown session \(message.sessionId)")] }
             switch message.payload {
@@ -245,6 +307,7 @@ public struct PublisherSessions: Sendable {
                     return [.emit(.error("session \(message.sessionId): the answer is refused: \(refusal)"))]
                         + endSession(message.sessionId, reason: "bad answer: \(refusal)", tellServer: true)
                 }
+                if sessions[message.sessionId]?.step == .awaitingAnswer { sessions[message.sessionId]?.step = .answered }
                 return [.applyAnswer(sessionId: message.sessionId, sdp: sdp.sdp)]
             case .ice(let ice):
                 return [.addCandidate(sessionId: message.sessionId, ICECandidate(mlineIndex: ice.sdpMLineIndex, candidate: ice.candidate))]
@@ -252,10 +315,31 @@ public struct PublisherSessions: Sendable {
         case .endSession(let sessionId):
             starting[sessionId]?.endedMeanwhile = true
             return endSession(sessionId, reason: "ended by the subscriber or the server", tellServer: false)
-        case let .error(details, code):
+        case let .error(details, code, _):
             return [.emit(.serverError(code: code, details: details))]
         case .welcome, .peerStatusChanged, .list, .sessionStarted:
             return []
+        }
+    }
+
+    /// Why one more session for `consumer` is refused, or nil: our own caps, kept
+    /// whatever the server let through (a restarted server has forgotten what it counted).
+    private func capRefusal(consumer: String) -> String? {
+        let held = sessions.values.count { $0.consumer == consumer } + starting.values.count { $0.consumer == consumer }
+        if held >= config.maxSessionsPerConsumer {
+            return "it already holds \(held) sessions (at most \(config.maxSessionsPerConsumer) per consumer)"
+        }
+        let total = sessions.count + starting.count
+        if total >= config.maxSessions { return "the publisher already has \(total) sessions (at most \(config.maxSessions))" }
+        return nil
+    }
+
+    /// Ends the sessions not connected within `config.setupTimeout` of their start.
+    private mutating func expireSetups(now: UInt64) -> [Effect] {
+        let limit = RetryBackoff.nanos(config.setupTimeout)
+        let late = sessions.filter { !$0.value.connected && now >= $0.value.startedAt + limit }
+        return late.sorted { $0.key < $1.key }.flatMap { id, session in
+            endSession(id, reason: "not connected within \(config.setupTimeout): \(session.step.stall)", tellServer: true)
         }
     }
 

@@ -65,6 +65,8 @@ extension EventOutput {
             self.event(.connected, ["sessionId": sessionId], human: "session \(sessionId): connected")
         case let .sessionEnded(sessionId, reason):
             self.event(.sessionEnded, ["sessionId": sessionId, "reason": reason], human: "session \(sessionId): ended (\(reason))")
+        case let .candidateRefused(sessionId, kind, details, unreported, total):
+            candidateRefused(sessionId: sessionId, kind: kind, details: details, unreported: unreported, total: total)
         case let .publisherWithoutPose(sessionId, producer, frames):
             self.event(.publisherWithoutPose, ["sessionId": sessionId, "producer": producer, "frames": frames],
                        human: "session \(sessionId): publisher \(producer) sends no pose with its frames (none of the first \(frames)): "

@@ -46,6 +46,9 @@ public enum SubscriberNodeEvent: Sendable {
     case sessionStarted(sessionId: String, producer: String)
     case connected(sessionId: String)
     case sessionEnded(sessionId: String, reason: String)
+    /// A remote ICE candidate was refused (reported rate-limited per `kind`:
+    /// `unreported` of that kind since the last report, `total` so far).
+    case candidateRefused(sessionId: String, kind: String, details: String, unreported: Int, total: Int)
     case controlOpen
     /// None of the session's first frames carried a pose: taps can only go as screen
     /// coordinates (`tapnaive`); said once per session.
@@ -168,12 +171,13 @@ public final class SubscriberNode: Sendable {
             } catch {
                 await feed(.answerFailed(sessionId: sessionId, reason: "\(error)"))
             }
-        case let .addCandidates(sessionId, candidates, early):
+        case let .addCandidates(sessionId, candidates, _):
             guard let media = state.withLock({ $0.media }) else { return }
-            do throws(RTCError) {
-                for candidate in candidates { try media.peer.addICECandidate(candidate) }
-            } catch {
-                await feed(.candidateFailed(sessionId: sessionId, reason: "\(error)", early: early))
+            for candidate in candidates {
+                do throws(RTCError) { try media.peer.addICECandidate(candidate) } catch {
+                    let kind = if case .candidateRefused(let refusal) = error { refusal.kind.rawValue } else { "failed" }
+                    await feed(.candidateFailed(sessionId: sessionId, kind: kind, reason: "\(error)"))
+                }
             }
         case .stopMedia:
             let (media, events) = state.withLock { s in

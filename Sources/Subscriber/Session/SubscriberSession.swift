@@ -31,8 +31,9 @@ public struct SubscriberSession: Sendable {
         case answerCreated(sessionId: String, sdp: String)
         /// The offer could not be answered.
         case answerFailed(sessionId: String, reason: String)
-        /// Remote candidates could not be added (`early`: those held until the offer).
-        case candidateFailed(sessionId: String, reason: String, early: Bool)
+        /// A remote candidate could not be added: `kind` for counting (an
+        /// `ICECandidateCheck.Kind`, or `failed`), `reason` in words. The others still go in.
+        case candidateFailed(sessionId: String, kind: String, reason: String)
         case localCandidate(sessionId: String, ICECandidate)
         /// Connected, and the publisher's DTLS certificate matched its offer.
         case peerConnected(sessionId: String)
@@ -105,6 +106,8 @@ public struct SubscriberSession: Sendable {
     private var roomRefusals = 0
     /// When to try the room again after a `roomFull`; nil when no retry is due.
     private var retryAt: UInt64?
+    /// Remote candidates refused, by kind, and which refusals to report (one per kind every 5 s).
+    public private(set) var candidateRefusals = RefusalLog<String>()
 
     private enum Declaration: Sendable {
         /// Sent, with a `list` right behind it: the list's answer says it was accepted.
@@ -146,9 +149,10 @@ public struct SubscriberSession: Sendable {
         case let .answerFailed(sessionId, reason):
             return [.emit(.error("session \(sessionId): \(reason)"))]
                 + endSession(reason: "could not answer: \(reason)", tellServer: true)
-        case let .candidateFailed(sessionId, reason, early):
-            return [.emit(.error("session \(sessionId): \(reason)"))]
-                + (early ? endSession(reason: "could not answer: \(reason)", tellServer: true) : [])
+        case let .candidateFailed(sessionId, kind, reason):
+            guard let line = candidateRefusals.record(kind, peer: sessionId, details: reason, at: Double(now) / 1e9) else { return [] }
+            return [.emit(.candidateRefused(sessionId: sessionId, kind: kind, details: line.details,
+                                            unreported: line.unlogged, total: line.total))]
         case let .localCandidate(sessionId, candidate):
             guard case .active(let current, _) = phase, current == sessionId else { return [] }
             guard answerSent else {
@@ -244,7 +248,7 @@ public struct SubscriberSession: Sendable {
         case .endSession(let sessionId):
             guard case .active(let current, _) = phase, current == sessionId else { return [] }
             return endSession(reason: "ended by the publisher or the server", tellServer: false) + send(.list)
-        case let .error(details, code):
+        case let .error(details, code, _):
             // Messages are answered in order: an error a declaration can get, before the
             // list's answer, refuses it (a late ICE candidate's unknownSession does not).
             if declaration == .pending, let code, Self.declarationRefusals.contains(code) { declaration = .refused }
