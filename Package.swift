@@ -144,7 +144,7 @@ let package = Package(
         .testTarget(name: "PoseMediaTests", dependencies: ["PoseMedia", "RTCSession", "PoseCastKit", "TestSupport"]),
         // The publisher's parts: overlay, inputs, control channel, its session state machine.
         .testTarget(name: "PublisherTests", dependencies: [
-            "Publisher", "Subscriber", "PoseMedia", "RTCSession", "PoseCastKit", "Signaling", "SyntheticCamera", "Imaging", "TestSupport",
+            "Publisher", "Subscriber", "CGStreamer", "PoseMedia", "RTCSession", "PoseCastKit", "Signaling", "SyntheticCamera", "Imaging", "TestSupport",
         ]),
         // The subscriber's parts: marker detection and watching, its session state machine.
         .testTarget(name: "SubscriberTests", dependencies: [

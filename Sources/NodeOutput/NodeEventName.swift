@@ -20,6 +20,8 @@ public enum NodeEventName: String, CaseIterable, Sendable {
     case subscriberConnected
     case control
     case sourceStalled
+    case sourceRestarted
+    case sourceRecovered
     case pipelineError
     case pipelineWarning
     case poseFeed

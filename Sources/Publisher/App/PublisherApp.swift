@@ -152,9 +152,7 @@ public final class PublisherApp: Sendable {
                 break
             }
             let sample = status.sample(node: node, feed: feed == nil ? nil : store.statistics)
-            if let stalled = sample.stalled {
-                out.event(.sourceStalled, stalled.fields, human: stalled.human)
-            }
+            await Self.act(on: sample, media: media, out: out)
             out.status(sample.fields, human: sample.human)
         }
         runner.cancel()
@@ -168,5 +166,31 @@ public final class PublisherApp: Sendable {
             throw AppExit.error("posecast-publisher", "the signaling server refused us: \(refused)", code: 3)
         }
         out.event(.stopped, [:], human: "stopped")
+    }
+
+    /// Says what the source watchdog saw, and restarts the source path when it asks.
+    private static func act(on sample: PublisherStatusSampler.Sample, media: PublisherMedia, out: EventOutput) async {
+        let facts = "camera pipeline \(sample.pipeline), \(sample.framesTagged) frames so far"
+        switch sample.watchdog {
+        case .none:
+            return
+        case let .stalled(seconds, restart):
+            out.event(.sourceStalled, ["seconds": seconds, "framesTagged": sample.framesTagged, "pipeline": sample.pipeline,
+                                       "restarting": restart != nil],
+                      human: "error: no frame from the camera for \(seconds) s (\(facts))"
+                          + (restart != nil ? "; restarting the source path" : ""))
+            if let attempt = restart { await Self.restart(media, attempt: attempt, seconds: seconds, out: out) }
+        case let .restart(attempt, seconds):
+            await Self.restart(media, attempt: attempt, seconds: seconds, out: out)
+        case let .recovered(seconds, restarts):
+            out.event(.sourceRecovered, ["silentSeconds": seconds, "restarts": restarts],
+                      human: "camera: frames flow again after \(seconds) s without (\(restarts) restart(s) of the source path)")
+        }
+    }
+
+    private static func restart(_ media: PublisherMedia, attempt: Int, seconds: Int, out: EventOutput) async {
+        let elements = await media.restartSourcePath()
+        out.event(.sourceRestarted, ["attempt": attempt, "silentSeconds": seconds, "elements": elements],
+                  human: "camera: restarted the source path (\(elements.joined(separator: " → "))), attempt \(attempt), after \(seconds) s without a frame")
     }
 }

@@ -3,19 +3,21 @@ import PoseCastKit
 
 /// The publisher's once-a-second status: rates since the last sample, the synthetic
 /// camera's render figures, the camera's metering state, the pose feed's counters and
-/// the process's resources, and a source that stopped producing, said once after 3 s.
+/// the process's resources, and what the source watchdog decided this second.
 struct PublisherStatusSampler {
     struct Sample {
         var fields: [String: Any]
         var human: String
-        /// Set on the third silent second in a row.
-        var stalled: (fields: [String: Any], human: String)?
+        var watchdog: SourceWatchdog.Action
+        /// The camera pipeline's state, for the watchdog's messages.
+        var pipeline: String
+        var framesTagged: Int
     }
 
     private let media: PublisherMedia
     private var lastFrames: UInt64, lastBytes: UInt64
     private var lastTime = ContinuousClock.now
-    private var silentSeconds = 0
+    private(set) var watchdog = SourceWatchdog()
 
     init(media: PublisherMedia) {
         self.media = media
@@ -53,18 +55,14 @@ struct PublisherStatusSampler {
             fields["pose_feed_accepted"] = feed.accepted; fields["pose_feed_rejected"] = feed.rejected
             human += "  pose feed \(feed.accepted) ok / \(feed.rejected) rejected"
         }
-        // A source that stops (or never starts) producing is said once, precisely, rather
-        // than leaving subscribers with a connected call and no picture.
-        silentSeconds = frames == lastFrames ? silentSeconds + 1 : 0
-        var stalled: (fields: [String: Any], human: String)?
-        if silentSeconds == 3 {
-            let pipeline = media.pipeline.stateDescription
-            stalled = (["seconds": silentSeconds, "framesTagged": Int(frames), "pipeline": pipeline],
-                       "error: no frame from the camera for \(silentSeconds) s (camera pipeline \(pipeline), \(frames) frames so far)")
-        }
+        // A source that stops (or never starts) producing is said, precisely, rather than
+        // leaving subscribers with a connected call and no picture, and restarted.
+        let pipeline = media.pipeline.stateDescription
+        let action = watchdog.second(framesArrived: frames != lastFrames, playing: pipeline == "PLAYING")
+        fields["source_restarts"] = watchdog.totalRestarts
         // Sockets and threads a session holds must come back when it ends (fault tests, soak).
         if let resources = ProcessResources.current() { fields.merge(resources.statusFields) { _, new in new } }
         (lastFrames, lastBytes, lastTime) = (frames, bytes, now)
-        return Sample(fields: fields, human: human, stalled: stalled)
+        return Sample(fields: fields, human: human, watchdog: action, pipeline: pipeline, framesTagged: Int(frames))
     }
 }

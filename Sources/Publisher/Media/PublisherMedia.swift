@@ -62,6 +62,8 @@ public final class PublisherMedia: @unchecked Sendable {
     public let pipeline: Pipeline
     public let config: PublisherMediaConfig
     private let tee: Element
+    /// Source → … → encoder queue: what `restartSourcePath` cycles.
+    private let sourcePath: [Element]
     private let payloaderSource: Pad
     private let poseExtension: PoseExtension
     private let tagger: PoseTagger
@@ -121,6 +123,7 @@ public final class PublisherMedia: @unchecked Sendable {
         tee.set("allow-not-linked", true)
         chain.append(caps)
         if config.clockSync { chain.append(try ElementFactory.make("clocksync", name: "sendclocksync")) }
+        sourcePath = chain + [queue]
         chain += [queue, encoder, payloader, tee]
         for e in chain { pipeline.add(e) }
         try pipeline.link(chain)
@@ -217,6 +220,23 @@ public final class PublisherMedia: @unchecked Sendable {
                 ProcessSupport.printError("posecast-publisher: warning: the camera pipeline is \(pipeline.stateDescription) after 2 s; rendering anyway")
             }
             synthetic.start()
+        }
+    }
+
+    /// Takes the source path (source → converter → caps → encoder queue) down to NULL and
+    /// back up with the pipeline, on the state worker: whatever paused its tasks (a
+    /// FLUSHING handed up from downstream, a device that stopped) is reset, the device
+    /// reopened, and the encoder, payloader and every subscriber branch stay as they are.
+    /// The source watchdog's remedy for frames that stop while the pipeline is PLAYING.
+    /// Returns the elements' names, upstream first.
+    @discardableResult
+    public func restartSourcePath() async -> [String] {
+        let path = sourcePath
+        return await StateWorker.shared.run {
+            for element in path { _ = gst_element_set_state(element.raw, GST_STATE_NULL) }
+            // Downstream first, so each element pushes into one that already runs.
+            for element in path.reversed() { element.syncStateWithParent() }
+            return path.map(\.name)
         }
     }
 
