@@ -18,6 +18,7 @@ public enum NodeEventName: String, CaseIterable, Sendable {
     // Publisher
     case listening
     case subscriberConnected
+    case subscriberWithoutPose
     case control
     case sourceStalled
     case sourceRestarted

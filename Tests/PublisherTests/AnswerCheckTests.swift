@@ -1,3 +1,4 @@
+import Signaling
 import PoseMedia
 import Publisher
 import Testing
@@ -14,6 +15,7 @@ struct AnswerCheckTests {
         a=rtpmap:96 VP8/90000
         a=rtpmap:97 rtx/90000
         a=fmtp:97 apt=96
+        a=extmap:1 urn:x-posecast:rtp-hdrext:pose:1
         a=recvonly
         m=application 9 UDP/DTLS/SCTP webrtc-datachannel
         a=sctp-port:5000
@@ -43,5 +45,26 @@ struct AnswerCheckTests {
     ])
     func refused(_ sdp: String, _ reason: String) {
         #expect(AnswerCheck.refusal(sdp, codec: .vp8) == reason)
+    }
+
+    @Test("the pose extension: taken when the video line maps its URI; a pose-less answer is said and still applied")
+    func poseExtension() {
+        let withPose = Self.vp8Answer
+        let bareAnswer = withPose.replacingOccurrences(of: "a=extmap:1 \(PoseHeaderExtension.uri)\n", with: "")
+        #expect(AnswerCheck.acceptsPoseExtension(withPose))
+        #expect(AnswerCheck.acceptsPoseExtension(withPose.replacingOccurrences(of: "\n", with: "\r\n")))
+        #expect(!AnswerCheck.acceptsPoseExtension(bareAnswer))
+        // The URI on another line than the video's does not count.
+        let elsewhere = bareAnswer.replacingOccurrences(of: "a=sctp-port:5000", with: "a=sctp-port:5000\na=extmap:1 \(PoseHeaderExtension.uri)")
+        #expect(!AnswerCheck.acceptsPoseExtension(elsewhere))
+        var h = PublisherHarness()
+        _ = h.handle(.signalingConnected(peerId: "p1"))
+        h.start("s1")
+        h.start("s2")
+        let bare = h.handle(.server(.peer(PeerMessage(sessionId: "s1", payload: .sdp(SignalingSDP(type: "answer", sdp: bareAnswer))))))
+        #expect(bare.events.contains { if case .subscriberWithoutPose("s1") = $0 { true } else { false } })
+        #expect(bare.contains { if case .applyAnswer("s1", _) = $0 { true } else { false } })
+        let posed = h.handle(.server(.peer(PeerMessage(sessionId: "s2", payload: .sdp(SignalingSDP(type: "answer", sdp: withPose))))))
+        #expect(posed.events.isEmpty)
     }
 }

@@ -1,6 +1,7 @@
 import NodeOutput
 import PoseCastKit
 import Signaling
+import PoseMedia
 
 /// The publisher node's events as output lines (README "Events").
 extension EventOutput {
@@ -18,6 +19,10 @@ extension EventOutput {
         case let .sessionStarted(sessionId, consumer, role):
             self.event(.sessionStarted, ["sessionId": sessionId, "consumer": consumer, "role": role.rawValue],
                        human: "session \(sessionId): \(role.rawValue) \(consumer) joining")
+        case .subscriberWithoutPose(let sessionId):
+            self.event(.subscriberWithoutPose, ["sessionId": sessionId, "extension": PoseHeaderExtension.uri],
+                       human: "session \(sessionId): its answer does not take the pose extension (\(PoseHeaderExtension.uri)): "
+                           + "it gets the video without poses and can tap only in screen coordinates")
         case .subscriberConnected(let sessionId):
             self.event(.subscriberConnected, ["sessionId": sessionId], human: "session \(sessionId): connected")
         case let .sessionEnded(sessionId, reason):

@@ -43,4 +43,22 @@ public enum AnswerCheck {
         }
         return nil
     }
+
+    /// Whether `sdp`'s first video line takes our pose header extension (`a=extmap:ID URI`).
+    /// One that does not gets the video without poses: allowed (such a subscriber can send
+    /// taps only as screen coordinates), but said, so nobody wonders where the poses went.
+    public static func acceptsPoseExtension(_ sdp: String) -> Bool {
+        var inVideo = false
+        for raw in sdp.split(whereSeparator: \.isNewline) {
+            let line = raw.trimmingCharacters(in: .whitespaces)
+            if line.hasPrefix("m=") {
+                if inVideo { return false }
+                inVideo = line.hasPrefix("m=video ")
+            } else if inVideo, line.hasPrefix("a=extmap:") {
+                let fields = line.split(separator: " ")
+                if fields.count >= 2, fields[1] == PoseHeaderExtension.uri { return true }
+            }
+        }
+        return false
+    }
 }

@@ -40,6 +40,9 @@ public enum PublisherNodeEvent: Sendable {
     case roomBusy(room: String, details: String, retryIn: Duration)
     case sessionStarted(sessionId: String, consumer: String, role: RoomRole)
     case subscriberConnected(sessionId: String)
+    /// The subscriber's answer does not take the pose header extension: its video comes
+    /// without poses (it can tap only in screen coordinates). Allowed, and said.
+    case subscriberWithoutPose(sessionId: String)
     case sessionEnded(sessionId: String, reason: String)
     /// A remote ICE candidate was refused (reported rate-limited per `kind`:
     /// `unreported` of that kind since the last report, `total` so far).

@@ -308,7 +308,9 @@ public struct PublisherSessions: Sendable {
                         + endSession(message.sessionId, reason: "bad answer: \(refusal)", tellServer: true)
                 }
                 if sessions[message.sessionId]?.step == .awaitingAnswer { sessions[message.sessionId]?.step = .answered }
-                return [.applyAnswer(sessionId: message.sessionId, sdp: sdp.sdp)]
+                let withoutPose: [Effect] = AnswerCheck.acceptsPoseExtension(sdp.sdp)
+                    ? [] : [.emit(.subscriberWithoutPose(sessionId: message.sessionId))]
+                return [.applyAnswer(sessionId: message.sessionId, sdp: sdp.sdp)] + withoutPose
             case .ice(let ice):
                 return [.addCandidate(sessionId: message.sessionId, ICECandidate(mlineIndex: ice.sdpMLineIndex, candidate: ice.candidate))]
             }
