@@ -9,13 +9,19 @@ import Testing
 /// encoder queue's and the source's tasks for good while the pipeline stayed PLAYING.
 @Suite("publisher branches", .serialized)
 struct BranchStartTests {
-    @Test("branches added and removed while frames flow fast never stop the source")
-    func branchesWhileFramesFlow() async throws {
+    /// A started publisher of 64×64 test frames at `fps` (fast frames, little CPU).
+    static func tinyPublisher(fps: Int) async throws -> PublisherMedia {
         var config = PublisherMediaConfig()
         config.source = .test(pattern: "ball")
-        config.width = 64; config.height = 64; config.fps = 120
+        config.width = 64; config.height = 64; config.fps = fps
         let publisher = try PublisherMedia(config: config, poseSource: PublisherInputTests.poses)
         try await publisher.start()
+        return publisher
+    }
+
+    @Test("branches added and removed while frames flow fast never stop the source")
+    func branchesWhileFramesFlow() async throws {
+        let publisher = try await Self.tinyPublisher(fps: 120)
         defer { publisher.stop() }
         var kept: [WebRTCPeer] = []
         for i in 0..<240 {

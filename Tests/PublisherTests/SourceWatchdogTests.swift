@@ -29,11 +29,7 @@ struct SourceWatchdogTests {
 
     @Test("a source path whose tasks were paused by a FLUSHING from downstream runs again after restartSourcePath")
     func restartUnstalls() async throws {
-        var config = PublisherMediaConfig()
-        config.source = .test(pattern: "ball")
-        config.width = 64; config.height = 64; config.fps = 60
-        let publisher = try PublisherMedia(config: config, poseSource: PublisherInputTests.poses)
-        try await publisher.start()
+        let publisher = try await BranchStartTests.tinyPublisher(fps: 60)
         defer { publisher.stop() }
         try await waitUntil(5, "frames to flow") { publisher.stats.framesTagged >= 10 }
         // Once armed, the encoder queue's next push "returns" FLUSHING, as the tee's did
