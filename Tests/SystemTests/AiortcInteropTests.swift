@@ -27,7 +27,6 @@ struct AiortcInteropTests {
         Case(codec: "vp8", source: "test"),
     ])
     func aiortcSubscriber(_ c: Case) async throws {
-        let python = try #require(AiortcPython.path)
         var signalingArguments = ["--port", "0"]
         if let room = c.room { signalingArguments += ["--token", "\(room.name)=\(room.token)"] }
         let signaling = try ManagedProcess("posecast-signaling", signalingArguments, name: "signaling")
@@ -39,17 +38,12 @@ struct AiortcInteropTests {
         let publisher = try ManagedProcess("posecast-publisher", publisherArguments, name: "publisher")
         try await publisher.waitForEvent("publisher registered", timeout: 30) { $0.is(.signalingConnected) }
 
-        var scriptArguments = [AiortcPython.script.path, "--signaling", url, "--frames", "100", "--timeout", "60",
+        var scriptArguments = [AiortcPython.script("aiortc_subscriber.py"), "--signaling", url, "--frames", "100", "--timeout", "60",
                                "--expect-codec", c.codec.uppercased()]
         // The synthetic camera has a lens to focus and streams sceneStatus; videotestsrc has neither.
         scriptArguments += c.source == "synthetic" ? ["--expect-focus", "ack"] : ["--expect-focus", "unsupported", "--no-scene-status"]
         if let room = c.room { scriptArguments += ["--room", room.name, "--token", room.token] }
-        let run = try await ManagedProcess.run(python[0], Array(python.dropFirst()) + scriptArguments, timeout: 90)
-
-        let resultLine = try #require(run.stdout.split(separator: "\n").last.map(String.init),
-                                      "no result line; stderr:\n\(run.stderrTail)")
-        let result = try #require(try JSONSerialization.jsonObject(with: Data(resultLine.utf8)) as? [String: Any],
-                                  "result is not a JSON object: \(resultLine)")
+        let (run, result) = try await AiortcPython.run(scriptArguments, timeout: 90)
         let publisherEvents = publisher.events.compactMap { e in e.string("event").map { $0 == "error" ? "error: \(e["message"] ?? "")" : $0 } }
             .filter { $0 != "status" }
         let failure = "aiortc subscriber failed: \(result["errors"] ?? "?")\npublisher events: \(publisherEvents)"
@@ -97,7 +91,20 @@ struct AiortcInteropTests {
 enum AiortcPython {
     static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         .deletingLastPathComponent().deletingLastPathComponent()
-    static let script = packageRoot.appendingPathComponent("scripts/interop/aiortc_subscriber.py")
+    /// The path of a script in scripts/interop.
+    static func script(_ name: String) -> String { packageRoot.appendingPathComponent("scripts/interop/\(name)").path }
+
+    /// Runs a script of scripts/interop (`arguments[0]`) and reads the JSON object its last
+    /// stdout line holds.
+    static func run(_ arguments: [String], timeout: Double) async throws -> (CommandRun, [String: Any]) {
+        let python = try #require(path)
+        let run = try await ManagedProcess.run(python[0], Array(python.dropFirst()) + arguments, timeout: timeout)
+        let line = try #require(run.stdout.split(separator: "\n").last.map(String.init),
+                                "\(arguments[0]) printed no result line; stderr:\n\(run.stderrTail)")
+        let result = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+                                  "\(arguments[0]): result is not a JSON object: \(line)")
+        return (run, result)
+    }
 
     static let path: [String]? = {
         var candidates: [[String]] = []

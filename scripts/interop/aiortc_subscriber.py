@@ -11,6 +11,11 @@ requests and checks every reply).
 Prints exactly one JSON line on stdout (the result) and exits 0 only when every
 check passed; progress and diagnostics go to stderr. Every wait has a time limit.
 
+With --forge-fingerprint it plays a man in the middle instead: its answer names three
+random certificate digests (sha-256, sha-384, sha-512) in place of its own, and it
+checks that the publisher ends the session within 1 s of DTLS completing while no
+video frame and no control message reaches it (docs/SECURITY.md).
+
     python3 scripts/interop/aiortc_subscriber.py --signaling ws://127.0.0.1:8443/ \
         [--room default] [--token T] [--frames 100] [--timeout 60] \
         [--expect-focus ack|unsupported|any] [--expect-codec VP8|H264]
@@ -20,6 +25,7 @@ import argparse
 import asyncio
 import json
 import logging
+import random
 import re
 import struct
 import sys
@@ -310,6 +316,22 @@ def video_payload_types(sdp):
     return types
 
 
+def forge_fingerprints(sdp, rng=random.SystemRandom()):
+    """`sdp` with every a=fingerprint line replaced by three random digests, one per
+    hash function, none of them our certificate's."""
+    def digest(size):
+        return ":".join(f"{rng.randrange(256):02X}" for _ in range(size))
+    forged = [f"a=fingerprint:sha-256 {digest(32)}", f"a=fingerprint:sha-384 {digest(48)}",
+              f"a=fingerprint:sha-512 {digest(64)}"]
+    out = []
+    for line in sdp.splitlines():
+        if line.startswith("a=fingerprint:"):
+            out.extend(forged)
+        else:
+            out.append(line)
+    return "\r\n".join(out) + "\r\n"
+
+
 def extmaps(sdp):
     return sorted(set(re.findall(r"^a=extmap:\d+(?:/\w+)? (\S+)", sdp, re.MULTILINE)))
 
@@ -426,8 +448,9 @@ async def run(args, result, video, control, watch):
         answer = await pc.createAnswer()
         await pc.setLocalDescription(answer)          # aiortc gathers every candidate here
         local = pc.localDescription
+        sent = forge_fingerprints(local.sdp) if args.forge_fingerprint else local.sdp
         await signaling.send({"type": "peer", "sessionId": session,
-                              "sdp": {"type": "answer", "sdp": local.sdp}})
+                              "sdp": {"type": "answer", "sdp": sent}})
         result["answer"] = {"video_codecs": video_codecs(local.sdp), "extmaps": extmaps(local.sdp)}
 
         # Trickle our candidates too (they are also inside the answer), per m-line.
@@ -453,12 +476,15 @@ async def run(args, result, video, control, watch):
 
         trickle = asyncio.create_task(keep_adding_candidates())
         try:
-            await exercise(args, result, pc, signaling, session, video, control, watch)
+            if args.forge_fingerprint:
+                await expect_rejection(args, result, pc, signaling, session, video, control)
+            else:
+                await exercise(args, result, pc, signaling, session, video, control, watch)
         finally:
             trickle.cancel()
             result["ice"] = {"remote_candidates": remote_candidates, "local_candidates": local_candidates}
             ended = signaling.take_all(lambda m: m.get("type") == "endSession")
-            if ended:
+            if ended and not args.forge_fingerprint:
                 result["errors"].append(f"the session was ended early: {ended}")
             try:
                 await signaling.send({"type": "endSession", "sessionId": session})
@@ -467,6 +493,42 @@ async def run(args, result, video, control, watch):
             await pc.close()
             if video.task:
                 video.task.cancel()
+
+
+async def expect_rejection(args, result, pc, signaling, session, video, control):
+    """With forged fingerprints: DTLS completes (we check the publisher's certificate,
+    it cannot check ours by webrtcbin alone), then the publisher must end the session
+    within 1 s, and nothing may reach us: no decoded frame, no control message."""
+    connected = asyncio.Event()
+    pc.on("connectionstatechange", lambda: connected.set() if pc.connectionState in ("connected", "failed") else None)
+    if pc.connectionState != "connected":
+        try:
+            await asyncio.wait_for(connected.wait(), args.step_timeout)
+        except asyncio.TimeoutError:
+            raise CheckFailed(f"DTLS did not complete within {args.step_timeout:.0f} s (connection {pc.connectionState})")
+    if pc.connectionState != "connected":
+        raise CheckFailed(f"the connection {pc.connectionState} before DTLS completed")
+    dtls_at = time.monotonic()
+    result["dtls_connected_seconds"] = round(dtls_at - START, 3)
+    try:
+        ended = await signaling.wait_for("endSession from the publisher",
+                                         lambda m: m.get("type") == "endSession" and m.get("sessionId") == session,
+                                         args.step_timeout)
+        result["ended_after_dtls_seconds"] = round(time.monotonic() - dtls_at, 3)
+        log(f"session ended {result['ended_after_dtls_seconds']} s after DTLS: {ended}")
+    except CheckFailed as error:
+        result["errors"].append(f"the publisher did not end the session: {error}")
+    # Anything sent to us before or just after the end would arrive within this.
+    await asyncio.sleep(1.5)
+    result["control_messages"] = len(control.messages)
+    result["control_channel_opened"] = control.opened.is_set()
+    ended_in = result.get("ended_after_dtls_seconds")
+    if ended_in is not None and ended_in > 1.0:
+        result["errors"].append(f"the session ended {ended_in} s after DTLS completed (at most 1 s)")
+    if video.frames:
+        result["errors"].append(f"{video.frames} video frames decoded from a session with a forged certificate")
+    if control.messages:
+        result["errors"].append(f"{len(control.messages)} control messages received: {control.messages[:3]}")
 
 
 async def exercise(args, result, pc, signaling, session, video, control, watch):
@@ -601,6 +663,9 @@ def main():
     parser.add_argument("--expect-codec", default=None, help="VP8 or H264: fail unless the offer carries it")
     parser.add_argument("--no-scene-status", dest="expect_scene_status", action="store_false",
                         help="do not require sceneStatus (publishers without camera control send none)")
+    parser.add_argument("--forge-fingerprint", action="store_true",
+                        help="answer with random certificate digests; pass only if the publisher ends the session "
+                             "within 1 s of DTLS and nothing reaches us")
     parser.add_argument("--verbose", action="store_true", help="aiortc/aioice debug logs on stderr")
     args = parser.parse_args()
     if args.verbose:
@@ -629,10 +694,10 @@ def main():
     result["first_frame_seconds"] = None if video.first_frame_at is None else round(video.first_frame_at, 3)
     result["rtp_packets"] = watch.packets
     result["rtp_packets_with_pose"] = watch.with_pose
-    if watch.extension_id is not None and watch.packets and not watch.with_pose:
+    if watch.extension_id is not None and watch.packets and not watch.with_pose and not args.forge_fingerprint:
         result["errors"].append("the offer negotiates the pose extension but no video packet carried it")
     result["seconds"] = round(time.monotonic() - START, 3)
-    if result["frames_decoded"] < args.frames and not result["errors"]:
+    if result["frames_decoded"] < args.frames and not result["errors"] and not args.forge_fingerprint:
         result["errors"].append(f"only {result['frames_decoded']} frames decoded (wanted {args.frames})")
     result["ok"] = not result["errors"]
     print(json.dumps(result, sort_keys=True), flush=True)
