@@ -1,0 +1,449 @@
+"""The attack run of scripts/hostile: every hostile case of issue 13 against local
+processes, one JSON line per case and a summary line (see scripts/hostile --help).
+
+Each case gets its own posecast-signaling, posecast-publisher (synthetic camera) and an
+honest posecast-subscriber that must keep playing; the hostile peers are raw WebSocket
+clients and the aiortc/aioice peers of scripts/interop. A case line:
+  {"case", "ok", "expected", "observed": {...}, "honest": {...}, "seconds"}
+"""
+import argparse, asyncio, json, os, random, resource, subprocess, sys, time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "interop"))
+from procs import Proc, sample, wait_until   # noqa: E402
+
+try:
+    import websockets   # noqa: E402
+    from abandoned_sessions import answer_for   # noqa: E402
+except ImportError as error:
+    print(json.dumps({"summary": True, "ok": False, "error": f"missing Python package: {error} (run scripts/interop-setup)"}))
+    sys.exit(2)
+
+INTEROP = os.path.join(HERE, "..", "interop")
+
+
+class Rig:
+    """signaling + publisher + honest subscriber, in OUT/CASE/."""
+
+    def __init__(self, args, case, signaling=(), publisher=(), room="default", publisher_limits=None, honest=()):
+        self.args, self.dir = args, os.path.join(args.out, case)
+        os.makedirs(self.dir, exist_ok=True)
+        self.signaling = Proc("signaling", [self.exe("posecast-signaling"), "--port", "0", *signaling], self.dir)
+        wait_until(lambda: any("listening" in o.get("text", "") for _, o in self.signaling.events()), 20, "signaling")
+        line = next(o["text"] for _, o in self.signaling.events() if "listening" in o.get("text", ""))
+        self.url = line.split()[1]
+        self.room = room
+        self.publisher = self.start_publisher(publisher, publisher_limits)
+        self.publisher_args = list(publisher)
+        wait_until(lambda: self.publisher.events("signalingConnected"), 30, "publisher registered")
+        self.honest = Proc("honest", [self.exe("posecast-subscriber"), "--headless", "--json", "--signaling", self.url,
+                                      "--room", room, *honest], self.dir, stdin=True)
+        wait_until(lambda: any(o.get("frames_with_pose", 0) > 30 for _, o in self.honest.events("status")), 30,
+                   "the honest subscriber playing")
+        self.mark = time.time_ns()
+
+    def exe(self, name):
+        return os.path.join(self.args.bin, name)
+
+    def start_publisher(self, extra=(), limits=None, name="publisher"):
+        argv = [self.exe("posecast-publisher"), "--source", "synthetic", "--signaling", self.url, "--room", self.room,
+                "--json", *extra]
+        if not limits:
+            return Proc(name, argv, self.dir)
+        return LimitedProc(name, argv, self.dir, lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (limits, limits)))
+
+    def honest_report(self):
+        """The honest subscriber since the case began: per-second fps and pose, ended sessions."""
+        seconds = [o for t, o in self.honest.events("status") if t >= self.mark]
+        ended = [o.get("reason") for t, o in self.honest.events("sessionEnded") if t >= self.mark]
+        fps = [o.get("fps", 0) for o in seconds]
+        return {"seconds": len(fps), "fps_min": min(fps) if fps else None, "fps_mean": round(sum(fps) / len(fps), 1) if fps else None,
+                "pose_pct_min": min((o.get("pose_pct", 0) for o in seconds), default=None), "sessions_ended": ended}
+
+    def honest_untouched(self, report):
+        return not report["sessions_ended"] and report["seconds"] >= 1 and report["fps_min"] >= 25 and report["pose_pct_min"] == 100
+
+    def publisher_events(self, kind):
+        return [o for t, o in self.publisher.events(kind) if t >= self.mark]
+
+    def stop(self):
+        for proc in (self.honest, self.publisher, self.signaling):
+            proc.stop(quit_line="quit" if proc is self.honest else None)
+
+
+class LimitedProc(Proc):
+    """A Proc started with a resource limit (preexec_fn)."""
+
+    def __init__(self, name, argv, outdir, preexec):
+        import threading
+        self.name, self.lines, self.lock = name, [], threading.Lock()
+        self.err = open(os.path.join(outdir, f"{name}.err"), "w")
+        self.raw = open(os.path.join(outdir, f"{name}.jsonl"), "w")
+        self.p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=self.err, stdin=subprocess.DEVNULL,
+                                  text=True, bufsize=1, preexec_fn=preexec)
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+
+
+def interop(args, script, *arguments, timeout=120):
+    """Runs a scripts/interop peer; its last stdout line as JSON (or an error object)."""
+    run = subprocess.run([args.python, os.path.join(INTEROP, script), *arguments], capture_output=True, text=True,
+                         timeout=timeout)
+    try:
+        return json.loads(run.stdout.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        return {"ok": False, "errors": [f"{script} printed no result (exit {run.returncode}): {run.stderr[-500:]}"]}
+
+
+# --- raw signaling peers ------------------------------------------------------
+
+class Raw:
+    def __init__(self, socket):
+        self.socket = socket
+
+    @classmethod
+    async def connect(cls, url):
+        socket = await websockets.connect(url, max_size=1 << 20, open_timeout=10)
+        peer = cls(socket)
+        await peer.receive({"welcome"}, 10)
+        return peer
+
+    async def send(self, message):
+        await self.socket.send(message if isinstance(message, str) else json.dumps(message))
+
+    async def receive(self, types, timeout):
+        deadline = time.monotonic() + timeout
+        while (remaining := deadline - time.monotonic()) > 0:
+            try:
+                message = json.loads(await asyncio.wait_for(self.socket.recv(), remaining))
+            except asyncio.TimeoutError:
+                return None
+            if message.get("type") in types:
+                return message
+        return None
+
+    async def declare(self, room, role, roles=("consumer",), token=None):
+        status = {"type": "setPeerStatus", "roles": list(roles), "room": room, "role": role}
+        if token:
+            status["token"] = token
+        await self.send(status)
+        await self.send({"type": "list"})
+        return await self.receive({"list", "error"}, 10)
+
+    async def session_with_offer(self, room):
+        listing = await self.declare(room, "viewer")
+        await self.send({"type": "startSession", "peerId": listing["producers"][0]["id"]})
+        started = await self.receive({"sessionStarted"}, 10)
+        offer = await self.receive({"peer"}, 10)
+        return started["sessionId"], offer["sdp"]["sdp"]
+
+    async def close(self):
+        await self.socket.close()
+
+
+# --- cases --------------------------------------------------------------------
+
+def forged_fingerprint_subscriber(args, rig):
+    result = interop(args, "aiortc_subscriber.py", "--signaling", rig.url, "--room", rig.room, "--forge-fingerprint",
+                     "--timeout", "30")
+    ended = [o.get("reason", "") for o in rig.publisher_events("sessionEnded")]
+    observed = {k: result.get(k) for k in ("dtls_connected_seconds", "ended_after_dtls_seconds", "frames_decoded",
+                                           "control_messages", "errors")}
+    observed["publisher_reason"] = next((r[:120] for r in ended if "DTLS certificate" in r), None)
+    ok = result.get("ok") is True and observed["publisher_reason"] is not None
+    return ok, "the publisher ends the session within 1 s of DTLS; no frame, no control message reaches the forger", observed
+
+
+def aiortc_publisher(args, rig, forged):
+    room = "forged-publisher" if forged else "aiortc-publisher"
+    peer = subprocess.Popen([args.python, os.path.join(INTEROP, "aiortc_publisher.py"), "--signaling", rig.url, "--room", room,
+                             "--seconds", "4", "--timeout", "40"] + (["--forge-fingerprint"] if forged else []),
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    time.sleep(1)
+    subscriber = Proc(f"subscriber-{room}", [rig.exe("posecast-subscriber"), "--headless", "--json", "--signaling", rig.url,
+                                             "--room", room], rig.dir, stdin=True)
+    out, _ = peer.communicate(timeout=60)
+    time.sleep(1.5)
+    subscriber.stop(quit_line="quit")
+    try:
+        result = json.loads(out.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        result = {"ok": False, "errors": ["aiortc_publisher.py printed no result"]}
+    frames = max((o.get("frames", 0) for _, o in subscriber.events("status")), default=0)
+    reasons = [o.get("reason", "")[:120] for _, o in subscriber.events("sessionEnded")]
+    observed = {"ended_after_dtls_seconds": result.get("ended_after_dtls_seconds"), "frames_decoded": frames,
+                "control_messages_sent_by_subscriber": result.get("control_messages_received"),
+                "subscriber_reasons": reasons, "errors": result.get("errors")}
+    if forged:
+        ok = result.get("ok") is True and frames == 0 and any("DTLS certificate" in r for r in reasons)
+        return ok, "posecast-subscriber ends the session within 1 s of DTLS, decodes nothing, sends nothing", observed
+    observed["publisher_without_pose"] = bool(subscriber.events("publisherWithoutPose"))
+    ok = result.get("ok") is True and frames >= 60 and observed["publisher_without_pose"]
+    return ok, "an honest aiortc publisher plays, named once as sending no pose", observed
+
+
+def abandoned_sessions(args, rig):
+    before = sample(rig.publisher.pid)
+    start = time.monotonic()
+    peaks = {"sessions": 0, "fds": 0, "threads": 0}
+    result = {}
+
+    def attack():
+        result.update(interop(args, "abandoned_sessions.py", "--signaling", rig.url, "--room", rig.room, "--sessions",
+                              str(args.sessions), "--over", str(args.over), "--hold", "40", timeout=args.over + 120))
+    import threading
+    attacker = threading.Thread(target=attack)
+    attacker.start()
+    back_at, after = None, before
+    while time.monotonic() < start + args.over + 20 or attacker.is_alive():
+        now = sample(rig.publisher.pid)
+        status = [o for _, o in rig.publisher.events("status")]
+        sessions = status[-1].get("sessions", 0) if status else 0
+        peaks = {"sessions": max(peaks["sessions"], sessions), "fds": max(peaks["fds"], now["fds"]),
+                 "threads": max(peaks["threads"], now["threads"])}
+        settled = sessions == 1 and now["fds"] <= before["fds"] * 1.1 and now["threads"] <= before["threads"] * 1.1
+        if settled and back_at is None and time.monotonic() > start + args.over:
+            back_at, after = round(time.monotonic() - start, 1), now
+        if not settled:
+            back_at = None
+        if back_at is not None and not attacker.is_alive():
+            break
+        time.sleep(0.5)
+    attacker.join()
+    ways = result.get("ways", {})
+    observed = {"before": before, "peak": peaks, "after": after, "back_to_baseline_s": back_at,
+                "last_started_s": result.get("last_started_s"),
+                "ways": {w: {k: v.get(k) for k in ("started", "admitted", "offered", "ice_connected", "ended_by_publisher",
+                                                   "held_to_the_end", "refused")} for w, v in ways.items()},
+                "restarts": sum(1 for _ in rig.publisher_events("sourceRestarted")),
+                "stalls": sum(1 for _ in rig.publisher_events("sourceStalled"))}
+    ok = back_at is not None and back_at <= args.over + 20 and all(v.get("held_to_the_end", 1) == 0 for v in ways.values()) \
+        and result.get("failures", 1) == 0
+    return ok, (f"{args.sessions} abandoned sessions over {args.over} s: all end, and within 20 s of the last the publisher "
+                "is back to the honest session and within 10 % of its fds and threads"), observed
+
+
+def bad_answer(args, rig, kind):
+    async def run():
+        peer = await Raw.connect(rig.url)
+        session, offer = await peer.session_with_offer(rig.room)
+        good = answer_for(offer, "abcd", "0123456789abcdef01234567")
+        answers = {
+            "garbage-sdp": "this is not SDP at all",
+            "wrong-mline-count": good.split("m=application")[0],
+            "missing-fingerprint": "\r\n".join(l for l in good.split("\r\n") if not l.startswith("a=fingerprint")),
+            "unsupported-codec": good.replace("VP8/90000", "H265/90000"),
+        }
+        await peer.send({"type": "peer", "sessionId": session, "sdp": {"type": "answer", "sdp": answers[kind]}})
+        ended = await peer.receive({"endSession"}, 5)
+        await peer.close()
+        return session, ended is not None
+    session, told = asyncio.run(run())
+    time.sleep(0.3)
+    reasons = [o.get("reason", "") for o in rig.publisher_events("sessionEnded") if o.get("sessionId") == session]
+    observed = {"peer_told": told, "publisher_reason": reasons[0][:200] if reasons else None}
+    ok = told and bool(reasons) and reasons[0].startswith("bad answer")
+    return ok, "the publisher ends the session naming what is wrong with the answer, and tells the peer", observed
+
+
+def malformed_candidates(args, rig):
+    bad = ["nonsense", "candidate:", "candidate:1 1 udp", "candidate:1 1 sctp 1 1.2.3.4 5 typ host",
+           "candidate:1 0 udp 1 1.2.3.4 5 typ host", "candidate:1 1 udp 99999999999 1.2.3.4 5 typ host",
+           "candidate:1 1 udp 1 1.2.3.4 70000 typ host", "candidate:1 1 udp 1 1.2.3.4 5 typ martian",
+           "candidate:1 1 udp 1 not_an@address 5 typ host", "candidate:1 1 udp 1 1.2.3.4 5 typ host raddr",
+           "candidate:x" * 100, "a=candidate:1 1 udp 1 1.2.3.4 5", "candidate:1 1 udp -1 1.2.3.4 5 typ host",
+           "candidate:1 1 udp 1 1.2.3.4 5 typ srflx rport x", "candidate:\u00e9 1 udp 1 1.2.3.4 5 typ host",
+           "candidate:1 1 udp 1 1.2.3.4 5 typ host generation"]
+
+    async def run():
+        peer = await Raw.connect(rig.url)
+        session, offer = await peer.session_with_offer(rig.room)
+        await peer.send({"type": "peer", "sessionId": session, "sdp": {"type": "answer", "sdp": answer_for(offer, "abcd", "0123456789abcdef01234567")}})
+        await asyncio.sleep(0.5)
+        for text in bad:
+            await peer.send({"type": "peer", "sessionId": session, "ice": {"candidate": text, "sdpMLineIndex": 0}})
+        await peer.send({"type": "peer", "sessionId": session, "ice": {
+            "candidate": "candidate:1 1 udp 2130706431 127.0.0.1 5000 typ host", "sdpMLineIndex": 99}})
+        await asyncio.sleep(5.5)   # the next report of a kind comes at most every 5 s
+        await peer.send({"type": "peer", "sessionId": session, "ice": {"candidate": "nonsense", "sdpMLineIndex": 0}})
+        await asyncio.sleep(0.5)
+        await peer.close()
+    asyncio.run(run())
+    reports = rig.publisher_events("candidateRefused")
+    totals = {}
+    for r in reports:
+        totals[r["kind"]] = max(totals.get(r["kind"], 0), r["total"])
+    observed = {"reports": len(reports), "totals": totals, "kinds": sorted(totals),
+                "first": [r["details"][:100] for r in reports[:2]]}
+    ok = totals.get("malformed") == len(bad) + 1 and totals.get("unknownMLine") == 1 and len(reports) == 3
+    return ok, "each of 17 bad candidates is counted; reports: the first of each kind at once, then one with the count 5 s on", observed
+
+
+def signaling_abuse(args, rig, kind):
+    async def run():
+        peer = await Raw.connect(rig.url)
+        if kind == "oversized-message":
+            await peer.send(json.dumps({"type": "list", "pad": "x" * 70_000}))
+            error = await peer.receive({"error"}, 5)
+            return {"code": error and error.get("code")}, bool(error and error.get("code") == "tooLarge")
+        if kind == "message-flood":
+            counts = {"sent": 0, "rate_limited": 0, "answered": 0, "closed_by_server": None}
+
+            async def read():   # read as we send: a peer whose replies pile up (1024) is cut off
+                while (m := await peer.receive({"error", "list"}, 2)) is not None:
+                    counts["rate_limited"] += m["type"] == "error" and m.get("code") == "rateLimited"
+                    counts["answered"] += m["type"] == "list"
+            reader = asyncio.create_task(read())
+            try:
+                for i in range(10_000):
+                    await peer.send({"type": "list"})
+                    counts["sent"] += 1
+                    if i % 50 == 0:
+                        await asyncio.sleep(0)
+            except websockets.ConnectionClosed as closed:
+                counts["closed_by_server"] = f"{closed.rcvd.code if closed.rcvd else '?'} after {counts['sent']} messages"
+            try:
+                await reader
+            except websockets.ConnectionClosed:
+                pass
+            fresh = await Raw.connect(rig.url)
+            await fresh.send({"type": "list"})
+            counts["fresh_connection_answered"] = await fresh.receive({"list"}, 5) is not None
+            await fresh.close()
+            return counts, counts["rate_limited"] > 0 and counts["answered"] > 0 and counts["fresh_connection_answered"]
+        if kind == "connection-flood":
+            results = await asyncio.gather(*(Raw.connect(rig.url) for _ in range(300)), return_exceptions=True)
+            opened = [r for r in results if isinstance(r, Raw)]
+            for r in opened:
+                await r.close()
+            fresh = await Raw.connect(rig.url)
+            await fresh.close()
+            return {"opened": len(opened), "refused": 300 - len(opened)}, True
+    observed, ok = asyncio.run(run())
+    time.sleep(1)
+    expected = {"oversized-message": "a 70 KB message is refused tooLarge, unread",
+                "message-flood": ("10,000 messages as fast as they go: the excess refused rateLimited (a flooder whose "
+                                          "replies pile up past 1024 is closed), the server answers a new connection"),
+                "connection-flood": "300 connections at once: the server stays up and the call goes on"}[kind]
+    return ok, expected, observed
+
+
+def room_squatters(args, _rig_unused=None):
+    rig = Rig(args, "room-squatters", signaling=["--token", "site/publisher=pub", "--token", "site/expert=exp",
+                                                  "--listener-timeout", "20"],
+              publisher=["--token", "pub"], room="site", honest=["--role", "expert", "--token", "exp"])
+    try:
+        async def run():
+            crowd = []
+            for _ in range(30):
+                peer = await Raw.connect(rig.url)
+                await peer.declare("site", None, roles=("listener",))
+                crowd.append(peer)
+            # The publisher restarted while the crowd holds the room.
+            rig.publisher.stop()
+            restarted = rig.start_publisher(["--token", "pub"], name="publisher-restarted")
+            squatter = await Raw.connect(rig.url)
+            refusal = await squatter.declare("site", "publisher", roles=("producer",), token="guess")
+            viewer = Proc("viewer", [rig.exe("posecast-subscriber"), "--headless", "--json", "--signaling", rig.url,
+                                     "--room", "site", "--role", "viewer"], rig.dir, stdin=True)
+            expert = Proc("expert", [rig.exe("posecast-subscriber"), "--headless", "--json", "--signaling", rig.url,
+                                     "--room", "site", "--role", "expert", "--token", "exp"], rig.dir, stdin=True)
+            deadline = time.monotonic() + 40
+            while time.monotonic() < deadline:
+                if all(any(o.get("frames_with_pose", 0) > 30 for _, o in p.events("status")) for p in (expert, viewer)):
+                    break
+                await asyncio.sleep(0.5)
+            observed = {
+                "publisher_room_busy": len(restarted.events("roomBusy")),
+                "publisher_registered": bool(restarted.events("signalingConnected")),
+                "squatter": (refusal or {}).get("code"),
+                "expert_frames": max((o.get("frames_with_pose", 0) for _, o in expert.events("status")), default=0),
+                "viewer_room_busy": len(viewer.events("roomBusy")),
+                "viewer_frames": max((o.get("frames_with_pose", 0) for _, o in viewer.events("status")), default=0)}
+            for p in (viewer, expert):
+                p.stop(quit_line="quit")
+            restarted.stop()
+            for peer in crowd + [squatter]:
+                await peer.close()
+            return observed
+        observed = asyncio.run(run())
+        ok = observed["squatter"] in ("unauthorized", "roomFull") and observed["expert_frames"] > 30 \
+            and observed["viewer_frames"] > 30
+        return ok, ("30 idle listeners in a 16-peer room: the restarted publisher and an expert with a token get in, "
+                    "a squatter claiming the publisher role is refused, a viewer refused for the full room gets in later"), observed
+    finally:
+        rig.stop()
+
+
+CASES = {
+    "forged-fingerprint-subscriber": lambda a, r: forged_fingerprint_subscriber(a, r),
+    "forged-fingerprint-publisher": lambda a, r: aiortc_publisher(a, r, True),
+    "aiortc-publisher-honest": lambda a, r: aiortc_publisher(a, r, False),
+    "abandoned-sessions": lambda a, r: abandoned_sessions(a, r),
+    "abandoned-sessions-fd-limit-512": lambda a, r: abandoned_sessions(a, r),
+    "garbage-sdp": lambda a, r: bad_answer(a, r, "garbage-sdp"),
+    "wrong-mline-count": lambda a, r: bad_answer(a, r, "wrong-mline-count"),
+    "missing-fingerprint": lambda a, r: bad_answer(a, r, "missing-fingerprint"),
+    "unsupported-codec": lambda a, r: bad_answer(a, r, "unsupported-codec"),
+    "malformed-candidates": lambda a, r: malformed_candidates(a, r),
+    "oversized-message": lambda a, r: signaling_abuse(a, r, "oversized-message"),
+    "message-flood": lambda a, r: signaling_abuse(a, r, "message-flood"),
+    "connection-flood": lambda a, r: signaling_abuse(a, r, "connection-flood"),
+    "room-squatters": None,
+}
+
+
+def run_case(args, name):
+    started = time.monotonic()
+    line = {"case": name}
+    rig = None
+    try:
+        if name == "room-squatters":
+            ok, expected, observed = room_squatters(args)
+        else:
+            busy = name.startswith("abandoned")
+            rig = Rig(args, name, signaling=["--max-peers-per-room", "64", "--max-sessions-per-producer", "64"] if busy else [],
+                      publisher_limits=512 if name.endswith("512") else None)
+            ok, expected, observed = CASES[name](args, rig)
+            time.sleep(2)   # two more seconds of the honest subscriber's status after the attack
+            honest = rig.honest_report()
+            line["honest"] = honest
+            if not rig.honest_untouched(honest):
+                ok = False
+                observed["why"] = "the honest subscriber was disturbed"
+            if rig.publisher.p.poll() is not None:
+                ok, observed["why"] = False, f"the publisher exited ({rig.publisher.p.returncode})"
+        line.update(ok=ok, expected=expected, observed=observed)
+    except Exception as error:   # a case that breaks is a failed case, not a failed run
+        line.update(ok=False, error=f"{type(error).__name__}: {error}")
+    finally:
+        if rig:
+            rig.stop()
+    line["seconds"] = round(time.monotonic() - started, 1)
+    print(json.dumps(line, sort_keys=True), flush=True)
+    return line
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--bin", default=".build/debug")
+    parser.add_argument("--python", default=sys.executable)
+    parser.add_argument("--only", default="")
+    parser.add_argument("--out", default="out/hostile")
+    parser.add_argument("--sessions", type=int, default=200)
+    parser.add_argument("--over", type=float, default=20)
+    args = parser.parse_args()
+    names = [n for n in args.only.split(",") if n] or list(CASES)
+    unknown = [n for n in names if n not in CASES]
+    if unknown:
+        sys.exit(f"unknown case(s) {unknown}; cases: {', '.join(CASES)}")
+    started = time.monotonic()
+    lines = [run_case(args, name) for name in names]
+    failed = [l["case"] for l in lines if not l.get("ok")]
+    print(json.dumps({"summary": True, "cases": len(lines), "passed": len(lines) - len(failed), "failed": failed,
+                      "seconds": round(time.monotonic() - started, 1)}), flush=True)
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()
