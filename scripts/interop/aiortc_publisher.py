@@ -35,7 +35,7 @@ except ImportError as error:  # pragma: no cover - depends on the machine
     print(json.dumps({"ok": False, "errors": [f"missing Python package: {error} (run scripts/interop-setup)"]}))
     sys.exit(2)
 
-from aiortc_subscriber import CheckFailed, Signaling, forge_fingerprints, mids_in_order
+from aiortc_subscriber import CheckFailed, Signaling, forge_fingerprints, mids_in_order, run_checks, wait_for_dtls
 
 START = time.monotonic()
 
@@ -94,10 +94,7 @@ async def serve(args, result):
         channel = pc.createDataChannel("control")
         received = []
         channel.on("message", lambda data: received.append(data if isinstance(data, str) else f"<{len(data)} bytes>"))
-        connected = asyncio.Event()
-        pc.on("connectionstatechange",
-              lambda: (log(f"connection state: {pc.connectionState}"),
-                       connected.set() if pc.connectionState in ("connected", "failed") else None))
+        pc.on("connectionstatechange", lambda: log(f"connection state: {pc.connectionState}"))
 
         offer = await pc.createOffer()
         await pc.setLocalDescription(offer)
@@ -119,13 +116,7 @@ async def serve(args, result):
                 await add_candidate(pc, message["ice"], mids)
 
         trickling = asyncio.create_task(trickle())
-        try:
-            await asyncio.wait_for(connected.wait(), 15)
-        except asyncio.TimeoutError:
-            raise CheckFailed(f"DTLS did not complete within 15 s (connection {pc.connectionState})")
-        if pc.connectionState != "connected":
-            raise CheckFailed(f"the connection {pc.connectionState} before DTLS completed")
-        dtls_at = time.monotonic()
+        dtls_at = await wait_for_dtls(pc, 15)
         result["dtls_connected_seconds"] = round(dtls_at - START, 3)
         limit = 5.0 if args.forge_fingerprint else args.seconds
         try:
@@ -163,14 +154,7 @@ def main():
     parser.add_argument("--timeout", type=float, default=60, help="limit for the whole run, seconds")
     args = parser.parse_args()
     result = {"ok": False, "errors": [], "forged": args.forge_fingerprint}
-    try:
-        asyncio.run(asyncio.wait_for(serve(args, result), args.timeout))
-    except CheckFailed as error:
-        result["errors"].append(str(error))
-    except asyncio.TimeoutError:
-        result["errors"].append(f"the run did not finish within {args.timeout:.0f} s")
-    except Exception as error:
-        result["errors"].append(f"{type(error).__name__}: {error}")
+    run_checks(serve(args, result), args.timeout, result["errors"])
     result["seconds"] = round(time.monotonic() - START, 3)
     result["ok"] = not result["errors"]
     print(json.dumps(result, sort_keys=True), flush=True)

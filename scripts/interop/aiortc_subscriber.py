@@ -495,20 +495,26 @@ async def run(args, result, video, control, watch):
                 video.task.cancel()
 
 
+async def wait_for_dtls(pc, timeout):
+    """Waits until `pc` is connected (ICE and DTLS done); its time.monotonic(), or
+    CheckFailed naming the state it reached instead."""
+    settled = asyncio.Event()
+    pc.on("connectionstatechange", lambda: settled.set() if pc.connectionState in ("connected", "failed", "closed") else None)
+    if pc.connectionState != "connected":
+        try:
+            await asyncio.wait_for(settled.wait(), timeout)
+        except asyncio.TimeoutError:
+            raise CheckFailed(f"DTLS did not complete within {timeout:.0f} s (connection {pc.connectionState})")
+    if pc.connectionState != "connected":
+        raise CheckFailed(f"the connection {pc.connectionState} before DTLS completed")
+    return time.monotonic()
+
+
 async def expect_rejection(args, result, pc, signaling, session, video, control):
     """With forged fingerprints: DTLS completes (we check the publisher's certificate,
     it cannot check ours by webrtcbin alone), then the publisher must end the session
     within 1 s, and nothing may reach us: no decoded frame, no control message."""
-    connected = asyncio.Event()
-    pc.on("connectionstatechange", lambda: connected.set() if pc.connectionState in ("connected", "failed") else None)
-    if pc.connectionState != "connected":
-        try:
-            await asyncio.wait_for(connected.wait(), args.step_timeout)
-        except asyncio.TimeoutError:
-            raise CheckFailed(f"DTLS did not complete within {args.step_timeout:.0f} s (connection {pc.connectionState})")
-    if pc.connectionState != "connected":
-        raise CheckFailed(f"the connection {pc.connectionState} before DTLS completed")
-    dtls_at = time.monotonic()
+    dtls_at = await wait_for_dtls(pc, args.step_timeout)
     result["dtls_connected_seconds"] = round(dtls_at - START, 3)
     try:
         ended = await signaling.wait_for("endSession from the publisher",
@@ -649,6 +655,18 @@ async def exercise(args, result, pc, signaling, session, video, control, watch):
     result["errors"].extend(control.problems)
 
 
+def run_checks(coroutine, timeout, errors):
+    """Runs a peer's whole conversation with a time limit; what stopped it goes to `errors`."""
+    try:
+        asyncio.run(asyncio.wait_for(coroutine, timeout))
+    except CheckFailed as error:
+        errors.append(str(error))
+    except asyncio.TimeoutError:
+        errors.append(f"the run did not finish within {timeout:.0f} s")
+    except Exception as error:
+        errors.append(f"{type(error).__name__}: {error}")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--signaling", required=True, help="signaling server URL, ws://HOST:PORT/")
@@ -678,14 +696,7 @@ def main():
               "control_replies": [], "errors": [], "seconds": 0.0}
     video, control, watch = Video(), Control(), PoseExtensionWatch()
     watch.install()
-    try:
-        asyncio.run(asyncio.wait_for(run(args, result, video, control, watch), args.timeout + 10))
-    except CheckFailed as error:
-        result["errors"].append(str(error))
-    except asyncio.TimeoutError:
-        result["errors"].append(f"the run did not finish within {args.timeout + 10:.0f} s")
-    except Exception as error:
-        result["errors"].append(f"{type(error).__name__}: {error}")
+    run_checks(run(args, result, video, control, watch), args.timeout + 10, result["errors"])
     result["frames_decoded"] = video.frames
     result["sizes"] = video.sizes
     if video.sizes:

@@ -6,7 +6,7 @@ honest posecast-subscriber that must keep playing; the hostile peers are raw Web
 clients and the aiortc/aioice peers of scripts/interop. A case line:
   {"case", "ok", "expected", "observed": {...}, "honest": {...}, "seconds"}
 """
-import argparse, asyncio, json, os, random, resource, subprocess, sys, time
+import argparse, asyncio, json, os, resource, subprocess, sys, threading, time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "interop"))
@@ -48,9 +48,8 @@ class Rig:
     def start_publisher(self, extra=(), limits=None, name="publisher"):
         argv = [self.exe("posecast-publisher"), "--source", "synthetic", "--signaling", self.url, "--room", self.room,
                 "--json", *extra]
-        if not limits:
-            return Proc(name, argv, self.dir)
-        return LimitedProc(name, argv, self.dir, lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (limits, limits)))
+        limit = (lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (limits, limits))) if limits else None
+        return Proc(name, argv, self.dir, preexec=limit)
 
     def honest_report(self):
         """The honest subscriber since the case began: per-second fps and pose, ended sessions."""
@@ -69,20 +68,6 @@ class Rig:
     def stop(self):
         for proc in (self.honest, self.publisher, self.signaling):
             proc.stop(quit_line="quit" if proc is self.honest else None)
-
-
-class LimitedProc(Proc):
-    """A Proc started with a resource limit (preexec_fn)."""
-
-    def __init__(self, name, argv, outdir, preexec):
-        import threading
-        self.name, self.lines, self.lock = name, [], threading.Lock()
-        self.err = open(os.path.join(outdir, f"{name}.err"), "w")
-        self.raw = open(os.path.join(outdir, f"{name}.jsonl"), "w")
-        self.p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=self.err, stdin=subprocess.DEVNULL,
-                                  text=True, bufsize=1, preexec_fn=preexec)
-        self.reader = threading.Thread(target=self._read, daemon=True)
-        self.reader.start()
 
 
 def interop(args, script, *arguments, timeout=120):
@@ -191,7 +176,6 @@ def abandoned_sessions(args, rig):
     def attack():
         result.update(interop(args, "abandoned_sessions.py", "--signaling", rig.url, "--room", rig.room, "--sessions",
                               str(args.sessions), "--over", str(args.over), "--hold", "40", timeout=args.over + 120))
-    import threading
     attacker = threading.Thread(target=attack)
     attacker.start()
     back_at, after = None, before

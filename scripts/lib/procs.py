@@ -107,16 +107,18 @@ def sample(pid):
 class Proc:
     """A started process whose stdout JSON lines are collected with their arrival time
     (time.time_ns()) by a reader thread; the raw lines go to OUTDIR/NAME.jsonl, stderr to
-    OUTDIR/NAME.err. A line that is not JSON is kept as {"text": line}."""
+    OUTDIR/NAME.err. A line that is not JSON is kept as {"text": line}. `preexec` runs in
+    the child before it executes (e.g. a resource limit)."""
 
-    def __init__(self, name, argv, outdir, stdin=False):
+    def __init__(self, name, argv, outdir, stdin=False, preexec=None):
         self.name = name
         self.lines = []
         self.lock = threading.Lock()
         self.err = open(os.path.join(outdir, f"{name}.err"), "w")
         self.raw = open(os.path.join(outdir, f"{name}.jsonl"), "w")
         self.p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=self.err,
-                                  stdin=subprocess.PIPE if stdin else subprocess.DEVNULL, text=True, bufsize=1)
+                                  stdin=subprocess.PIPE if stdin else subprocess.DEVNULL, text=True, bufsize=1,
+                                  preexec_fn=preexec)
         self.reader = threading.Thread(target=self._read, daemon=True)
         self.reader.start()
 
