@@ -57,10 +57,7 @@ struct AnswerCheckTests {
         // The URI on another line than the video's does not count.
         let elsewhere = bareAnswer.replacingOccurrences(of: "a=sctp-port:5000", with: "a=sctp-port:5000\na=extmap:1 \(PoseHeaderExtension.uri)")
         #expect(!AnswerCheck.acceptsPoseExtension(elsewhere))
-        var h = PublisherHarness()
-        _ = h.handle(.signalingConnected(peerId: "p1"))
-        h.start("s1")
-        h.start("s2")
+        var h = PublisherHarness.connected(starting: "s1", "s2")
         let bare = h.handle(.server(.peer(PeerMessage(sessionId: "s1", payload: .sdp(SignalingSDP(type: "answer", sdp: bareAnswer))))))
         #expect(bare.events.contains { if case .subscriberWithoutPose("s1") = $0 { true } else { false } })
         #expect(bare.contains { if case .applyAnswer("s1", _) = $0 { true } else { false } })

@@ -17,6 +17,14 @@ struct PublisherHarness {
         machine = PublisherSessions(config: config)
     }
 
+    /// Connected to the server as `p1`, with these sessions started (`start`).
+    static func connected(starting sessions: String...) -> PublisherHarness {
+        var h = PublisherHarness()
+        _ = h.handle(.signalingConnected(peerId: "p1"))
+        for id in sessions { h.start(id) }
+        return h
+    }
+
     mutating func handle(_ event: PublisherSessions.Event, after step: UInt64 = 0) -> [PublisherSessions.Effect] {
         now += step
         return machine.handle(event, now: now)
@@ -76,8 +84,7 @@ struct PublisherSessionsTests {
 
     @Test("local candidates wait for the offer, then follow it in order; later ones go at once")
     func candidatesBeforeOffer() {
-        var h = PublisherHarness()
-        _ = h.handle(.signalingConnected(peerId: "p1"))
+        var h = PublisherHarness.connected()
         _ = h.handle(.server(.startSession(peerId: "c", sessionId: "s1", role: .viewer, meta: nil)))
         _ = h.handle(.branchBuilt(sessionId: "s1"))
         let a = ICECandidate(mlineIndex: 0, candidate: "candidate:a"), b = ICECandidate(mlineIndex: 0, candidate: "candidate:b")
@@ -104,10 +111,7 @@ struct PublisherSessionsTests {
 
     @Test("an answer that accepts no VP8 ends its session, naming what it offered instead; the others go on")
     func answerWithoutOurCodec() {
-        var h = PublisherHarness()
-        _ = h.handle(.signalingConnected(peerId: "p1"))
-        h.start("s1")
-        h.start("s2")
+        var h = PublisherHarness.connected(starting: "s1", "s2")
         let refused = h.handle(.server(.peer(PeerMessage(sessionId: "s1", payload: .sdp(SignalingSDP(type: "answer", sdp: AnswerCheckTests.h264OnlyAnswer))))))
         #expect(!refused.contains { if case .applyAnswer = $0 { true } else { false } })
         #expect(refused.removed == ["s1"] && refused.sent == [.endSession(sessionId: "s1")])
@@ -118,10 +122,7 @@ struct PublisherSessionsTests {
 
     @Test("nothing flows before the subscriber's certificate is verified; a forged one ends its session only")
     func verificationGatesControl() {
-        var h = PublisherHarness()
-        _ = h.handle(.signalingConnected(peerId: "p1"))
-        h.start("s1")
-        h.start("s2")
+        var h = PublisherHarness.connected(starting: "s1", "s2")
         // The channel opens with DTLS, a moment before the check: the list waits, requests are dropped.
         #expect(h.handle(.controlChannelOpen(sessionId: "s1")).isEmpty)
         let early = h.handle(.controlMessage(sessionId: "s1", .text(ControlCodec.encode(ControlEnvelope(id: "r1", request: .clearAnnotations)))))
@@ -139,8 +140,7 @@ struct PublisherSessionsTests {
 
     @Test("a session ended while its branch is built: the branch is torn down once built")
     func endedWhileBuilding() {
-        var h = PublisherHarness()
-        _ = h.handle(.signalingConnected(peerId: "p1"))
+        var h = PublisherHarness.connected()
         #expect(h.handle(.server(.startSession(peerId: "c", sessionId: "s1", role: .expert, meta: nil))).branchesBuilt == ["s1"])
         let ended = h.handle(.server(.endSession(sessionId: "s1")))
         #expect(ended.isEmpty, "nothing to tear down yet")
@@ -157,8 +157,7 @@ struct PublisherSessionsTests {
 
     @Test("a viewer's control request is refused notAllowed and not executed; an expert's is executed")
     func viewerRefused() throws {
-        var h = PublisherHarness()
-        _ = h.handle(.signalingConnected(peerId: "p1"))
+        var h = PublisherHarness.connected()
         h.start("viewer", role: .viewer)
         h.start("expert", role: .expert)
         _ = h.handle(.peerConnected(sessionId: "viewer"))
@@ -241,8 +240,7 @@ struct PublisherRoomBusyTests {
 
     @Test("a new connection starts the backoff afresh; a lost one cancels the retry")
     func backoffPerConnection() {
-        var h = PublisherHarness()
-        _ = h.handle(.signalingConnected(peerId: "p1"))
+        var h = PublisherHarness.connected()
         _ = h.handle(.server(.error(details: "full", code: .roomFull)))
         _ = h.handle(.server(.error(details: "full", code: .roomFull)))
         _ = h.handle(.signalingLost(reason: "gone"))
@@ -253,8 +251,7 @@ struct PublisherRoomBusyTests {
 
     @Test("an unauthorized or wrongRole refusal is still reported as a server error, not retried")
     func otherRefusalsAreNotRetried() {
-        var h = PublisherHarness()
-        _ = h.handle(.signalingConnected(peerId: "p1"))
+        var h = PublisherHarness.connected()
         for code in [SignalingErrorCode.unauthorized, .wrongRole] {
             let refused = h.handle(.server(.error(details: "no", code: code)))
             #expect(refused.wakes.isEmpty)

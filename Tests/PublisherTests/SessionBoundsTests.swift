@@ -18,8 +18,7 @@ struct SessionBoundsTests {
 
     @Test("a session not connected within 15 s ends, naming the step it stalled at; a connected one stays")
     func setupDeadline() {
-        var h = PublisherHarness()
-        _ = h.handle(.signalingConnected(peerId: "p1"))
+        var h = PublisherHarness.connected()
         let started = h.now
         let build = h.handle(.server(.startSession(peerId: "c-never", sessionId: "never", role: .expert, meta: nil)))
         #expect(build.wakes == [started + 15 * Self.second], "the deadline is asked for when the session starts")
@@ -49,9 +48,7 @@ struct SessionBoundsTests {
 
     @Test("a session the server says it does not know ends at once; one of an earlier server's connection does not")
     func unknownToTheServer() {
-        var h = PublisherHarness()
-        _ = h.handle(.signalingConnected(peerId: "p1"))
-        h.start("old")
+        var h = PublisherHarness.connected(starting: "old")
         _ = h.handle(.signalingLost(reason: "restart"))
         _ = h.handle(.signalingConnected(peerId: "p2"))
         h.start("s1")
@@ -70,8 +67,7 @@ struct SessionBoundsTests {
 
     @Test("the publisher's own caps: 4 sessions per consumer and 16 in all, sessions being built included")
     func caps() {
-        var h = PublisherHarness()
-        _ = h.handle(.signalingConnected(peerId: "p1"))
+        var h = PublisherHarness.connected()
         func start(_ id: String, by consumer: String) -> [PublisherSessions.Effect] {
             h.handle(.server(.startSession(peerId: consumer, sessionId: id, role: .viewer, meta: nil)))
         }
@@ -93,9 +89,7 @@ struct SessionBoundsTests {
 
     @Test("refused remote candidates: the first of each kind at once, then one report per kind every 5 s with the count")
     func candidateReports() {
-        var h = PublisherHarness()
-        _ = h.handle(.signalingConnected(peerId: "p1"))
-        h.start("s1")
+        var h = PublisherHarness.connected(starting: "s1")
         func refused(_ kind: String, after step: UInt64 = 0) -> [PublisherNodeEvent] {
             h.handle(.candidateFailed(sessionId: "s1", kind: kind, reason: "bad \(kind)"), after: step).events
         }
