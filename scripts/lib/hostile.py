@@ -34,7 +34,6 @@ class Rig:
         self.url = line.split()[1]
         self.room = room
         self.publisher = self.start_publisher(publisher, publisher_limits)
-        self.publisher_args = list(publisher)
         wait_until(lambda: self.publisher.events("signalingConnected"), 30, "publisher registered")
         self.honest = Proc("honest", [self.exe("posecast-subscriber"), "--headless", "--json", "--signaling", self.url,
                                       "--room", room, *honest], self.dir, stdin=True)
