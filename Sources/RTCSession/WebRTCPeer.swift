@@ -73,6 +73,7 @@ public final class WebRTCPeer: @unchecked Sendable {
         if let conditions = configuration.linkConditions { link = try LinkSimulator(conditions) } else { link = nil }
         if let given = configuration.dtlsCertificate { certificate = given } else { certificate = try DTLSCertificate.shared() }
         let certificate = self.certificate
+        disableUPnP()
         pipeline.add(webrtc)
         connectSignals()
         // webrtcbin makes a DTLS transport's bins while creating the offer or answer and

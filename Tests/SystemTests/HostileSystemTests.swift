@@ -110,6 +110,7 @@ struct HostileSystemTests {
         try await Task.sleep(for: .seconds(3))
         let before = Self.statuses(of: rig.publisher, from: 0).suffix(3)
         let fdsBefore = before.map { $0.int("open_fds") }.max() ?? 0, threadsBefore = before.map { $0.int("threads") }.max() ?? 0
+        let kindsBefore = Self.descriptorKinds(of: rig.publisher.pid)
         let honestMark = rig.honest.output.count, publisherMark = rig.publisher.output.count
         let attackStart = ContinuousClock.now
         let (run, result) = try await AiortcPython.run([AiortcPython.script("abandoned_sessions.py"), "--signaling", rig.url,
@@ -126,6 +127,7 @@ struct HostileSystemTests {
             try await Task.sleep(for: .milliseconds(500))
         }
         let backAfter = (ContinuousClock.now - attackStart) / .seconds(1)
+        print("abandoned sessions: descriptors before \(kindsBefore), at the end \(Self.descriptorKinds(of: rig.publisher.pid))")
         let during = Self.statuses(of: rig.publisher, from: publisherMark)
         let peak = (during.map { $0.int("sessions") }.max() ?? 0, during.map { $0.int("open_fds") }.max() ?? 0,
                     during.map { $0.int("threads") }.max() ?? 0)
@@ -137,8 +139,9 @@ struct HostileSystemTests {
               + "\(last.int("open_fds")) fds, \(last.int("threads")) threads; honest fps min \(fps.min() ?? 0) over \(fps.count) s, "
               + "pose \(honest.map { $0.int("pose_pct") }.min() ?? -1) %; ways \(ways.mapValues { w in ["admitted": w["admitted"] ?? 0, "ended": w["ended_by_publisher"] ?? 0, "ice": w["ice_connected"] ?? 0] })")
         #expect(last.int("sessions") == 1, "publisher still holds \(last.int("sessions")) sessions")
+        let kindsAfter = Self.descriptorKinds(of: rig.publisher.pid)
         #expect(Double(last.int("open_fds")) <= Double(fdsBefore) * 1.1 && Double(last.int("threads")) <= Double(threadsBefore) * 1.1,
-                "fds \(fdsBefore) → \(last.int("open_fds")), threads \(threadsBefore) → \(last.int("threads"))")
+                "fds \(fdsBefore) → \(last.int("open_fds")), threads \(threadsBefore) → \(last.int("threads")); descriptors before \(kindsBefore), now \(kindsAfter)")
         #expect(peak.0 >= 10, "the strangers never held many sessions at once (peak \(peak.0)): the attack did not bite")
         #expect(fps.count >= 30 && fps.allSatisfy { $0 >= 27 } && honest.allSatisfy { $0.int("pose_pct") == 100 },
                 "honest subscriber per second: \(fps)")
@@ -154,5 +157,20 @@ struct HostileSystemTests {
         for step in ["no answer", "answered, but ICE never connected", "ICE connected, but DTLS never completed"] {
             #expect(reasons.contains("not connected within 15.0 seconds: \(step)"), "no session ended for “\(step)”: \(reasons)")
         }
+    }
+
+    /// What a process's open descriptors are, by kind (socket, pipe, anon_inode:[eventfd],
+    /// a path's directory …), for a message that says what was left behind.
+    static func descriptorKinds(of pid: Int32) -> [String: Int] {
+        let dir = "/proc/\(pid)/fd"
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: dir) else { return [:] }
+        var kinds: [String: Int] = [:]
+        for name in names {
+            guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: "\(dir)/\(name)") else { continue }
+            let kind = target.hasPrefix("/") ? (target as NSString).deletingLastPathComponent : String(target.prefix { $0 != ":" })
+                + (target.hasPrefix("anon_inode:") ? ":" + target.dropFirst(11) : "")
+            kinds[kind, default: 0] += 1
+        }
+        return kinds
     }
 }

@@ -1,6 +1,7 @@
 internal import CGStreamer
 import CGstShim
 
+/// Settings of webrtcbin's libnice agent that webrtcbin 1.22 does not expose itself.
 extension WebRTCPeer {
     /// Lets ICE notice a peer that vanished without a word (killed, unplugged) while no
     /// signaling server can say so: a subscriber killed while the server was being
@@ -12,7 +13,21 @@ extension WebRTCPeer {
     /// state (`.connectionState(.failed)`). Returns false when the ICE backend is not
     /// libnice (no `agent` property), which leaves things as they were.
     @discardableResult
-    package func enableKeepaliveChecks() -> Bool {
+    package func enableKeepaliveChecks() -> Bool { setNiceAgent("keepalive-conncheck", "true") }
+
+    /// Turns off libnice's UPnP port mapping. Debian's libnice is built with GUPnP-IGD and
+    /// has it on by default: every agent then starts its own discovery thread, opens SSDP
+    /// sockets and multicasts `M-SEARCH … WANIPConnection` on every interface, once per
+    /// session, to map a port on a home router. A peer on loopback or behind a TURN relay
+    /// has no use for that; it is traffic nobody asked for (docs/SECURITY.md), and the
+    /// discovery's thread and sockets outlive the session by seconds. Called before any
+    /// gathering (at init); false when the ICE backend is not libnice.
+    @discardableResult
+    package func disableUPnP() -> Bool { setNiceAgent("upnp", "false") }
+
+    /// Sets a property of the NiceAgent behind webrtcbin's `ice-agent`; false when there
+    /// is none (another ICE backend).
+    private func setNiceAgent(_ property: String, _ value: String) -> Bool {
         guard let ice = pcg_object_get_pointer(webrtc.object, "ice-agent") else { return false }
         defer { g_object_unref(ice) }
         // The libnice backend exposes its NiceAgent; other backends have no such property.
@@ -20,7 +35,7 @@ extension WebRTCPeer {
               g_object_class_find_property(gcast(klass, to: GObjectClass.self), "agent") != nil,
               let agent = pcg_object_get_pointer(ice, "agent") else { return false }
         defer { g_object_unref(agent) }
-        gst_util_set_object_arg(gcast(agent, to: GObject.self), "keepalive-conncheck", "true")
+        gst_util_set_object_arg(gcast(agent, to: GObject.self), property, value)
         return true
     }
 }
