@@ -63,15 +63,20 @@ public final class CameraMeter: Sendable {
         public var refocusFrames: Int
         /// Most frames a focus search waits for a moving exposure to settle first.
         public var focusWaitFrames: Int
+        /// Searches in a row a focus routine starts again because the view changed during
+        /// the last one (`FocusSearch`'s scene-change check); after that it stays where it
+        /// is and reports `diverged`.
+        public var focusSearchRetries: Int
 
         public init(frameLatency: Int = 1, meteringMode: MeteringMode = .weighted, targetBrightness: Double = 118,
                     brightnessTolerance: Double = 0.10, whiteBalanceTolerance: Double = 0.03,
                     sceneChangeThreshold: Double = 0.06, sceneChangeFrames: Int = 3,
-                    refocusDrop: Double = 0.6, refocusFrames: Int = 3, focusWaitFrames: Int = 3) {
+                    refocusDrop: Double = 0.6, refocusFrames: Int = 3, focusWaitFrames: Int = 3, focusSearchRetries: Int = 3) {
             self.frameLatency = frameLatency; self.meteringMode = meteringMode; self.targetBrightness = targetBrightness
             self.brightnessTolerance = brightnessTolerance; self.whiteBalanceTolerance = whiteBalanceTolerance
             self.sceneChangeThreshold = sceneChangeThreshold; self.sceneChangeFrames = sceneChangeFrames
             self.refocusDrop = refocusDrop; self.refocusFrames = refocusFrames; self.focusWaitFrames = focusWaitFrames
+            self.focusSearchRetries = focusSearchRetries
         }
     }
 

@@ -25,6 +25,13 @@ import Darwin
 ///
 /// A flat sweep (best over worst below `flatRatio`: no contrast) ends `diverged`.
 ///
+/// A search compares frames taken one after another, so it assumes the view holds still
+/// while it runs. When the view changed under it (a camera orbiting past a nearer object,
+/// a hand moving through the frame) the peak it found belongs to a picture no longer
+/// there: the last measurement at the chosen position comes out far below the sharpest
+/// single frame of the search (`sceneChangeRatio`), and the search ends `sceneChanged`
+/// instead of claiming a peak (the caller searches again).
+///
 /// Latency: a move made on frame n shows in the measurement of frame n + `latency`.
 /// The caller passes, with every measurement, the lens position that frame really was
 /// taken at (so pipelined probes are attributed correctly), and the search does not act
@@ -49,6 +56,9 @@ struct FocusSearch {
         /// Positions closer than this are the same position (the camera may round what it
         /// is sent: half its step, at least float rounding).
         var positionEpsilon = 1e-5
+        /// The view changed during the search when the frame measured at the chosen
+        /// position is below this fraction of the sharpest frame the search saw.
+        var sceneChangeRatio = 0.5
     }
 
     struct Sample: Sendable, Hashable {
@@ -66,6 +76,9 @@ struct FocusSearch {
         case converged(Double)
         /// Done without a peak; the lens is left at the position given.
         case diverged(Double)
+        /// Done without a peak: the view changed during the search (the sharpest frame
+        /// seen is no longer there to focus on). The lens is left where it is.
+        case sceneChanged
     }
 
     private enum Phase: Sendable, Hashable {
@@ -86,6 +99,10 @@ struct FocusSearch {
     private var frame = 0
     /// Where the lens was last sent (or started).
     private var lens: Double
+    /// The sharpest single frame of the search, and the last frame measured (each with the
+    /// lens position it was taken at): the scene-change check compares them.
+    private var sharpestFrame = 0.0
+    private var lastFrame: (position: Double, sharpness: Double)?
 
     init(start: Double, range: ClosedRange<Double> = 0...1, configuration: Configuration = Configuration()) {
         self.configuration = configuration
@@ -107,6 +124,8 @@ struct FocusSearch {
         defer { frame += 1 }
         if let position, sharpness.isFinite, sharpness >= 0 {
             record(position, sharpness)
+            sharpestFrame = max(sharpestFrame, sharpness)
+            lastFrame = (position, sharpness)
             if let a = awaited, abs(a - position) < configuration.positionEpsilon { awaited = nil }
         }
         // Back when the latency has passed and a frame at the new position was seen (or,
@@ -125,6 +144,7 @@ struct FocusSearch {
             return fineStep()
         case .settle(let target):
             guard settled else { return .hold }
+            if viewChanged(at: target) { phase = .finished; return .sceneChanged }
             if let s = sample(at: target), let b = best, s.sharpness < 0.9 * b.sharpness,
                abs(b.position - target) > configuration.positionEpsilon {
                 phase = .fallback(b.position)
@@ -135,10 +155,17 @@ struct FocusSearch {
         case .fallback(let target):
             guard settled else { return .hold }
             phase = .finished
-            return .converged(target)
+            return viewChanged(at: target) ? .sceneChanged : .converged(target)
         case .finished:
             return .hold
         }
+    }
+
+    /// True when the last frame, taken at `target`, is far below the sharpest frame of the
+    /// search: what was sharpest is no longer in view.
+    private func viewChanged(at target: Double) -> Bool {
+        guard let last = lastFrame, abs(last.position - target) < configuration.positionEpsilon else { return false }
+        return last.sharpness < configuration.sceneChangeRatio * sharpestFrame
     }
 
     /// Frames past the latency to wait for a frame at a probed position.
@@ -236,7 +263,7 @@ struct FocusSearch {
         if abs(lens - p) < configuration.positionEpsilon, frame >= dueFrame, awaited == nil,
            let s = sample(at: p), let b = best, s.sharpness >= 0.9 * b.sharpness {
             phase = .finished
-            return .converged(p)
+            return viewChanged(at: p) ? .sceneChanged : .converged(p)
         }
         return move(p)
     }

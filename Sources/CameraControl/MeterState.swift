@@ -60,6 +60,8 @@ struct MeterState {
     var search: FocusSearch?
     /// Continuous focus: sharpness at the last convergence, and frames since below it.
     var focusReference: Double?
+    /// Focus searches in a row that ended because the view changed under them.
+    var sceneChangedSearches = 0
     var offReferenceFrames = 0
     /// Tap-to-autofocus: the scene at convergence, and frames it has looked different.
     var sceneReference: SceneThumbnail?
@@ -275,11 +277,24 @@ struct MeterState {
         case .diverged(let p):
             if p != lens { changes[.lensPosition] = p }
             finishFocus(.diverged, frame, sharpness: m.sharpness)
+        case .sceneChanged:
+            // Search again from here, on the view as it is now; after a few in a row (a
+            // view that never holds still) leave the lens where it is, saying no peak was
+            // found (continuous focus searches again once sharpness moves well away).
+            search = nil
+            sceneChangedSearches += 1
+            if sceneChangedSearches > configuration.focusSearchRetries {
+                finishFocus(.diverged, frame, sharpness: m.sharpness)
+            } else {
+                focus.state = .metering
+                focusReference = nil
+            }
         }
     }
 
     private mutating func finishFocus(_ result: RoutineState, _ frame: FrameView, sharpness: Double) {
         search = nil
+        sceneChangedSearches = 0
         focus.state = result
         switch focus.plan {
         case .continuous:

@@ -30,7 +30,7 @@ import Darwin
             switch step {
             case .move(let p): lens = p
             case .hold: break
-            case .converged, .diverged: return (frame, step)
+            case .converged, .diverged, .sceneChanged: return (frame, step)
             }
             history.append(lens)
         }
@@ -72,11 +72,27 @@ import Darwin
             switch search.step(position: seen, sharpness: curve(seen)) {
             case .move(let p): history.append(p)
             case .hold: history.append(history.last!)
-            case .converged, .diverged: ended = true
+            case .converged, .diverged, .sceneChanged: ended = true
             }
             if ended { break }
         }
         #expect(ended)
+    }
+
+    @Test func aViewThatChangesDuringTheSearchEndsItWithoutAPeak() {
+        // The sweep passes a near object's peak (0.18) while it is in view; it is gone by
+        // the time the search settles there, leaving a far scene whose peak is at 0.077.
+        var frame = 0
+        let near = Self.curve(peak: 0.18), far = { (p: Double) in 0.3 * Self.curve(peak: 0.077)(p) }
+        let result = Self.run({ p in
+            frame += 1
+            return frame <= 8 ? near(p) : far(p)
+        }, start: 0.077)
+        #expect(result.step == .sceneChanged, "\(String(describing: result.step)) after \(result.frames) frames")
+        // The same search on a view that holds still converges on it.
+        let still = Self.run(near, start: 0.077)
+        guard case .converged(let p) = still.step else { Issue.record("\(String(describing: still.step))"); return }
+        #expect(abs(p - 0.18) < 0.01)
     }
 
     @Test func flatContrastDiverges() {
