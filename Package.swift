@@ -50,6 +50,8 @@ let package = Package(
         .target(name: "CDTLS", linkerSettings: [.linkedLibrary("crypto")]),
         // V4L2 ioctls (function-like macros Swift cannot import) behind a few C wrappers.
         .target(name: "CV4L2"),
+        // Xlib's error handler for the expert's window (Xlib's default exits the process).
+        .target(name: "CX11", linkerSettings: [.linkedLibrary("X11")]),
 
         // ---- shared libraries ------------------------------------------------------------
         // The domain kit, no GStreamer: pose wire format, geometry and placement, trajectories
@@ -103,7 +105,7 @@ let package = Package(
         // The remote expert: decoding with each frame's pose, tap placement, marker checks,
         // its session node, commands, status and events. No cairo, V4L2 or renderer.
         .target(name: "Subscriber", dependencies: [
-            "PoseMedia", "RTCSession", "PoseCastKit", "Imaging", "Signaling", "NodeOutput", "CGStreamer", "CGstShim",
+            "PoseMedia", "RTCSession", "PoseCastKit", "Imaging", "Signaling", "NodeOutput", "CGStreamer", "CGstShim", "CX11",
             .product(name: "Logging", package: "swift-log"),
         ]),
 

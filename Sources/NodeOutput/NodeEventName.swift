@@ -43,4 +43,7 @@ public enum NodeEventName: String, CaseIterable, Sendable {
     case annotationVisible
     case markerReport
     case markerCheckDone
+    case windowInput
+    case windowNotice
+    case windowClosed
 }

@@ -124,6 +124,26 @@ package final class DecodeTimer: Sendable {
     package init(report: @escaping @Sendable (ShownFrameTiming) -> Void) { self.report = report }
 
     package func install(decoder: Element, sink: Element) {
+        watchDecoder(decoder)
+        sink.set("signal-handoffs", true)
+        // void handoff(GstElement *sink, GstBuffer *buffer (borrowed), GstPad *pad)
+        _ = Signal.connect(sink.object, "handoff") { [self] (buffer: UnsafeMutableRawPointer?, _: UnsafeMutableRawPointer?) in
+            guard let buffer else { return }
+            shown(gcast(buffer, to: GstBuffer.self))
+        }
+    }
+
+    /// For a sink without handoffs (a window): a frame counts as shown when it reaches
+    /// `pad`, the sink's input (an unsynchronised sink draws it right then).
+    package func install(decoder: Element, shownAt pad: Pad) {
+        watchDecoder(decoder)
+        _ = pad.addProbe(GST_PAD_PROBE_TYPE_BUFFER) { [self] info in
+            if let buffer = gst_pad_probe_info_get_buffer(info) { shown(buffer) }
+            return GST_PAD_PROBE_OK
+        }
+    }
+
+    private func watchDecoder(_ decoder: Element) {
         let entered = self.entered, decoded = self.decoded
         decoder.staticPad("sink")!.addProbe(GST_PAD_PROBE_TYPE_BUFFER) { info in
             if let buffer = gst_pad_probe_info_get_buffer(info), buffer.pointee.pts != GstClockTime.max {
@@ -137,12 +157,6 @@ package final class DecodeTimer: Sendable {
                 decoded.enter(pts: buffer.pointee.pts, payload: inNanos)
             }
             return GST_PAD_PROBE_OK
-        }
-        sink.set("signal-handoffs", true)
-        // void handoff(GstElement *sink, GstBuffer *buffer (borrowed), GstPad *pad)
-        _ = Signal.connect(sink.object, "handoff") { [self] (buffer: UnsafeMutableRawPointer?, _: UnsafeMutableRawPointer?) in
-            guard let buffer else { return }
-            shown(gcast(buffer, to: GstBuffer.self))
         }
     }
 

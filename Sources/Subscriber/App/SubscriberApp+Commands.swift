@@ -5,20 +5,22 @@ import PoseCastKit
 /// The headless commands (docs/SUBSCRIBER.md): from a script file, then stdin, one line
 /// at a time; clicks in the window run the same commands.
 extension SubscriberApp {
-    func runCommands(script: String?, readStdin: Bool) async {
+    /// Runs the script, then stdin; true when a command said quit.
+    func runCommands(script: String?, readStdin: Bool) async -> Bool {
         if let script {
             guard let text = try? String(contentsOfFile: script, encoding: .utf8) else {
                 out.event(.error, ["message": "cannot read script \(script)"], human: "error: cannot read script \(script)")
-                return
+                return false
             }
             for line in text.split(whereSeparator: \.isNewline) {
-                if await !execute(line: String(line)) { return }
+                if await !execute(line: String(line)) { return true }
             }
         }
-        guard readStdin else { return }
+        guard readStdin else { return false }
         for await line in Self.stdinLines() {
-            if await !execute(line: line) { return }
+            if await !execute(line: line) { return true }
         }
+        return false
     }
 
     /// Lines of stdin, read on a thread of their own (readLine blocks).
@@ -55,6 +57,11 @@ extension SubscriberApp {
             case .lock: try node.send(.lock(routines: MeteringRoutine.allCases))
             case .unlock: try node.send(.unlock(routines: MeteringRoutine.allCases))
             case .remove(let id): try node.send(.removeAnnotation(annotationId: id))
+            case .undo:
+                guard let id = node.lastOwnAnnotation else {
+                    throw ControlError(id: nil, code: .invalidValue, message: "undo: no annotation of ours is shown")
+                }
+                try node.send(.removeAnnotation(annotationId: id))
             case .clear: try node.send(.clearAnnotations)
             case .pose: out.subscriberPose(node)
             case .status: out.subscriberStatus(node)
@@ -70,6 +77,7 @@ extension SubscriberApp {
             }
         } catch {
             out.event(.commandError, ["message": error.message, "code": error.code.rawValue], human: "error: \(error.message)")
+            noteForHUD("error: \(error.message)")
         }
         return true
     }

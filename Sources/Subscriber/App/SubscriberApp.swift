@@ -34,12 +34,19 @@ public struct SubscriberAppConfig: Sendable {
 public final class SubscriberApp: Sendable {
     public let node: SubscriberNode
     let out: EventOutput
-    private let config: SubscriberAppConfig
+    let config: SubscriberAppConfig
     private let frames: FrameLog?
+    /// The window's input state (double clicks, the focus point, the HUD).
+    let windowControls = Mutex(WindowControls())
+    /// Quit asked from the window (a key, its close button).
+    private let quitRequests: (stream: AsyncStream<Void>, continuation: AsyncStream<Void>.Continuation)
 
     private init(node: SubscriberNode, out: EventOutput, config: SubscriberAppConfig, frames: FrameLog?) {
         self.node = node; self.out = out; self.config = config; self.frames = frames
+        quitRequests = AsyncStream.makeStream(of: Void.self)
     }
+
+    func requestQuit() { quitRequests.continuation.yield() }
 
     public static func build(_ config: SubscriberAppConfig) throws(AppExit) -> SubscriberApp {
         func failure(_ text: String) -> AppExit { .error("posecast-subscriber", text) }
@@ -59,18 +66,14 @@ public final class SubscriberApp: Sendable {
             nodeConfig.markerWatcher = watcher
             nodeConfig.media.onPicture = { watcher.observe($0) }
         }
-        // A click needs the node, which needs the click handler in its config: the box
-        // is filled right after the node is made.
+        // Window input needs the app, which needs the node, which needs the input handler
+        // in its config: the box is filled right after the app is made.
         let box = Mutex<SubscriberApp?>(nil)
-        nodeConfig.media.onClick = { button, point in
-            // Left click: annotate; right click: focus there.
-            guard let app = box.withLock({ $0 }) else { return }
-            let command: SubscriberCommand = button == 3 ? .focus(point, .tapToAutoFocus) : .tap(point, label: "")
-            Task { _ = await app.execute(command) }
-        }
+        nodeConfig.media.onWindowInput = { input in box.withLock { $0 }?.handle(input) }
         let node = SubscriberNode(config: nodeConfig, logger: Logger(label: "posecast.subscriber")) { [watcher = nodeConfig.markerWatcher] event in
             watcher?.observe(event)
             out.subscriberEvent(event)
+            if let line = Self.hudLine(for: event) { box.withLock { $0 }?.noteForHUD(line) }
         }
         let app = SubscriberApp(node: node, out: out, config: config, frames: frames)
         box.withLock { $0 = app }
@@ -84,26 +87,42 @@ public final class SubscriberApp: Sendable {
         let runner = Task { await node.run() }
         let signals = ProcessSupport.terminationSignals()
         let stopper = Task { for await _ in signals { runner.cancel(); return } }
+        let quitter = Task { [quitRequests] in for await _ in quitRequests.stream { runner.cancel(); return } }
         let statusTask = Task { [out] in
             while !Task.isCancelled {
                 try? await Task.sleep(for: .seconds(1))
                 node.tickFrameWindow()
                 out.subscriberStatus(node)
+                self.refreshHUD()
             }
         }
         let commands = Task { [config] in
-            if config.headless {
-                await self.runCommands(script: config.scriptPath, readStdin: !config.exitAfterScript)
-                runner.cancel()
-            }
+            let quit = await self.runCommands(script: config.scriptPath, readStdin: !config.exitAfterScript)
+            // Headless, the commands are the only way in: their end (quit, end of stdin) ends
+            // the run. With a window, `quit` does; the end of stdin leaves the window open.
+            if config.headless || quit { runner.cancel() }
         }
         await withTaskCancellationHandler {
             _ = await runner.value
         } onCancel: {
             runner.cancel()
         }
-        commands.cancel(); statusTask.cancel(); stopper.cancel()
+        commands.cancel(); statusTask.cancel(); stopper.cancel(); quitter.cancel()
         frames?.close()
         out.event(.stopped, [:], human: "stopped")
+    }
+}
+
+extension SubscriberApp {
+    /// The line an event leaves in the window's HUD (replies, refusals, errors, the
+    /// session's end), or nil.
+    static func hudLine(for event: SubscriberNodeEvent) -> String? {
+        switch event {
+        case .reply(.ack(let id, let annotationId, _)): "← ack \(id)" + (annotationId.map { " (annotation \($0))" } ?? "")
+        case .reply(.error(let e)): "← refused \(e.id ?? ""): \(e.message)"
+        case .error(let message): "error: \(message)"
+        case let .sessionEnded(_, reason): "session ended: \(reason)"
+        default: nil
+        }
     }
 }

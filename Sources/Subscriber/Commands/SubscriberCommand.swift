@@ -12,6 +12,8 @@ public enum SubscriberCommand: Equatable, Sendable {
     case meter(MeterRequest)
     case lock, unlock
     case remove(String)
+    /// Remove the newest annotation this subscriber placed that is still shown.
+    case undo
     case clear
     case pose
     case status
@@ -23,7 +25,7 @@ public enum SubscriberCommand: Equatable, Sendable {
     public static let help = """
     commands: tap X Y [LABEL] | tapnaive X Y [LABEL] | tapworld WX WY WZ [naive] [LABEL] | focus X Y [auto|tapToAutoFocus|tapToLockFocus] | meter [X Y] [LOCK_SECONDS] [routines=exposure,focus,whiteBalance] [mode=uniform|spot|weighted] [strict] | \
     meteringmode uniform|spot|weighted | \
-    lock | unlock | remove ANNOTATION_ID | clear | pose | status | checkmarkers N | sleep SECONDS | quit   (X, Y normalised 0…1)
+    lock | unlock | remove ANNOTATION_ID | undo | clear | pose | status | checkmarkers N | sleep SECONDS | quit   (X, Y normalised 0…1)
     """
 
     /// Parses a line; nil for blank lines and `#` comments.
@@ -114,6 +116,7 @@ public enum SubscriberCommand: Equatable, Sendable {
         case "remove":
             guard args.count == 1 else { throw CommandError("remove: give one annotation id") }
             return .remove(args[0])
+        case "undo": return .undo
         case "clear": return .clear
         case "pose": return .pose
         case "status": return .status

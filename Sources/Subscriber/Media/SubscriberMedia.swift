@@ -9,7 +9,7 @@ public struct SubscriberMediaConfig: Sendable {
     public enum Sink: Sendable, Equatable {
         /// Decode and drop (headless, tests, benchmarks).
         case discard
-        /// Show in a window (autovideosink).
+        /// Show in a window that scales the picture (`VideoWindow`).
         case display
     }
     public var sink: Sink = .discard
@@ -17,16 +17,15 @@ public struct SubscriberMediaConfig: Sendable {
     public var readFrameStamps = false
     public var codecs: Set<VideoCodec> = Set(VideoCodec.allCases)
     public var rtc = RTCConfiguration()
-    /// Mouse clicks on the window (`.display` only): button (1 left, 3 right) and
-    /// the point on the video, normalised.
-    public var onClick: (@Sendable (_ button: Int, _ point: NormalizedPoint) -> Void)?
+    /// Presses, keys and the close of the window (`.display` only), on GStreamer's threads.
+    public var onWindowInput: (@Sendable (WindowInput) -> Void)?
     /// A copy of every decoded picture with its frame (costly: tests and measurements).
     public var onPicture: (@Sendable (DecodedPicture) -> Void)?
     /// The sink renders each frame at its running time plus the pipeline latency (a video
     /// sink's default; the `baseline` latency profile) instead of as soon as it is decoded.
     public var syncToClock = false
-    /// Each frame's decode timing and the moment the sink rendered it (`.discard` only),
-    /// on the streaming thread (keep it quick).
+    /// Each frame's decode timing and the moment the sink rendered it (the window: the
+    /// moment it reached the window's sink), on the streaming thread (keep it quick).
     public var onShown: (@Sendable (ShownFrameTiming) -> Void)?
     public init() {}
 }
@@ -50,6 +49,7 @@ public final class SubscriberMedia: @unchecked Sendable {
     private struct State {
         var readers: [PoseReader] = []
         var branches: [Element] = []
+        var windows: [VideoWindow] = []
     }
 
     public init(config: SubscriberMediaConfig, name: String = "subscriber",
@@ -106,20 +106,9 @@ public final class SubscriberMedia: @unchecked Sendable {
         return answer
     }
 
-    /// The video sink sends navigation events upstream, in video pixels; a probe
-    /// where they pass turns button presses into normalised clicks.
-    private static func watchClicks(on pad: Pad, onClick: @escaping @Sendable (Int, NormalizedPoint) -> Void) {
-        _ = pad.addProbe(GST_PAD_PROBE_TYPE_EVENT_UPSTREAM) { [pad] info in
-            guard let event = gst_pad_probe_info_get_event(info),
-                  gst_navigation_event_get_type(event) == GST_NAVIGATION_EVENT_MOUSE_BUTTON_PRESS else { return GST_PAD_PROBE_OK }
-            var button: Int32 = 0
-            var x = 0.0, y = 0.0
-            guard gst_navigation_event_parse_mouse_button_event(event, &button, &x, &y) != 0,
-                  let width = pad.capsInt("width").map(Double.init), let height = pad.capsInt("height").map(Double.init),
-                  width > 0, height > 0 else { return GST_PAD_PROBE_OK }
-            onClick(Int(button), NormalizedPoint(x: Float(x / width), y: Float(y / height)))
-            return GST_PAD_PROBE_OK
-        }
+    /// Shows `text` over the picture of every window (the HUD); empty hides it.
+    public func setHUD(_ text: String) {
+        for window in state.withLock({ $0.windows }) { window.setHUD(text) }
     }
 
     private func attachDecodeBranch(to pad: Pad, onFrame: (@Sendable (DecodedFrame) -> Void)?) throws(RTCError) {
@@ -142,11 +131,15 @@ public final class SubscriberMedia: @unchecked Sendable {
             chain.append(sink)
             if let onShown = config.onShown { DecodeTimer(report: onShown).install(decoder: decoder, sink: sink) }
         case .display:
-            let sink = try ElementFactory.make("autovideosink")
-            sink.set("sync", config.syncToClock)
-            let convert = try ElementFactory.make("videoconvert")
-            chain += [convert, sink]
-            if let onClick = config.onClick { Self.watchClicks(on: convert.staticPad("src")!, onClick: onClick) }
+            let window = try VideoWindow(onInput: config.onWindowInput)
+            chain += window.elements
+            if let onInput = config.onWindowInput {
+                window.watchClose(in: pipeline, onInput: onInput) { [peer] error in peer.report(error) }
+            }
+            if let onShown = config.onShown, let sink = window.elements.last {
+                DecodeTimer(report: onShown).install(decoder: decoder, shownAt: sink.staticPad("sink")!)
+            }
+            state.withLock { $0.windows.append(window) }
         }
         for e in chain { pipeline.add(e) }
         try pipeline.link(chain)

@@ -91,6 +91,10 @@ public final class SubscriberNode: Sendable {
         var requestNumber = 0
         /// The publisher camera's latest metering status.
         var sceneStatus: SceneStatus?
+        /// `annotate` requests sent and not yet answered; the annotations they made (oldest
+        /// first) while the publisher's list still holds them: what `undo` removes.
+        var annotateRequests: Set<String> = []
+        var ownAnnotations: [String] = []
     }
 
     /// - Parameter link: the signaling server; by default a `SignalingClientLink` to
@@ -113,6 +117,10 @@ public final class SubscriberNode: Sendable {
     /// The publisher camera's latest `sceneStatus` (nil until one arrives).
     public var sceneStatus: SceneStatus? { state.withLock { $0.sceneStatus } }
     public var rejections: PoseRejectionCounter? { state.withLock { $0.media?.rejections } }
+    /// The newest annotation this subscriber placed that the publisher still shows.
+    public var lastOwnAnnotation: String? { state.withLock { $0.ownAnnotations.last } }
+    /// Shows `text` over the picture in the window (the HUD), when there is one.
+    public func setHUD(_ text: String) { state.withLock { $0.media }?.setHUD(text) }
 
     // MARK: running
 
@@ -299,6 +307,7 @@ public final class SubscriberNode: Sendable {
                 throw ControlError(id: id, code: .unsupported, message: "control channel: \(error)")
             }
         }
+        if case .annotate = request { state.withLock { _ = $0.annotateRequests.insert(id) } }
         onEvent(.requestSent(id: id, type: request.type, text: text))
         _ = step(.requestSent(id: id, type: request.type))
         return id
@@ -376,11 +385,21 @@ public final class SubscriberNode: Sendable {
 
     private func track(_ reply: ControlReply) {
         switch reply {
-        case let .ack(id, annotationId, _): tracker.acknowledged(request: id, annotationId: annotationId)
-        case .error(let error): if let id = error.id { tracker.acknowledged(request: id, annotationId: nil) }
+        case let .ack(id, annotationId, _):
+            tracker.acknowledged(request: id, annotationId: annotationId)
+            state.withLock { s in
+                if s.annotateRequests.remove(id) != nil, let annotationId { s.ownAnnotations.append(annotationId) }
+            }
+        case .error(let error):
+            if let id = error.id {
+                tracker.acknowledged(request: id, annotationId: nil)
+                _ = state.withLock { $0.annotateRequests.remove(id) }
+            }
         case .sceneStatus(let status):
             state.withLock { $0.sceneStatus = status }
         case .annotations(let list):
+            let present = Set(list.map(\.id))
+            state.withLock { $0.ownAnnotations.removeAll { !present.contains($0) } }
             let later = frames.withLock { $0.lastFrame }
             for report in tracker.evaluate(list, later: later?.pose, width: later?.width ?? 0, height: later?.height ?? 0) {
                 onEvent(.placement(report))

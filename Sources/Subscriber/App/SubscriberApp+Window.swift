@@ -1,0 +1,129 @@
+import Foundation
+import NodeOutput
+import PoseCastKit
+
+/// What the window's buttons and keys do (README, "The expert's window"):
+/// - left click: a pin where clicked (a second press within `doubleClickNanos` and a few
+///   pixels of the first is the same click: one pin);
+/// - right click: focus there (tapToAutoFocus); `l` locks focus at the last right-click
+///   point (the centre before any), or unlocks when the publisher's focus is locked;
+/// - `u` or BackSpace: remove the newest pin of ours; `c` or Delete: clear all pins;
+/// - `m`: next metering mode (uniform, spot, weighted); `h`: HUD on/off;
+/// - `q` or Escape, or the window's close button: quit (exit 0).
+/// The middle button and the wheel do nothing; a press on the black border is refused
+/// here and said so.
+struct WindowControls: Sendable {
+    static let doubleClickNanos: UInt64 = 400_000_000
+    static let doubleClickPixels: Float = 0.01
+    static let meteringModes: [MeteringMode] = [.uniform, .spot, .weighted]
+    static let hints = "left: pin · right: focus · l: lock/unlock focus · u: undo · c: clear · m: metering · h: HUD · q: quit"
+
+    var lastLeftPress: (nanos: UInt64, point: NormalizedPoint)?
+    var focusPoint = NormalizedPoint(x: 0.5, y: 0.5)
+    var meteringIndex = 2
+    var hudVisible = true
+    /// The last thing said to the person (a reply, a refusal), shown in the HUD.
+    var message = ""
+    /// Quitting: later inputs (the window's errors as it goes) do nothing.
+    var quitting = false
+
+    enum Action: Equatable {
+        case command(SubscriberCommand)
+        case say(String)
+        case toggleHUD
+        case quit
+        case none
+    }
+
+    /// What an input does; `lockedNow`: the publisher's focus is locked.
+    mutating func action(for input: WindowInput, nowNanos: UInt64, lockedNow: Bool) -> Action {
+        guard !quitting else { return .none }
+        let action = decide(input, nowNanos: nowNanos, lockedNow: lockedNow)
+        if action == .quit { quitting = true }
+        return action
+    }
+
+    private mutating func decide(_ input: WindowInput, nowNanos: UInt64, lockedNow: Bool) -> Action {
+        switch input {
+        case .closed:
+            return .quit
+        case let .press(button, point):
+            guard button == 1 || button == 3 else {
+                return .say(button == 2 ? "middle button: nothing (left: pin, right: focus)" : "wheel: nothing yet")
+            }
+            guard let point else { return .say("that click fell on the border, outside the picture: nothing sent") }
+            if button == 3 {
+                focusPoint = point
+                return .command(.focus(point, .tapToAutoFocus))
+            }
+            if let last = lastLeftPress, nowNanos &- last.nanos < Self.doubleClickNanos,
+               abs(last.point.x - point.x) < Self.doubleClickPixels, abs(last.point.y - point.y) < Self.doubleClickPixels {
+                lastLeftPress = nil
+                return .none
+            }
+            lastLeftPress = (nowNanos, point)
+            return .command(.tap(point, label: ""))
+        case .key(let name):
+            switch name {
+            case "q", "Q", "Escape": return .quit
+            case "u", "BackSpace": return .command(.undo)
+            case "c", "Delete": return .command(.clear)
+            case "l", "L": return lockedNow ? .command(.unlock) : .command(.focus(focusPoint, .tapToLockFocus))
+            case "m", "M":
+                meteringIndex = (meteringIndex + 1) % Self.meteringModes.count
+                return .command(.meter(MeterRequest(meteringMode: Self.meteringModes[meteringIndex])))
+            case "h", "H": return .toggleHUD
+            default: return .none
+            }
+        }
+    }
+}
+
+extension SubscriberApp {
+    /// Carries out one input of the window (called on GStreamer's threads: hops off them).
+    func handle(_ input: WindowInput) {
+        let locked = node.sceneStatus?.focus.state == .locked
+        let action = windowControls.withLock { $0.action(for: input, nowNanos: WallClock.nowNanos(), lockedNow: locked) }
+        if action != .none || !windowControls.withLock({ $0.quitting }) {
+            out.event(.windowInput, ["input": "\(input)", "action": "\(action)"], human: nil)
+        }
+        switch action {
+        case .command(let command):
+            Task { _ = await self.execute(command) }
+        case .say(let text):
+            windowControls.withLock { $0.message = text }
+            out.event(.windowNotice, ["message": text], human: "window: \(text)")
+            refreshHUD()
+        case .toggleHUD:
+            windowControls.withLock { $0.hudVisible.toggle() }
+            refreshHUD()
+        case .quit:
+            if case .closed(let why) = input { out.event(.windowClosed, ["reason": why], human: "window closed: quitting") }
+            requestQuit()
+        case .none:
+            break
+        }
+    }
+
+    /// Redraws the HUD from the node's state (once a second, and after each input).
+    func refreshHUD() {
+        guard !config.headless else { return }
+        let controls = windowControls.withLock { $0 }
+        guard controls.hudVisible else { node.setHUD(""); return }
+        let w = node.frameWindow
+        var lines = [String(format: "%@ · %.0f fps · latency %@ · pose %.0f%%",
+                            node.isConnected ? "connected" : "waiting for the publisher", w.fps,
+                            w.latencyMsP50.map { String(format: "%.0f ms", $0) } ?? "–", w.posePercent)]
+        if node.isConnected, let scene = node.sceneStatus { lines.append(scene.summary) }
+        if !controls.message.isEmpty { lines.append(controls.message) }
+        lines.append(WindowControls.hints)
+        node.setHUD(lines.joined(separator: "\n"))
+    }
+
+    /// Puts the last reply or error in the HUD.
+    func noteForHUD(_ text: String) {
+        guard !config.headless else { return }
+        windowControls.withLock { $0.message = text }
+        refreshHUD()
+    }
+}

@@ -1,0 +1,142 @@
+internal import CGStreamer
+import CGstShim
+import CX11
+import PoseCastKit
+import RTCSession
+import Synchronization
+import Foundation
+
+/// What a person does in the video window, as the window reports it.
+public enum WindowInput: Sendable, Equatable {
+    /// A mouse button went down: 1 left, 2 middle, 3 right (4–7: the wheel, on X11). The
+    /// point on the picture, normalised, or nil when the press fell on the black border
+    /// around it (glimagesink clamps such a press to the picture's edge: a press exactly
+    /// on the edge counts as the border).
+    case press(button: Int, point: NormalizedPoint?)
+    /// A key went down, named as the window system names it (X11 keysym names: "q",
+    /// "Escape", "BackSpace" …).
+    case key(String)
+    /// The window was closed (its close button, or the window went away): the reason.
+    case closed(String)
+}
+
+/// The display branch of the subscriber: the decoded picture, a HUD line drawn into it,
+/// and a window that scales the picture to its size with the aspect ratio kept.
+///
+/// decoder → textoverlay (HUD) → queue (one frame, leaky) → glimagesink
+///
+/// - **Scaling**: glimagesink draws the picture scaled into the window, letterboxed
+///   (`force-aspect-ratio`), and translates the pointer's window coordinates into
+///   picture pixels before it sends navigation events upstream; a press on the border
+///   comes out outside 0…width × 0…height, which we report as `point: nil`. Where the GL
+///   sink cannot be made, `autovideosink` (unscaled) is the fallback.
+/// - **Latency**: the one-frame leaky queue decouples decoding from drawing. A window that
+///   is not drawing yet (mapping, a compositor catching up) makes frames wait, and they
+///   used to pile up in the jitter buffer and be shown late (p50 715 ms in the first
+///   seconds, issue 16); now the newest decoded frame replaces the waiting one.
+/// - **Closing**: glimagesink posts an error when its window is closed; it is reported as
+///   `.closed`, not as a failure of the session.
+final class VideoWindow: Sendable {
+    let elements: [Element]
+    private let overlay: Element?
+    private let sink: Element
+
+    init(onInput: (@Sendable (WindowInput) -> Void)?) throws(RTCError) {
+        var elements: [Element] = []
+        overlay = try? ElementFactory.make("textoverlay")
+        if let overlay {
+            overlay.set("valignment", "top")
+            overlay.set("halignment", "left")
+            overlay.set("font-desc", "Sans 9")
+            overlay.set("shaded-background", true)
+            overlay.set("wait-text", false)
+            overlay.set("line-alignment", "left")
+            elements.append(overlay)
+        }
+        let queue = try ElementFactory.make("queue")
+        queue.set("max-size-buffers", 1)
+        queue.set("max-size-bytes", 0)
+        queue.set("max-size-time", 0)
+        queue.set("leaky", "downstream")
+        elements.append(queue)
+        if ElementFactory.isAvailable("glimagesink") {
+            sink = try ElementFactory.make("glimagesink")
+            sink.set("force-aspect-ratio", true)
+            sink.set("handle-events", true)
+        } else {
+            elements.append(try ElementFactory.make("videoconvert"))
+            sink = try ElementFactory.make("autovideosink")
+        }
+        sink.set("sync", false)
+        elements.append(sink)
+        self.elements = elements
+        if let onInput {
+            Self.watchInput(on: queue.staticPad("src")!, onInput: onInput)
+            Self.catchXErrors(reportingTo: onInput)
+        }
+    }
+
+    /// Reports the window's close (glimagesink's "Output window was closed" error and the
+    /// like, from the sink) through `onInput`; other errors of the sink go to `onError`.
+    func watchClose(in pipeline: Pipeline, onInput: @escaping @Sendable (WindowInput) -> Void,
+                    onError: @escaping @Sendable (RTCError) -> Void) {
+        _ = pipeline.addObserver(.within(sink)) { message in
+            guard case let .error(source, text, debug) = message else { return }
+            if text.localizedCaseInsensitiveContains("window was closed") || text.localizedCaseInsensitiveContains("quit requested") {
+                onInput(.closed(text))
+            } else {
+                onError(.pipeline(source: source, message: text, debug: debug))
+            }
+        }
+    }
+
+    /// Xlib errors go to the newest window's input as `.closed` when they say its window is
+    /// gone (BadWindow, BadDrawable), instead of ending the process (`CX11`).
+    private static let xErrorListener = Mutex<(@Sendable (WindowInput) -> Void)?>(nil)
+
+    static func catchXErrors(reportingTo onInput: @escaping @Sendable (WindowInput) -> Void) {
+        xErrorListener.withLock { $0 = onInput }
+        _ = pcx_install_error_handler { code, request in
+            // 3 BadWindow, 9 BadDrawable: the window was destroyed under the sink.
+            let gone = code == 3 || code == 9
+            let text = "X error \(code) on request \(request)" + (gone ? ": the window is gone" : " (ignored)")
+            if gone { VideoWindow.xErrorListener.withLock { $0 }?(.closed(text)) }
+            else { FileHandle.standardError.write(Data("posecast-subscriber: \(text)\n".utf8)) }
+        }
+    }
+
+    /// The HUD text (Pango markup off: shown as given); empty hides it.
+    func setHUD(_ text: String) { overlay?.set("text", text) }
+
+    /// The sink sends navigation events upstream, in picture pixels: a probe where they
+    /// pass turns button and key presses into `WindowInput`.
+    private static func watchInput(on pad: Pad, onInput: @escaping @Sendable (WindowInput) -> Void) {
+        _ = pad.addProbe(GST_PAD_PROBE_TYPE_EVENT_UPSTREAM) { [pad] info in
+            guard let event = gst_pad_probe_info_get_event(info) else { return GST_PAD_PROBE_OK }
+            switch gst_navigation_event_get_type(event) {
+            case GST_NAVIGATION_EVENT_MOUSE_BUTTON_PRESS:
+                var button: Int32 = 0
+                var x = 0.0, y = 0.0
+                guard gst_navigation_event_parse_mouse_button_event(event, &button, &x, &y) != 0 else { break }
+                var point: NormalizedPoint?
+                if let width = pad.capsInt("width").map(Double.init), let height = pad.capsInt("height").map(Double.init),
+                   width > 0, height > 0, x > 0, y > 0, x < width, y < height {
+                    point = NormalizedPoint(x: Float(x / width), y: Float(y / height))
+                }
+                onInput(.press(button: Int(button), point: point))
+            case GST_NAVIGATION_EVENT_MOUSE_SCROLL:
+                // The wheel: on X11 buttons 4 and 5, reported as such.
+                var x = 0.0, y = 0.0, dx = 0.0, dy = 0.0
+                guard gst_navigation_event_parse_mouse_scroll_event(event, &x, &y, &dx, &dy) != 0 else { break }
+                onInput(.press(button: dy > 0 ? 4 : 5, point: nil))
+            case GST_NAVIGATION_EVENT_KEY_PRESS:
+                var key: UnsafePointer<CChar>?
+                guard gst_navigation_event_parse_key_event(event, &key) != 0, let key else { break }
+                onInput(.key(String(cString: key)))
+            default:
+                break
+            }
+            return GST_PAD_PROBE_OK
+        }
+    }
+}
