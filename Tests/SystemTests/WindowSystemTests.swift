@@ -1,0 +1,185 @@
+import Foundation
+import PoseCastKit
+import TestSupport
+import Testing
+
+/// The X tools the window test drives the window with; those not installed.
+enum WindowTools {
+    static let missing = ["/usr/bin/Xvfb", "/usr/bin/xdotool", "/usr/bin/import"].filter { !FileManager.default.isExecutableFile(atPath: $0) }
+}
+
+/// The expert's window tried as a person would (issue 16): a real X server (Xvfb), the
+/// real `posecast-subscriber` window (glimagesink), clicks and keys from xdotool and
+/// screenshots from ImageMagick's `import`, read back here pixel by pixel. The publisher's
+/// synthetic camera holds still (orbit at 0.0001×), so a pin must stay where it was
+/// clicked; taps are drawn magenta (`--check-markers`) so they can be found by colour.
+@Suite("system: the expert's window under Xvfb", .serialized,
+       .enabled(if: WindowTools.missing.isEmpty,
+                "needs \(WindowTools.missing.joined(separator: ", ")) (apt: xvfb xdotool imagemagick; scripts/setup installs them)"))
+struct WindowSystemTests {
+    /// A screenshot of the whole screen, RGB.
+    struct Screenshot {
+        var width: Int, height: Int
+        var rgb: [UInt8]
+        func pixel(_ x: Int, _ y: Int) -> (Int, Int, Int) {
+            let i = (y * width + x) * 3
+            return (Int(rgb[i]), Int(rgb[i + 1]), Int(rgb[i + 2]))
+        }
+        /// Centroid and count of the pixels inside `rect` (x, y, w, h) that `test` accepts.
+        func centroid(in rect: (Int, Int, Int, Int), where test: (Int, Int, Int) -> Bool) -> (x: Double, y: Double, count: Int) {
+            var sx = 0.0, sy = 0.0, n = 0
+            for y in rect.1..<min(rect.1 + rect.3, height) {
+                for x in rect.0..<min(rect.0 + rect.2, width) {
+                    let (r, g, b) = pixel(x, y)
+                    if test(r, g, b) { sx += Double(x); sy += Double(y); n += 1 }
+                }
+            }
+            return n == 0 ? (0, 0, 0) : (sx / Double(n), sy / Double(n), n)
+        }
+    }
+
+    static let display = ":\(70 + Int(getpid() % 20))"
+
+    static func run(_ tool: String, _ arguments: [String]) async throws -> CommandRun {
+        try await ManagedProcess.run(tool, arguments, timeout: 20)
+    }
+
+    static func screenshot() async throws -> Screenshot {
+        let path = NSTemporaryDirectory() + "posecast-window-\(getpid()).ppm"
+        let run = try await Self.run("/usr/bin/import", ["-window", "root", "-depth", "8", "ppm:" + path])
+        guard run.status == 0, let data = FileManager.default.contents(atPath: path) else {
+            throw HarnessTimeout(description: "import failed: \(run.stderrTail)")
+        }
+        // P6\n<w> <h>\n255\n<rgb…>
+        var fields: [String] = [], index = data.startIndex, current = ""
+        while fields.count < 4, index < data.endIndex {
+            let c = Character(UnicodeScalar(data[index]))
+            index += 1
+            if c.isWhitespace { if !current.isEmpty { fields.append(current); current = "" } } else { current.append(c) }
+        }
+        guard fields.count == 4, fields[0] == "P6", let w = Int(fields[1]), let h = Int(fields[2]) else {
+            throw HarnessTimeout(description: "not a PPM screenshot: \(fields)")
+        }
+        return Screenshot(width: w, height: h, rgb: Array(data[index...].prefix(w * h * 3)))
+    }
+
+    static func isMagenta(_ r: Int, _ g: Int, _ b: Int) -> Bool { r > 190 && b > 190 && g < 90 }
+
+    /// The annotate requests the subscriber sent, with their tap and world position.
+    static func annotateRequests(_ subscriber: ManagedProcess) -> [[String: Any]] {
+        subscriber.events.filter { $0.is(.requestSent) && $0.string("type") == "annotate" }.compactMap { e in
+            (try? JSONSerialization.jsonObject(with: Data((e.string("text") ?? "").utf8))) as? [String: Any]
+        }
+    }
+
+    /// Clicks `button` at window pixel (x, y) on the disc found by colour, waits for the
+    /// annotate request, returns its world point.
+    static func click(_ window: String, at point: (Double, Double), button: Int = 1) async throws {
+        _ = try await run("/usr/bin/xdotool", ["mousemove", "--window", window, String(Int(point.0.rounded())),
+                                                String(Int(point.1.rounded())), "click", String(button)])
+    }
+
+    @Test("window: the scene shows; a click on a disc pins it there (2 px, 2 cm) at 640×480, 400×300 and 1000×750; right click + l locks focus; u undoes; closing and q each exit 0")
+    func windowAsAPersonUsesIt() async throws {
+        let xvfb = try ManagedProcess("/usr/bin/Xvfb", [Self.display, "-screen", "0", "1280x800x24", "-nolisten", "tcp"], name: "Xvfb")
+        defer { xvfb.signal(SIGTERM) }
+        try await waitUntil(10, "Xvfb \(Self.display) up") {
+            FileManager.default.fileExists(atPath: "/tmp/.X11-unix/X\(Self.display.dropFirst())")
+        }
+        setenv("DISPLAY", Self.display, 1)
+        defer { unsetenv("DISPLAY") }
+        let signaling = try ManagedProcess("posecast-signaling", ["--port", "0"], name: "signaling")
+        defer { signaling.signal(SIGTERM) }
+        let (line, _) = try await signaling.waitForLine("listening line", timeout: 20) { $0.hasPrefix("listening ") }
+        let url = String(line.dropFirst("listening ".count))
+        let publisher = try ManagedProcess("posecast-publisher", ["--source", "synthetic", "--pose-speed", "0.0001", "--signaling", url, "--json"],
+                                           name: "publisher")
+        defer { publisher.signal(SIGTERM) }
+        try await publisher.waitForEvent("publisher registered", timeout: 30) { $0.is(.signalingConnected) }
+
+        func startSubscriber() async throws -> (ManagedProcess, String) {
+            let subscriber = try ManagedProcess("posecast-subscriber", ["--signaling", url, "--json", "--check-markers"], name: "window")
+            try await subscriber.waitForEvent("the window's subscriber plays", timeout: 30) {
+                $0.is(.status) && $0.int("frames_with_pose") > 30
+            }
+            var window = ""
+            try await waitUntil(10, "the window appears") {
+                let search = try? ManagedProcess.runBlocking("/usr/bin/xdotool", ["search", "--name", "OpenGL"], timeout: 5)
+                window = search?.stdout.split(separator: "\n").first.map(String.init) ?? ""
+                return !window.isEmpty
+            }
+            return (subscriber, window)
+        }
+
+        var (subscriber, window) = try await startSubscriber()
+        try await Task.sleep(for: .seconds(1))
+        // The scene is on screen: the window's 640×480 at (0, 0) is mostly not black.
+        let first = try await Self.screenshot()
+        let lit = first.centroid(in: (0, 0, 640, 480)) { r, g, b in r + g + b > 60 }
+        #expect(lit.count > 640 * 480 * 8 / 10, "only \(lit.count) lit pixels in the window")
+
+        // Discs by colour (shaded, so loose bounds), their world centres (SyntheticScene.standard).
+        let discs: [(name: String, centre: Vector3, test: (Int, Int, Int) -> Bool)] = [
+            ("red", Vector3(0.6, 0, 0.3), { r, g, b in r > 150 && g < 70 && b < 70 }),
+            ("green", Vector3(-0.6, 0, 0.4), { r, g, b in g > 120 && r < 90 && b < 100 }),
+            ("yellow", Vector3(-0.5, 0, -0.1), { r, g, b in r > 190 && g > 160 && b < 90 }),
+        ]
+        var pinsPlaced = 0
+        for (size, disc) in zip([(640, 480), (400, 300), (1000, 750)], discs) {
+            if size.0 != 640 {
+                _ = try await Self.run("/usr/bin/xdotool", ["windowsize", window, String(size.0), String(size.1)])
+                try await Task.sleep(for: .seconds(1.5))
+            }
+            let shot = try await Self.screenshot()
+            let found = shot.centroid(in: (0, 0, size.0, size.1), where: disc.test)
+            #expect(found.count > 20, "\(disc.name) disc not found in the \(size.0)×\(size.1) window (\(found.count) pixels)")
+            guard found.count > 20 else { continue }
+            let mark = subscriber.output.count
+            try await Self.click(window, at: (found.x, found.y))
+            try await subscriber.waitForEvent("the pin on the \(disc.name) disc is acknowledged", timeout: 10, after: mark) {
+                $0.is(.ack) && $0.string("annotationId") != nil
+            }
+            pinsPlaced += 1
+            let request = try #require(Self.annotateRequests(subscriber).last)
+            let position = try #require(request["position"] as? [String: Double])
+            let world = Vector3(Float(position["x"] ?? 0), Float(position["y"] ?? 0), Float(position["z"] ?? 0))
+            let tap = try #require(request["tap"] as? [String: Double])
+            let sentX = (tap["x"] ?? 0) * Double(size.0), sentY = (tap["y"] ?? 0) * Double(size.1)
+            #expect(abs(sentX - found.x.rounded()) <= 1.5 && abs(sentY - found.y.rounded()) <= 1.5,
+                    "\(size.0)×\(size.1): clicked (\(found.x), \(found.y)), the tap sent maps to (\(sentX), \(sentY))")
+            let worldError = world.distance(to: disc.centre) * 100
+            #expect(worldError <= 2, "\(disc.name) disc: world point \(world) is \(worldError) cm from its centre")
+            // The pin drawn by the publisher, in later screenshots, where the click was.
+            try await Task.sleep(for: .seconds(1))
+            let later = try await Self.screenshot()
+            let pin = later.centroid(in: (Int(found.x) - 12, Int(found.y) - 12, 25, 25), where: Self.isMagenta)
+            let offset = ((pin.x - found.x) * (pin.x - found.x) + (pin.y - found.y) * (pin.y - found.y)).squareRoot()
+            print("window \(size.0)×\(size.1): \(disc.name) disc at (\(String(format: "%.1f, %.1f", found.x, found.y))), pin at (\(String(format: "%.1f, %.1f", pin.x, pin.y))) \(String(format: "%.2f", offset)) px off, world error \(String(format: "%.2f", worldError)) cm")
+            #expect(pin.count > 4 && offset <= 2, "\(size.0)×\(size.1): the pin is \(offset) px from the click (\(pin.count) magenta pixels)")
+        }
+
+        // Right click, then the lock key: the publisher's focus ends locked.
+        try await Self.click(window, at: (500, 375), button: 3)
+        try await Task.sleep(for: .seconds(0.5))
+        let lockMark = subscriber.output.count
+        _ = try await Self.run("/usr/bin/xdotool", ["key", "--window", window, "l"])
+        try await subscriber.waitForEvent("focus locked after right click + l", timeout: 10, after: lockMark) {
+            $0.is(.status) && $0.string("focus") == "locked"
+        }
+        // The undo key removes the newest pin.
+        let undoMark = subscriber.output.count
+        _ = try await Self.run("/usr/bin/xdotool", ["key", "--window", window, "u"])
+        try await subscriber.waitForEvent("one pin fewer after u", timeout: 10, after: undoMark) {
+            $0.is(.annotations) && ($0["ids"] as? [String])?.count == pinsPlaced - 1
+        }
+        // Closing the window ends the process with exit 0.
+        _ = try await Self.run("/usr/bin/xdotool", ["windowclose", window])
+        #expect(try await subscriber.waitForExit(timeout: 15) == 0, "after the window was closed: \(subscriber.stderrTail)")
+        #expect(subscriber.events.contains { $0.is(.windowClosed) })
+
+        // So does q.
+        (subscriber, window) = try await startSubscriber()
+        _ = try await Self.run("/usr/bin/xdotool", ["key", "--window", window, "q"])
+        #expect(try await subscriber.waitForExit(timeout: 15) == 0, "after q: \(subscriber.stderrTail)")
+    }
+}
