@@ -147,6 +147,7 @@ let package = Package(
         // The publisher's parts: overlay, inputs, control channel, its session state machine.
         .testTarget(name: "PublisherTests", dependencies: [
             "Publisher", "Subscriber", "CGStreamer", "PoseMedia", "RTCSession", "PoseCastKit", "Signaling", "SyntheticCamera", "Imaging", "TestSupport",
+            "CameraControl",
         ]),
         // The subscriber's parts: marker detection and watching, its session state machine.
         .testTarget(name: "SubscriberTests", dependencies: [

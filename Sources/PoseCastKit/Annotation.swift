@@ -17,10 +17,13 @@ public struct Annotation: Sendable, Hashable, Codable {
     public var color: String
     /// Session of the expert who placed it.
     public var author: String
+    /// How its position was found: `world` (the expert's), `publisherDepth` or `screen`
+    /// (never `auto`: the one `auto` chose).
+    public var placement: AnnotationPlacement
 
     public init(id: String, kind: AnnotationKind, position: Vector3, frameId: UInt32, tap: NormalizedPoint,
-                label: String, color: String, author: String) {
+                label: String, color: String, author: String, placement: AnnotationPlacement = .world) {
         self.id = id; self.kind = kind; self.position = position; self.frameId = frameId
-        self.tap = tap; self.label = label; self.color = color; self.author = author
+        self.tap = tap; self.label = label; self.color = color; self.author = author; self.placement = placement
     }
 }

@@ -24,6 +24,10 @@ public enum AnnotationPlacement: String, Sendable, Hashable, Codable, CaseIterab
     case world
     /// The publisher does, from its own depth of the tapped frame (`frameId`) at `tap`.
     case publisherDepth
+    /// The publisher's depth of the tapped frame where its source has depth; otherwise
+    /// `position`, the expert's own (from the frame's pose on its placement planes; may be
+    /// left out when the tap hits none of them). The annotation says which was used.
+    case auto
     /// Naive screen coordinates: the publisher unprojects `tap` with the pose of its newest
     /// frame on its placement planes. Wrong as soon as the camera moved while the message
     /// travelled; kept as the baseline the benchmark compares against.
@@ -158,6 +162,8 @@ public enum ControlCodec {
             let position: Vector3?
             if placement == .world {
                 position = try fields.vector("position")
+            } else if placement == .auto {
+                position = object["position"] == nil ? nil : try fields.vector("position")
             } else {
                 guard object["position"] == nil else {
                     throw ControlError(id: id, code: .invalidValue,
@@ -240,7 +246,7 @@ public enum ControlCodec {
         case .annotations(let list):
             return serialize(["type": "annotations", "annotations": list.map { a -> [String: Any] in
                 ["id": a.id, "kind": a.kind.rawValue, "position": vector(a.position), "frameId": a.frameId,
-                 "tap": point(a.tap), "label": a.label, "color": a.color, "author": a.author]
+                 "tap": point(a.tap), "label": a.label, "color": a.color, "author": a.author, "placement": a.placement.rawValue]
             }])
         case .sceneStatus(let st):
             func routine(_ r: RoutineStatus) -> [String: Any] {
@@ -285,7 +291,8 @@ public enum ControlCodec {
                 return Annotation(id: try f.string("id"), kind: try f.optionalEnum("kind", AnnotationKind.self) ?? .pin,
                                   position: try f.vector("position"), frameId: try f.uint32("frameId"), tap: try f.point("tap"),
                                   label: try f.optionalString("label", maxCount: maxLabelCharacters) ?? "",
-                                  color: try f.color("color") ?? "#FF3B30", author: try f.optionalString("author", maxCount: 256) ?? "")
+                                  color: try f.color("color") ?? "#FF3B30", author: try f.optionalString("author", maxCount: 256) ?? "",
+                                  placement: try f.optionalEnum("placement", AnnotationPlacement.self) ?? .world)
             })
         case "sceneStatus":
             return .sceneStatus(try sceneStatus(object))

@@ -58,6 +58,10 @@ public enum PlacementMode: Sendable, Hashable {
     case planes([Plane])
     /// Depth (along the optical axis, metres) supplied by the publisher for that pixel.
     case publisherDepth
+    /// The publisher's depth where its source has depth, else the ground plane (the
+    /// subscriber's default): placed here like `groundPlane`, which the publisher uses
+    /// when it has no depth.
+    case auto
 
     public static let groundPlane = PlacementMode.planes([.ground])
 
@@ -70,6 +74,8 @@ public enum PlacementMode: Sendable, Hashable {
         case .fixedDepth(let d):
             guard d.isFinite, d > 0 else { throw .invalidDepth(d) }
             return ray.point(atDistance: d)
+        case .auto:
+            return try PlacementMode.groundPlane.place(tap, on: pose, depth: depth)
         case .publisherDepth:
             guard let d = depth else { throw .missingDepth }
             guard d.isFinite, d > 0 else { throw .invalidDepth(d) }

@@ -40,6 +40,12 @@ struct PoseCastLoopback: AsyncParsableCommand {
         sub.readFrameStamps = true
         sub.sink = display ? .display : .discard
         sub.rtc.jitterBufferLatencyMs = jitterLatency
+        // Latency ends where the picture is shown: at the window's sink, or headless as it
+        // is decoded (the sink takes it at once).
+        let shown = Mutex<[Double]>([])
+        sub.onShown = { timing in
+            if let ms = timing.latencyMillis { shown.withLock { $0.append(ms) } }
+        }
 
         let orbit = OrbitTrajectory(intrinsics: CameraIntrinsics(horizontalFOVDegrees: 60, aspect: Float(width) / Float(height)))
         let start = WallClock.nowNanos()
@@ -82,21 +88,25 @@ struct PoseCastLoopback: AsyncParsableCommand {
             tick += 1
             if channel.readyState == .open { try? channel.send("{\"type\":\"status\",\"t\":\(tick)}") }
             let t = tally.withLock { $0 }
-            print(String(format: "\r%3ds  decoded %5d  (%4.1f fps)  with own pose %6.2f%%  wrong %d  rejected %d  latency p50 %5.1f ms  p95 %5.1f ms  control msgs %d ",
+            let s = shown.withLock { $0 }
+            print(String(format: "\r%3ds  decoded %5d  (%4.1f fps)  with own pose %6.2f%%  wrong %d  rejected %d  latency to shown p50 %5.1f ms  p95 %5.1f ms  control msgs %d ",
                          tick, t.decoded, t.fpsLastSecond(), t.posePercent, t.wrong, subscriber.rejections.total,
-                         t.percentile(0.5), t.percentile(0.95), controlEchoes.withLock { $0 }), terminator: "")
+                         Tally.percentile(s, 0.5), Tally.percentile(s, 0.95), controlEchoes.withLock { $0 }), terminator: "")
             FileHandle.standardOutput.synchronizeFile()
             tally.withLock { $0.markSecond() }
         }
         print("")
         watcher.cancel(); publisherWatcher.cancel(); link.cancel()
         let t = tally.withLock { $0 }
+        let shownMs = shown.withLock { $0 }
         let summary: [String: Any] = [
             "codec": codec.rawValue, "width": width, "height": height, "fps": fps, "seconds": seconds,
             "frames_tagged": publisher.stats.framesTagged, "frames_decoded": t.decoded,
             "pose_pct": (t.posePercent * 100).rounded() / 100, "wrong_poses": t.wrong,
             "rejected_poses": subscriber.rejections.total,
-            "latency_ms_p50": t.percentile(0.5), "latency_ms_p95": t.percentile(0.95), "latency_ms_p99": t.percentile(0.99),
+            "latency_ms_p50": Tally.percentile(shownMs, 0.5), "latency_ms_p95": Tally.percentile(shownMs, 0.95),
+            "latency_ms_p99": Tally.percentile(shownMs, 0.99), "frames_shown": shownMs.count, "display": display,
+            "decode_latency_ms_p50": t.percentile(0.5), "decode_latency_ms_p95": t.percentile(0.95),
             "control_messages": controlEchoes.withLock { $0 },
         ]
         let json = try JSONSerialization.data(withJSONObject: summary, options: [.sortedKeys])
@@ -127,9 +137,11 @@ struct Tally {
 
     var posePercent: Double { decoded == 0 ? 0 : Double(withOwnPose) * 100 / Double(decoded) }
 
-    func percentile(_ p: Double) -> Double {
-        guard !latenciesMs.isEmpty else { return 0 }
-        let sorted = latenciesMs.sorted()
+    func percentile(_ p: Double) -> Double { Self.percentile(latenciesMs, p) }
+
+    static func percentile(_ values: [Double], _ p: Double) -> Double {
+        guard !values.isEmpty else { return 0 }
+        let sorted = values.sorted()
         let value = sorted[min(sorted.count - 1, Int(Double(sorted.count - 1) * p + 0.5))]
         return (value * 10).rounded() / 10
     }

@@ -29,8 +29,8 @@ struct Subscriber: AsyncParsableCommand {
     @Option(help: "Run the commands in this file first (headless).") var script: String?
     @Flag(help: "With --script: quit when the script ends instead of reading stdin.") var exitAfterScript = false
     @Flag(help: "Print events, poses and a status object per second as JSON lines on stdout.") var json = false
-    @Option(help: "Where a tap lands: ground (the y = 0 plane), depth:METRES along the ray, plane:NX,NY,NZ,OFFSET[;…], or publisher (its depth).")
-    var placement = "ground"
+    @Option(help: "Where a tap lands: auto (the publisher's depth where its source has depth, else the ground), ground (the y = 0 plane), depth:METRES along the ray, plane:NX,NY,NZ,OFFSET[;…], or publisher (its depth only).")
+    var placement = "auto"
     @Option(help: "Hold every control message this many ms before sending (simulates a slow control channel).")
     var controlDelayMs = 0
     @Option(help: "Receive jitter-buffer latency in ms (default: the latency profile's, tuned 50, baseline 200).")

@@ -252,6 +252,36 @@ struct PublisherPlacementTests {
         #expect(code(annotate("publisherDepth", frame: 5)) == .notFound)         // forgotten (capacity 2)
     }
 
+    @Test("auto: the publisher's depth where the frame has one, else the expert's point; the annotation says which; a tap on nothing is refused")
+    func autoPlacement() throws {
+        let history = FrameHistory(capacity: 4)
+        let board = AnnotationBoard()
+        let control = PublisherControl(board: board, placer: AnnotationPlacer(history: history))
+        let eye = Vector3(0, 1.6, 3)
+        history.record(pose: Self.pose(1, eye: eye))
+        history.record(depth: ConstantDepth(metres: eye.length), frameID: 1)
+        history.record(pose: Self.pose(2, eye: eye))   // no depth for this one
+        // With depth: the expert's ground point (wrong on purpose) is ignored.
+        let withDepth = ##"{"type":"annotate","id":"q1","placement":"auto","frameId":1,"tap":{"x":0.5,"y":0.5},"position":{"x":9,"y":0,"z":9}}"##
+        #expect(control.handle(withDepth, from: "e", role: .expert).reply == .ack(id: "q1", annotationId: "a1"))
+        // Without depth: the expert's point is used as it is.
+        let without = ##"{"type":"annotate","id":"q2","placement":"auto","frameId":2,"tap":{"x":0.5,"y":0.5},"position":{"x":0.5,"y":0,"z":0.25}}"##
+        #expect(control.handle(without, from: "e", role: .expert).reply == .ack(id: "q2", annotationId: "a2"))
+        let placed = board.all
+        #expect(placed.map(\.placement) == [.publisherDepth, .world])
+        #expect(placed[0].position.distance(to: Vector3(0, 0, 0)) < 1e-4)
+        #expect(placed[1].position == Vector3(0.5, 0, 0.25))
+        // The list the experts get says how each was placed.
+        let list = try ControlCodec.decodeReply(ControlCodec.encode(.annotations(placed)))
+        #expect(list == .annotations(placed))
+        // No depth and no point (the ray missed every plane): told, nothing stored.
+        guard case .error(let e) = control.handle(annotate("auto", frame: 2), from: "e", role: .expert).reply else {
+            Issue.record("a tap on nothing was accepted"); return
+        }
+        #expect(e.code == .invalidValue && e.message.contains("hits no surface"), "\(e.message)")
+        #expect(board.all.count == 2)
+    }
+
     @Test("screen placement uses the newest pose: right when the camera is still, wrong once it moved")
     func naiveScreen() throws {
         let history = FrameHistory()

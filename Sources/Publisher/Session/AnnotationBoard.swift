@@ -15,7 +15,8 @@ public final class AnnotationBoard: Sendable {
 
     /// Adds (or, for an id that exists, replaces) an annotation at `position` (the
     /// request's placement already resolved); returns its id.
-    public func add(_ request: AnnotationRequest, at position: Vector3, author: String) throws(ControlError) -> String {
+    public func add(_ request: AnnotationRequest, at position: Vector3, placedBy placement: AnnotationPlacement? = nil,
+                    author: String) throws(ControlError) -> String {
         let result: Result<String, ControlError> = state.withLock { s in
             let id: String
             if let chosen = request.annotationId { id = chosen } else {
@@ -25,7 +26,8 @@ public final class AnnotationBoard: Sendable {
                 id = candidate
             }
             let annotation = Annotation(id: id, kind: request.kind, position: position, frameId: request.frameId,
-                                        tap: request.tap, label: request.label, color: request.color, author: author)
+                                        tap: request.tap, label: request.label, color: request.color, author: author,
+                                        placement: placement ?? request.placement)
             if let index = s.items.firstIndex(where: { $0.id == id }) {
                 s.items[index] = annotation
             } else {

@@ -13,9 +13,31 @@ public struct AnnotationPlacer: Sendable {
         self.history = history; self.planes = planes
     }
 
-    public func place(_ request: AnnotationRequest) throws(ControlError) -> Vector3 {
+    public func place(_ request: AnnotationRequest) throws(ControlError) -> Vector3 { try placement(of: request).position }
+
+    /// The position and how it was found (`auto` resolved to `publisherDepth` or `world`).
+    public func placement(of request: AnnotationRequest) throws(ControlError) -> (position: Vector3, placement: AnnotationPlacement) {
+        func fail(_ code: ControlErrorCode, _ message: String) -> ControlError { ControlError(id: nil, code: code, message: message) }
+        if request.placement == .auto {
+            // The depth where this source has one for that frame; the expert's point otherwise.
+            if history.entry(request.frameId)?.depth != nil {
+                var byDepth = request
+                byDepth.placement = .publisherDepth
+                return (try placement(of: byDepth).position, .publisherDepth)
+            }
+            guard let p = request.position else {
+                throw fail(.invalidValue, "the tap (\(request.tap.x), \(request.tap.y)) hits no surface: this publisher has no depth for frame \(request.frameId) and the tap's ray meets none of the expert's placement planes (sky?)")
+            }
+            return (p, .world)
+        }
+        return (try resolve(request), request.placement)
+    }
+
+    private func resolve(_ request: AnnotationRequest) throws(ControlError) -> Vector3 {
         func fail(_ code: ControlErrorCode, _ message: String) -> ControlError { ControlError(id: nil, code: code, message: message) }
         switch request.placement {
+        case .auto:
+            return try placement(of: request).position
         case .world:
             guard let p = request.position else { throw fail(.missingField, "missing field \"position\"") }
             return p
@@ -27,7 +49,7 @@ public struct AnnotationPlacer: Sendable {
                 throw fail(.unsupported, "this publisher's source supplies no depth; send placement \"world\" with a position")
             }
             guard let d = depth.depth(at: request.tap) else {
-                throw fail(.invalidValue, "nothing at tap (\(request.tap.x), \(request.tap.y)) on frame \(request.frameId) has a known depth")
+                throw fail(.invalidValue, "the tap (\(request.tap.x), \(request.tap.y)) hits no surface on frame \(request.frameId): nothing there has a known depth (sky?)")
             }
             do throws(PlacementError) { return try PlacementMode.publisherDepth.place(request.tap, on: pose, depth: d) } catch {
                 throw fail(.invalidValue, error.description)

@@ -105,7 +105,8 @@ public struct PublisherControl: Sendable {
         do throws(ControlError) {
             switch envelope.request {
             case .annotate(let request):
-                let annotationId = try board.add(request, at: try placer.place(request), author: author)
+                let placed = try placer.placement(of: request)
+                let annotationId = try board.add(request, at: placed.position, placedBy: placed.placement, author: author)
                 return ControlOutcome(reply: .ack(id: id, annotationId: annotationId), annotationsChanged: true, requestType: type)
             case .removeAnnotation(let annotationId):
                 try board.remove(annotationId)

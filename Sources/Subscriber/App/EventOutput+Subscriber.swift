@@ -38,7 +38,8 @@ extension EventOutput {
         ]
         fields["latency_ms_p50"] = w.latencyMsP50.map { ($0 * 10).rounded() / 10 }
         var scene = ""
-        if let st = node.sceneStatus {
+        // The camera's state is the publisher's: not shown once the session is gone.
+        if node.isConnected, let st = node.sceneStatus {
             fields.merge(st.statusFields) { _, new in new }
             scene = "  " + st.summary
         }
@@ -76,7 +77,7 @@ extension EventOutput {
         case .controlOpen:
             self.event(.controlOpen, [:], human: "control channel open")
         case let .requestSent(id, type, text):
-            self.event(.requestSent, ["id": id, "type": type, "text": text], human: "→ \(text)")
+            self.event(.requestSent, ["id": id, "type": type, "text": text], human: "→ \(id) \(type)")
         case .reply(let reply):
             switch reply {
             case let .ack(id, annotationId, skipped):
@@ -109,8 +110,26 @@ extension EventOutput {
             self.event(.placement, fields, human: String(
                 format: "placement of %@ (%@): %.2f cm, %@ from the true point", r.annotationId, r.placement.rawValue,
                 r.errorCentimetres, r.errorPixels.map { String(format: "%.2f px", $0) } ?? "– px"))
+        case .annotationPlaced(let a):
+            self.event(.annotationPlaced, ["annotationId": a.id, "placement": a.placement.rawValue,
+                                           "position": [a.position.x, a.position.y, a.position.z].map(Double.init)],
+                       human: Self.placedLine(a))
         case .error(let message):
             self.event(.localError, ["message": message], human: "error: \(message)")
         }
+    }
+}
+
+extension EventOutput {
+    /// "pin a3 placed by the publisher's depth at (0.60, 0.00, 0.30) m".
+    static func placedLine(_ a: Annotation) -> String {
+        let how = switch a.placement {
+        case .publisherDepth: "by the publisher's depth"
+        case .world: "on our placement planes (the publisher has no depth)"
+        case .screen: "from screen coordinates (naive)"
+        case .auto: "automatically"
+        }
+        return String(format: "%@ %@ placed %@ at (%.2f, %.2f, %.2f) m", a.kind.rawValue, a.id, how,
+                      a.position.x, a.position.y, a.position.z)
     }
 }

@@ -49,7 +49,7 @@ extension SubscriberApp {
     public func execute(_ command: SubscriberCommand) async -> Bool {
         do throws(ControlError) {
             switch command {
-            case let .tap(point, label): try node.tap(at: point, label: label, color: tapColor)
+            case let .tap(point, label, shown): try node.tap(at: point, label: label, color: tapColor, shown: shown)
             case let .tapNaive(point, label): try node.tap(at: point, label: label, color: tapColor, naive: true)
             case let .tapWorld(p, naive, label): try node.tap(world: p, label: label, color: tapColor, naive: naive)
             case let .focus(point, mode): try node.send(.focus(point: point, mode: mode))

@@ -47,7 +47,7 @@ struct WindowControls: Sendable {
         switch input {
         case .closed:
             return .quit
-        case let .press(button, point):
+        case let .press(button, point, shown):
             guard button == 1 || button == 3 else {
                 return .say(button == 2 ? "middle button: nothing (left: pin, right: focus)" : "wheel: nothing yet")
             }
@@ -62,7 +62,7 @@ struct WindowControls: Sendable {
                 return .none
             }
             lastLeftPress = (nowNanos, point)
-            return .command(.tap(point, label: ""))
+            return .command(.tap(point, label: "", shown: shown))
         case .key(let name):
             switch name {
             case "q", "Q", "Escape": return .quit

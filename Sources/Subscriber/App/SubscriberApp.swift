@@ -90,7 +90,8 @@ public final class SubscriberApp: Sendable {
         let quitter = Task { [quitRequests] in for await _ in quitRequests.stream { runner.cancel(); return } }
         let statusTask = Task { [out] in
             while !Task.isCancelled {
-                try? await Task.sleep(for: .seconds(1))
+                // Cancelled while asleep: no status line after the run ends.
+                guard (try? await Task.sleep(for: .seconds(1))) != nil else { return }
                 node.tickFrameWindow()
                 out.subscriberStatus(node)
                 self.refreshHUD()
@@ -108,6 +109,7 @@ public final class SubscriberApp: Sendable {
             runner.cancel()
         }
         commands.cancel(); statusTask.cancel(); stopper.cancel(); quitter.cancel()
+        await statusTask.value
         frames?.close()
         out.event(.stopped, [:], human: "stopped")
     }
@@ -122,6 +124,7 @@ extension SubscriberApp {
         case .reply(.error(let e)): "← refused \(e.id ?? ""): \(e.message)"
         case .error(let message): "error: \(message)"
         case let .sessionEnded(_, reason): "session ended: \(reason)"
+        case .annotationPlaced(let a): EventOutput.placedLine(a)
         default: nil
         }
     }

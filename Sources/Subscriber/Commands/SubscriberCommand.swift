@@ -3,7 +3,9 @@ import PoseMedia
 
 /// One line of the headless command language (stdin or --script).
 public enum SubscriberCommand: Equatable, Sendable {
-    case tap(NormalizedPoint, label: String)
+    /// `shown`: the pose of the frame on screen when the tap was made, where the window
+    /// knows it (a click); nil: the newest decoded frame's (typed commands).
+    case tap(NormalizedPoint, label: String, shown: FramePose? = nil)
     /// Screen coordinates only, placed by the publisher with its newest pose (the naive baseline).
     case tapNaive(NormalizedPoint, label: String)
     /// Tap where a known world point appears on the frame on screen; report the placement error.

@@ -2,6 +2,7 @@ internal import CGStreamer
 import CGstShim
 import CX11
 import PoseCastKit
+import PoseMedia
 import RTCSession
 import Synchronization
 import Foundation
@@ -12,7 +13,9 @@ public enum WindowInput: Sendable, Equatable {
     /// point on the picture, normalised, or nil when the press fell on the black border
     /// around it (glimagesink clamps such a press to the picture's edge: a press exactly
     /// on the edge counts as the border).
-    case press(button: Int, point: NormalizedPoint?)
+    /// `shown`: the pose of the frame on screen when the button went down (the last frame
+    /// the window drew), nil when it carried none.
+    case press(button: Int, point: NormalizedPoint?, shown: FramePose? = nil)
     /// A key went down, named as the window system names it (X11 keysym names: "q",
     /// "Escape", "BackSpace" …).
     case key(String)
@@ -40,6 +43,12 @@ final class VideoWindow: Sendable {
     let elements: [Element]
     private let overlay: Element?
     private let sink: Element
+    /// The pose of the last frame that reached the window's sink: the frame on screen.
+    private let shown = ShownFrame()
+
+    final class ShownFrame: Sendable {
+        let pose = Mutex<FramePose?>(nil)
+    }
 
     init(onInput: (@Sendable (WindowInput) -> Void)?) throws(RTCError) {
         var elements: [Element] = []
@@ -70,8 +79,16 @@ final class VideoWindow: Sendable {
         sink.set("sync", false)
         elements.append(sink)
         self.elements = elements
+        let shown = self.shown
+        _ = sink.staticPad("sink")!.addProbe(GST_PAD_PROBE_TYPE_BUFFER) { info in
+            if let buffer = gst_pad_probe_info_get_buffer(info) {
+                let pose = PoseMeta.bytes(of: buffer).flatMap { try? PoseWireFormat.decode($0) }
+                shown.pose.withLock { $0 = pose }
+            }
+            return GST_PAD_PROBE_OK
+        }
         if let onInput {
-            Self.watchInput(on: queue.staticPad("src")!, onInput: onInput)
+            Self.watchInput(on: queue.staticPad("src")!, shown: shown, onInput: onInput)
             Self.catchXErrors(reportingTo: onInput)
         }
     }
@@ -110,7 +127,7 @@ final class VideoWindow: Sendable {
 
     /// The sink sends navigation events upstream, in picture pixels: a probe where they
     /// pass turns button and key presses into `WindowInput`.
-    private static func watchInput(on pad: Pad, onInput: @escaping @Sendable (WindowInput) -> Void) {
+    private static func watchInput(on pad: Pad, shown: ShownFrame, onInput: @escaping @Sendable (WindowInput) -> Void) {
         _ = pad.addProbe(GST_PAD_PROBE_TYPE_EVENT_UPSTREAM) { [pad] info in
             guard let event = gst_pad_probe_info_get_event(info) else { return GST_PAD_PROBE_OK }
             switch gst_navigation_event_get_type(event) {
@@ -123,12 +140,12 @@ final class VideoWindow: Sendable {
                    width > 0, height > 0, x > 0, y > 0, x < width, y < height {
                     point = NormalizedPoint(x: Float(x / width), y: Float(y / height))
                 }
-                onInput(.press(button: Int(button), point: point))
+                onInput(.press(button: Int(button), point: point, shown: shown.pose.withLock { $0 }))
             case GST_NAVIGATION_EVENT_MOUSE_SCROLL:
                 // The wheel: on X11 buttons 4 and 5, reported as such.
                 var x = 0.0, y = 0.0, dx = 0.0, dy = 0.0
                 guard gst_navigation_event_parse_mouse_scroll_event(event, &x, &y, &dx, &dy) != 0 else { break }
-                onInput(.press(button: dy > 0 ? 4 : 5, point: nil))
+                onInput(.press(button: dy > 0 ? 4 : 5, point: nil, shown: nil))
             case GST_NAVIGATION_EVENT_KEY_PRESS:
                 var key: UnsafePointer<CChar>?
                 guard gst_navigation_event_parse_key_event(event, &key) != 0, let key else { break }

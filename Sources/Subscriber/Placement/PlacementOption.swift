@@ -1,12 +1,14 @@
 import PoseCastKit
 import PoseMedia
 
-/// `--placement` of the subscriber: `ground` (default), `depth:METRES`,
+/// `--placement` of the subscriber: `auto` (default: the publisher's depth where its
+/// source has depth, the ground plane otherwise), `ground`, `depth:METRES`,
 /// `plane:NX,NY,NZ,OFFSET` (repeat with `;` for several planes, the nearest hit wins;
-/// the plane is `n · p = OFFSET`), or `publisher` (the publisher's depth).
+/// the plane is `n · p = OFFSET`), or `publisher` (the publisher's depth only).
 public enum PlacementOption {
     public static func parse(_ text: String) throws(CommandError) -> PlacementMode {
         let t = text.trimmingCharacters(in: .whitespaces)
+        if t == "auto" { return .auto }
         if t == "ground" { return .groundPlane }
         if t == "publisher" { return .publisherDepth }
         if t.hasPrefix("depth:") {
@@ -30,6 +32,6 @@ public enum PlacementOption {
             guard !planes.isEmpty else { throw CommandError("plane: needs at least one NX,NY,NZ,OFFSET") }
             return .planes(planes)
         }
-        throw CommandError("--placement must be ground, depth:METRES, plane:NX,NY,NZ,OFFSET[;…] or publisher, got \"\(t)\"")
+        throw CommandError("--placement must be auto, ground, depth:METRES, plane:NX,NY,NZ,OFFSET[;…] or publisher, got \"\(t)\"")
     }
 }

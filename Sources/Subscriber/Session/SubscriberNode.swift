@@ -61,6 +61,8 @@ public enum SubscriberNodeEvent: Sendable {
     case reply(ControlReply)
     /// How far an annotation of a known true point landed from it (`tapWorld`).
     case placement(PlacementReport)
+    /// One of our annotations as the publisher placed it: where, and how (`placement`).
+    case annotationPlaced(Annotation)
     case error(String)
 }
 
@@ -95,6 +97,16 @@ public final class SubscriberNode: Sendable {
         /// first) while the publisher's list still holds them: what `undo` removes.
         var annotateRequests: Set<String> = []
         var ownAnnotations: [String] = []
+        /// The publisher's last list, and our annotations already reported as placed.
+        var lastAnnotations: [Annotation] = []
+        var reportedPlacements: Set<String> = []
+
+        /// Our annotations in the publisher's last list not yet reported as placed (marks them).
+        mutating func newlyPlaced() -> [Annotation] {
+            let fresh = lastAnnotations.filter { ownAnnotations.contains($0.id) && !reportedPlacements.contains($0.id) }
+            for a in fresh { reportedPlacements.insert(a.id) }
+            return fresh
+        }
     }
 
     /// - Parameter link: the signaling server; by default a `SignalingClientLink` to
@@ -314,19 +326,21 @@ public final class SubscriberNode: Sendable {
     }
 
     /// A tap on the frame on screen → `annotate` at the world point it designates,
+    /// (`shown`: that frame's pose, when the window knows which frame it drew),
     /// from that frame's own pose and the configured placement. `naive` sends screen
     /// coordinates only, for the publisher to place with whatever pose it has when
     /// they arrive (the baseline the annotation benchmark measures).
     @discardableResult
     public func tap(at point: NormalizedPoint, kind: AnnotationKind = .pin, label: String = "",
-                    color: String = "#FF3B30", naive: Bool = false) throws(ControlError) -> String {
+                    color: String = "#FF3B30", naive: Bool = false, shown: FramePose? = nil) throws(ControlError) -> String {
         guard point.isInImage else {
             throw ControlError(id: nil, code: .invalidValue, message: "tap (\(point.x), \(point.y)) is outside the image: x and y must be in 0…1")
         }
         guard let frame = frames.withLock({ $0.lastFrame }) else {
             throw ControlError(id: nil, code: .unsupported, message: "no frame on screen yet")
         }
-        guard let pose = frame.pose, !pose.flags.contains(.missing) else {
+        // The window says which frame it showed; otherwise the newest decoded one is on screen.
+        guard let pose = shown ?? frame.pose, !pose.flags.contains(.missing) else {
             if naive {
                 // Screen coordinates need no pose of ours: the publisher places them with
                 // its own at arrival (frame id 0: there is none to name).
@@ -345,6 +359,13 @@ public final class SubscriberNode: Sendable {
                                  color: String, naive: Bool) throws(ControlError) -> AnnotationRequest {
         if naive {
             return AnnotationRequest(kind: kind, placement: .screen, position: nil, frameId: pose.frameID, tap: point, label: label, color: color)
+        }
+        if config.placement == .auto {
+            // The ground point goes along for a publisher without depth; none when the tap's
+            // ray misses the ground (the publisher says so if it has no depth either).
+            let ground = try? PlacementMode.groundPlane.place(point, on: pose)
+            return AnnotationRequest(kind: kind, placement: .auto, position: ground, frameId: pose.frameID, tap: point,
+                                     label: label, color: color)
         }
         if config.placement == .publisherDepth {
             return AnnotationRequest(kind: kind, placement: .publisherDepth, position: nil, frameId: pose.frameID, tap: point,
@@ -387,9 +408,12 @@ public final class SubscriberNode: Sendable {
         switch reply {
         case let .ack(id, annotationId, _):
             tracker.acknowledged(request: id, annotationId: annotationId)
-            state.withLock { s in
-                if s.annotateRequests.remove(id) != nil, let annotationId { s.ownAnnotations.append(annotationId) }
+            let placed = state.withLock { s -> Annotation? in
+                guard s.annotateRequests.remove(id) != nil, let annotationId else { return nil }
+                s.ownAnnotations.append(annotationId)
+                return s.newlyPlaced().first
             }
+            if let placed { onEvent(.annotationPlaced(placed)) }
         case .error(let error):
             if let id = error.id {
                 tracker.acknowledged(request: id, annotationId: nil)
@@ -399,7 +423,12 @@ public final class SubscriberNode: Sendable {
             state.withLock { $0.sceneStatus = status }
         case .annotations(let list):
             let present = Set(list.map(\.id))
-            state.withLock { $0.ownAnnotations.removeAll { !present.contains($0) } }
+            let placed = state.withLock { s -> [Annotation] in
+                s.ownAnnotations.removeAll { !present.contains($0) }
+                s.lastAnnotations = list
+                return s.newlyPlaced()
+            }
+            for annotation in placed { onEvent(.annotationPlaced(annotation)) }
             let later = frames.withLock { $0.lastFrame }
             for report in tracker.evaluate(list, later: later?.pose, width: later?.width ?? 0, height: later?.height ?? 0) {
                 onEvent(.placement(report))

@@ -1,0 +1,73 @@
+import PoseCastKit
+@testable import Subscriber
+import Testing
+
+/// What each button and key of the expert's window does (`WindowControls`, a pure state
+/// machine: the window test drives the real thing under Xvfb).
+@Suite("the window's buttons and keys")
+struct WindowControlsTests {
+    static let p = NormalizedPoint(x: 0.4, y: 0.6)
+    static let ms: UInt64 = 1_000_000
+
+    @Test("left pins, once per double click; a later or farther click pins again")
+    func leftClicks() {
+        var c = WindowControls()
+        #expect(c.action(for: .press(button: 1, point: Self.p), nowNanos: 1000 * Self.ms, lockedNow: false) == .command(.tap(Self.p, label: "")))
+        #expect(c.action(for: .press(button: 1, point: Self.p), nowNanos: 1200 * Self.ms, lockedNow: false) == .none)
+        #expect(c.action(for: .press(button: 1, point: Self.p), nowNanos: 1900 * Self.ms, lockedNow: false) == .command(.tap(Self.p, label: "")))
+        let q = NormalizedPoint(x: 0.7, y: 0.6)
+        #expect(c.action(for: .press(button: 1, point: q), nowNanos: 2000 * Self.ms, lockedNow: false) == .command(.tap(q, label: "")))
+    }
+
+    @Test("the pin uses the frame the window showed")
+    func shownPose() {
+        var c = WindowControls()
+        let pose = FramePose(frameID: 7, captureTimeNanos: 1, position: Vector3(0, 1, 3),
+                             orientation: .lookAt(eye: Vector3(0, 1, 3), target: Vector3(0, 0, 0)),
+                             intrinsics: CameraIntrinsics(horizontalFOVDegrees: 60, aspect: 4 / 3))
+        #expect(c.action(for: .press(button: 1, point: Self.p, shown: pose), nowNanos: 0, lockedNow: false)
+                == .command(.tap(Self.p, label: "", shown: pose)))
+    }
+
+    @Test("right focuses there; l locks at that point, or unlocks when locked")
+    func focusAndLock() {
+        var c = WindowControls()
+        #expect(c.action(for: .key("l"), nowNanos: 0, lockedNow: false) == .command(.focus(NormalizedPoint(x: 0.5, y: 0.5), .tapToLockFocus)))
+        #expect(c.action(for: .press(button: 3, point: Self.p), nowNanos: 0, lockedNow: false) == .command(.focus(Self.p, .tapToAutoFocus)))
+        #expect(c.action(for: .key("l"), nowNanos: 0, lockedNow: false) == .command(.focus(Self.p, .tapToLockFocus)))
+        #expect(c.action(for: .key("l"), nowNanos: 0, lockedNow: true) == .command(.unlock))
+    }
+
+    @Test("the middle button, the wheel and the border do nothing, and say so")
+    func nothingButSaid() {
+        var c = WindowControls()
+        for input: WindowInput in [.press(button: 2, point: Self.p), .press(button: 4, point: nil), .press(button: 5, point: nil),
+                                   .press(button: 1, point: nil), .press(button: 3, point: nil)] {
+            guard case .say = c.action(for: input, nowNanos: 0, lockedNow: false) else { Issue.record("\(input) did something"); continue }
+        }
+    }
+
+    @Test("keys: undo, clear, metering modes in turn, HUD; q, Esc and closing quit once")
+    func keys() {
+        var c = WindowControls()
+        #expect(c.action(for: .key("u"), nowNanos: 0, lockedNow: false) == .command(.undo))
+        #expect(c.action(for: .key("BackSpace"), nowNanos: 0, lockedNow: false) == .command(.undo))
+        #expect(c.action(for: .key("c"), nowNanos: 0, lockedNow: false) == .command(.clear))
+        let modes = (0..<3).map { _ in c.action(for: .key("m"), nowNanos: 0, lockedNow: false) }
+        #expect(modes == [MeteringMode.uniform, .spot, .weighted].map { .command(.meter(MeterRequest(meteringMode: $0))) })
+        #expect(c.action(for: .key("h"), nowNanos: 0, lockedNow: false) == .toggleHUD)
+        #expect(c.action(for: .key("x"), nowNanos: 0, lockedNow: false) == .none)
+        for quit: WindowInput in [.key("q"), .key("Escape"), .closed("Output window was closed")] {
+            var fresh = WindowControls()
+            #expect(fresh.action(for: quit, nowNanos: 0, lockedNow: false) == .quit)
+            // Whatever the window does while it goes (its X errors) is ignored.
+            #expect(fresh.action(for: .closed("X error"), nowNanos: 0, lockedNow: false) == .none)
+            #expect(fresh.action(for: .press(button: 1, point: Self.p), nowNanos: 0, lockedNow: false) == .none)
+        }
+    }
+
+    @Test("undo parses as a command")
+    func undoCommand() throws {
+        #expect(try SubscriberCommand.parse("undo") == .undo)
+    }
+}
