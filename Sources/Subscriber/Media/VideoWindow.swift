@@ -26,7 +26,7 @@ public enum WindowInput: Sendable, Equatable {
 /// The display branch of the subscriber: the decoded picture, a HUD line drawn into it,
 /// and a window that scales the picture to its size with the aspect ratio kept.
 ///
-/// decoder → textoverlay (HUD) → queue (one frame, leaky) → glimagesink
+/// decoder → queue (one frame, leaky) → textoverlay (HUD) → glimagesink
 ///
 /// - **Scaling**: glimagesink draws the picture scaled into the window, letterboxed
 ///   (`force-aspect-ratio`), and translates the pointer's window coordinates into
@@ -52,6 +52,14 @@ final class VideoWindow: Sendable {
 
     init(onInput: (@Sendable (WindowInput) -> Void)?) throws(RTCError) {
         var elements: [Element] = []
+        let queue = try ElementFactory.make("queue")
+        queue.set("max-size-buffers", 1)
+        queue.set("max-size-bytes", 0)
+        queue.set("max-size-time", 0)
+        queue.set("leaky", "downstream")
+        elements.append(queue)
+        // After the queue, on the window's thread: the first text render loads fonts (some
+        // 100 ms), which must not hold up decoding.
         overlay = try? ElementFactory.make("textoverlay")
         if let overlay {
             overlay.set("valignment", "top")
@@ -62,12 +70,6 @@ final class VideoWindow: Sendable {
             overlay.set("line-alignment", "left")
             elements.append(overlay)
         }
-        let queue = try ElementFactory.make("queue")
-        queue.set("max-size-buffers", 1)
-        queue.set("max-size-bytes", 0)
-        queue.set("max-size-time", 0)
-        queue.set("leaky", "downstream")
-        elements.append(queue)
         if ElementFactory.isAvailable("glimagesink") {
             sink = try ElementFactory.make("glimagesink")
             sink.set("force-aspect-ratio", true)
