@@ -50,6 +50,8 @@ public final class SubscriberMedia: @unchecked Sendable {
         var readers: [PoseReader] = []
         var branches: [Element] = []
         var windows: [VideoWindow] = []
+        /// The window made with the pipeline, waiting for the first stream.
+        var readyWindow: VideoWindow?
     }
 
     public init(config: SubscriberMediaConfig, name: String = "subscriber",
@@ -60,6 +62,13 @@ public final class SubscriberMedia: @unchecked Sendable {
         peer = try WebRTCPeer(name: "\(name)-webrtc", pipeline: pipeline, configuration: config.rtc)
         // Fail now, not mid-call, if a decoder we would negotiate is missing.
         for codec in config.codecs { _ = try codec.makeDecodeChain() }
+        // The window goes up with the pipeline, not when the first frame arrives: the GL
+        // sink's set-up (some 100 ms) then no longer holds up the first frames, which used
+        // to be shown 150 ms late, one after the other.
+        if config.sink == .display {
+            let window = try makeWindow()
+            state.withLock { $0.readyWindow = window }
+        }
         peer.onIncomingStream { [weak self] pad in
             guard let self else { return }
             do throws(RTCError) { try self.attachDecodeBranch(to: pad, onFrame: onFrame) } catch {
@@ -111,6 +120,20 @@ public final class SubscriberMedia: @unchecked Sendable {
         for window in state.withLock({ $0.windows }) { window.setHUD(text) }
     }
 
+    /// A window's elements, added to the pipeline and linked (its input, the queue, left
+    /// free); `running`: brought to the pipeline's state now (else they start with it).
+    private func makeWindow(running: Bool = false) throws(RTCError) -> VideoWindow {
+        let window = try VideoWindow(onInput: config.onWindowInput)
+        if let onInput = config.onWindowInput {
+            window.watchClose(in: pipeline, onInput: onInput) { [peer] error in peer.report(error) }
+        }
+        for e in window.elements { pipeline.add(e) }
+        try pipeline.link(window.elements)
+        if running { for e in window.elements { e.syncStateWithParent() } }
+        state.withLock { $0.windows.append(window); $0.branches += window.elements }
+        return window
+    }
+
     private func attachDecodeBranch(to pad: Pad, onFrame: (@Sendable (DecodedFrame) -> Void)?) throws(RTCError) {
         guard let encoding = pad.capsField("encoding-name"), let codec = VideoCodec(encodingName: encoding),
               config.codecs.contains(codec) else {
@@ -131,18 +154,20 @@ public final class SubscriberMedia: @unchecked Sendable {
             chain.append(sink)
             if let onShown = config.onShown { DecodeTimer(report: onShown).install(decoder: decoder, sink: sink) }
         case .display:
-            let window = try VideoWindow(onInput: config.onWindowInput)
-            chain += window.elements
-            if let onInput = config.onWindowInput {
-                window.watchClose(in: pipeline, onInput: onInput) { [peer] error in peer.report(error) }
-            }
-            if let onShown = config.onShown, let sink = window.elements.last {
-                DecodeTimer(report: onShown).install(decoder: decoder, shownAt: sink.staticPad("sink")!)
-            }
-            state.withLock { $0.windows.append(window) }
+            break
         }
         for e in chain { pipeline.add(e) }
         try pipeline.link(chain)
+        if config.sink == .display {
+            // The window made with the pipeline; another stream gets a window of its own.
+            let ready = state.withLock { s in defer { s.readyWindow = nil }; return s.readyWindow }
+            let window: VideoWindow
+            if let ready { window = ready } else { window = try makeWindow(running: true) }
+            if let onShown = config.onShown, let sink = window.elements.last {
+                DecodeTimer(report: onShown).install(decoder: decoder, shownAt: sink.staticPad("sink")!)
+            }
+            try pipeline.link([decoder, window.elements[0]])
+        }
 
         let reader = PoseReader(codec: codec, readStamps: config.readFrameStamps, rejections: rejections,
                                 onFrame: onFrame, onPicture: config.onPicture)

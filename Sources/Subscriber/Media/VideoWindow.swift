@@ -79,6 +79,8 @@ final class VideoWindow: Sendable {
             sink = try ElementFactory.make("autovideosink")
         }
         sink.set("sync", false)
+        // It waits, linked, for the first stream: no preroll to hold the pipeline's start.
+        sink.set("async", false)
         elements.append(sink)
         self.elements = elements
         let shown = self.shown
