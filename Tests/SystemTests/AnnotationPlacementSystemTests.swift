@@ -14,7 +14,7 @@ struct AnnotationPlacementSystemTests {
         let url = try #require(listening.string("url"))
         // A 200 ms control channel: long enough for the pan to move the picture ~6°.
         let synced = try ManagedProcess("posecast-subscriber", [
-            "--headless", "--json", "--signaling", url, "--control-delay-ms", "200"], name: "expert (ground plane)")
+            "--headless", "--json", "--signaling", url, "--control-delay-ms", "200", "--placement", "ground"], name: "expert (ground plane)")
         let depth = try ManagedProcess("posecast-subscriber", [
             "--headless", "--json", "--signaling", url, "--control-delay-ms", "200", "--placement", "publisher"],
                                        name: "expert (publisher depth)")

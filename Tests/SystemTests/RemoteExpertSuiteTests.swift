@@ -37,7 +37,10 @@ struct RemoteExpertSuiteTests {
         var name: String { process.name }
 
         init(_ name: String, url: String) throws {
-            process = try ManagedProcess("posecast-subscriber", ["--headless", "--json", "--check-markers", "--signaling", url],
+            // Taps on known ground features, some of them behind an object from where the
+            // camera is: the ground plane, not the default's depth (which would put the pin
+            // on the object in front, as the person would see it).
+            process = try ManagedProcess("posecast-subscriber", ["--headless", "--json", "--check-markers", "--placement", "ground", "--signaling", url],
                                          name: name)
         }
 

@@ -56,7 +56,9 @@ final class PlacementTracker: Sendable {
                 let dx = (t.point.x - p.point.x) * Float(width), dy = (t.point.y - p.point.y) * Float(height)
                 pixels = (dx * dx + dy * dy).squareRoot()
             }
-            return PlacementReport(annotationId: annotation.id, placement: pending.placement, truth: pending.truth,
+            // How the publisher placed it (what `auto` became), else what was asked.
+            let placement = annotation.placement == .world && pending.placement != .auto ? pending.placement : annotation.placement
+            return PlacementReport(annotationId: annotation.id, placement: placement, truth: pending.truth,
                                    placed: annotation.position,
                                    errorCentimetres: pending.truth.distance(to: annotation.position) * 100,
                                    errorPixels: pixels, tapFrameId: pending.frameId, laterFrameId: later?.frameID ?? 0)
