@@ -211,6 +211,14 @@ pcg_object_get_int (gpointer object, const gchar * property)
   return value;
 }
 
+guint64
+pcg_object_get_uint64 (gpointer object, const gchar * property)
+{
+  guint64 value = 0;
+  g_object_get (object, property, &value, NULL);
+  return value;
+}
+
 gpointer
 pcg_object_get_pointer (gpointer object, const gchar * property)
 {

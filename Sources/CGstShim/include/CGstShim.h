@@ -81,6 +81,9 @@ void pcg_object_set_pointer(gpointer object, const gchar *property, gpointer val
 /* g_object_get(object, property, &out, NULL) for int/enum properties. */
 gint pcg_object_get_int(gpointer object, const gchar *property);
 
+/* g_object_get(object, property, &out, NULL) for guint64 properties. */
+guint64 pcg_object_get_uint64(gpointer object, const gchar *property);
+
 /* g_object_get for object-typed properties; returns (full) a reference or NULL. */
 gpointer pcg_object_get_pointer(gpointer object, const gchar *property);
 

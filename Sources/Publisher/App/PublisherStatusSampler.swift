@@ -44,8 +44,10 @@ struct PublisherStatusSampler {
             fields["render_ms"] = (ms * 10).rounded() / 10
             fields["render_skipped"] = Int(render.framesSkipped)
             fields["frames_rendered"] = Int(render.framesRendered)
+            fields["frames_dropped_before_encoding"] = Int(render.framesDropped)
             if let error = render.lastError { fields["render_error"] = error; human += "  render error: \(error)" }
             human += String(format: "  render %.1f ms", ms)
+            if render.framesDropped > 0 { human += "  dropped before encoding \(render.framesDropped)" }
         }
         if let st = media.cameraMeter?.status {
             fields.merge(st.statusFields) { _, new in new }

@@ -154,10 +154,16 @@ final class SyntheticSource: @unchecked Sendable {
             let renderNanos = MonotonicClock.nanos() - started
             if let bytes = try? PoseWireFormat.encode(pose) { _ = PoseMeta.attach(bytes, to: buffer) }
             if let depth = try? renderer.copyDepthMap(scale: 4) { history.record(depth: depth, frameID: frameID) }
+            // A full queue (the streaming thread held up: a subscriber joining, a busy
+            // machine) makes appsrc drop its oldest frame for this one: count it, so the
+            // status tells frames dropped before encoding from frames sent without a pose.
+            let queueFull = pcg_object_get_uint64(UnsafeMutableRawPointer(appsrc), "current-level-bytes")
+                >= UInt64(2 * width * height * 3 / 2)
             // appsrc takes the buffer (full transfer).
             let flow = gst_app_src_push_buffer(appsrc, buffer)
             statsBox.withLock { s in
                 s.framesRendered += 1
+                if queueFull { s.framesDropped += 1 }
                 s.lastRenderNanos = renderNanos
                 s.maxRenderNanos = max(s.maxRenderNanos, renderNanos)
                 if flow != GST_FLOW_OK && flow != GST_FLOW_FLUSHING { s.lastError = "push: flow \(flow.rawValue)" }
@@ -218,6 +224,9 @@ public struct SyntheticSourceStats: Sendable {
     public var framesRendered: UInt64 = 0
     /// Frame slots skipped because rendering fell behind real time.
     public var framesSkipped: UInt64 = 0
+    /// Frames rendered but dropped by the source's two-frame queue before encoding (the
+    /// pipeline behind it was held up): never sent, so neither with nor without a pose.
+    public var framesDropped: UInt64 = 0
     /// Frames the renderer refused (an invalid lens or camera): not sent.
     public var renderErrors: UInt64 = 0
     public var lastRenderNanos: UInt64 = 0
