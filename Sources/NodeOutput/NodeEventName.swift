@@ -44,6 +44,7 @@ public enum NodeEventName: String, CaseIterable, Sendable {
     case markerReport
     case markerCheckDone
     case windowInput
+    case mediaRoute
     case annotationPlaced
     case windowNotice
     case windowClosed

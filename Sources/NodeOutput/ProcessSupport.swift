@@ -87,4 +87,13 @@ public struct EventOutput: Sendable {
               human: "session \(sessionId): ICE candidate refused: \(details)"
                   + (unreported > 0 ? " (\(unreported) more of this kind not shown, \(total) in all)" : ""))
     }
+
+    /// The candidate pair a session's media goes over, as either node reports it: each
+    /// end's kind (host, srflx, prflx, relay) and address.
+    public func mediaRoute(sessionId: String, local: (kind: String, address: String, port: Int),
+                           remote: (kind: String, address: String, port: Int), transport: String) {
+        event(.mediaRoute, ["sessionId": sessionId, "local": local.kind, "localAddress": "\(local.address):\(local.port)",
+                            "remote": remote.kind, "remoteAddress": "\(remote.address):\(remote.port)", "transport": transport],
+              human: "session \(sessionId): media over \(local.kind) \(local.address):\(local.port) ↔ \(remote.kind) \(remote.address):\(remote.port) (\(transport))")
+    }
 }

@@ -8,6 +8,10 @@ public struct RTCConfiguration: Sendable {
     public var stunServer: String?
     /// `turn://user:password@host:port`, or nil.
     public var turnServer: String?
+    /// Media only through the TURN relay (webrtcbin's `ice-transport-policy` relay): no
+    /// host or server-reflexive candidate is used, so the peer never learns our
+    /// addresses and media provably goes through the relay.
+    public var relayOnly = false
     /// Receive jitter buffer latency in milliseconds (webrtcbin's default is 200).
     public var jitterBufferLatencyMs: Int
     /// Simulated loss/delay on the outgoing RTP (netsim after the retransmission
@@ -70,6 +74,7 @@ public final class WebRTCPeer: @unchecked Sendable {
         webrtc.set("latency", configuration.jitterBufferLatencyMs)
         if let stun = configuration.stunServer { webrtc.set("stun-server", stun) }
         if let turn = configuration.turnServer { webrtc.set("turn-server", turn) }
+        if configuration.relayOnly { webrtc.set("ice-transport-policy", "relay") }
         if let conditions = configuration.linkConditions { link = try LinkSimulator(conditions) } else { link = nil }
         if let given = configuration.dtlsCertificate { certificate = given } else { certificate = try DTLSCertificate.shared() }
         let certificate = self.certificate

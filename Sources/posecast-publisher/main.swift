@@ -38,6 +38,8 @@ struct Publisher: AsyncParsableCommand {
     var signalingCa: String?
     @Option(help: "STUN server, stun://HOST:PORT.") var stun: String?
     @Option(help: "TURN server, turn://USER:PASSWORD@HOST:PORT.") var turn: String?
+    @Option(help: "all (default) or relay: send media only through the --turn relay (webrtcbin's ice-transport-policy).")
+    var iceTransportPolicy = "all"
     @Option(help: "Pose source: orbit, walk, pan (standing, turning side to side), shake (hand-held around the orbit), shake:walk, tum:FILE (replay), stdin or udp:[HOST:]PORT (JSON lines from a tracker; docs/POSE_SOURCES.md).")
     var pose = "orbit"
     @Option(help: "Speed multiplier of the pose source (orbit 30°/s, walk 0.6 m/s, shake frequency, replay rate).")
@@ -69,6 +71,10 @@ struct Publisher: AsyncParsableCommand {
         if let signaling, !(signaling.hasPrefix("ws://") || signaling.hasPrefix("wss://")) {
             throw ValidationError("--signaling must be a ws:// or wss:// URL, got \(signaling)")
         }
+        guard ["all", "relay"].contains(iceTransportPolicy) else {
+            throw ValidationError("--ice-transport-policy must be all or relay, got \(iceTransportPolicy)")
+        }
+        if iceTransportPolicy == "relay", turn == nil { throw ValidationError("--ice-transport-policy relay needs --turn") }
         guard setupTimeout.isFinite, setupTimeout >= 1, setupTimeout <= 600 else {
             throw ValidationError("--setup-timeout must be 1…600 seconds, got \(setupTimeout)")
         }
@@ -90,6 +96,7 @@ struct Publisher: AsyncParsableCommand {
         config.media.width = width; config.media.height = height; config.media.fps = fps
         config.media.codec = codec; config.media.bitrateKbps = bitrate
         config.media.rtc.stunServer = stun; config.media.rtc.turnServer = turn
+        config.media.rtc.relayOnly = iceTransportPolicy == "relay"
         if let loss { config.media.rtc.linkConditions = LinkConditions(dropProbability: loss / 100) }
         config.media.apply(latencyProfile)
         config.camera = try intrinsics.map(Self.parseIntrinsics)

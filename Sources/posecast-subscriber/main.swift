@@ -40,6 +40,9 @@ struct Subscriber: AsyncParsableCommand {
     @Option(help: "Write one JSON line per shown frame here (frame id, capture, decode and shown times, pose hash; headless only).")
     var frameLog: String?
     @Option(help: "STUN server, stun://HOST:PORT.") var stun: String?
+    @Option(help: "TURN server, turn://USER:PASSWORD@HOST:PORT.") var turn: String?
+    @Option(help: "all (default) or relay: send media only through the --turn relay (webrtcbin's ice-transport-policy).")
+    var iceTransportPolicy = "all"
     @Flag(help: "Look for the publisher's annotation marks in the decoded frames: an annotationVisible event per annotation we place, markerReport events on `checkmarkers N`. Taps are then drawn magenta (#FF00FF) so the marks can be found by colour (docs/SUBSCRIBER.md).")
     var checkMarkers = false
 
@@ -53,6 +56,11 @@ struct Subscriber: AsyncParsableCommand {
         if script != nil, !headless { throw ValidationError("--script needs --headless") }
         if frameLog != nil, !headless { throw ValidationError("--frame-log needs --headless (frames are timed at the headless sink)") }
         if let jitterLatency, !(0...10_000).contains(jitterLatency) { throw ValidationError("--jitter-latency must be in 0…10000 ms") }
+        guard ["all", "relay"].contains(iceTransportPolicy) else {
+            throw ValidationError("--ice-transport-policy must be all or relay, got \(iceTransportPolicy)")
+        }
+        if iceTransportPolicy == "relay", turn == nil { throw ValidationError("--ice-transport-policy relay needs --turn") }
+
     }
 
     func run() async throws {
@@ -64,6 +72,8 @@ struct Subscriber: AsyncParsableCommand {
         node.media.apply(latencyProfile)
         if let jitterLatency { node.media.rtc.jitterBufferLatencyMs = jitterLatency }
         node.media.rtc.stunServer = stun
+        node.media.rtc.turnServer = turn
+        node.media.rtc.relayOnly = iceTransportPolicy == "relay"
         var config = SubscriberAppConfig(node: node)
         config.headless = headless; config.scriptPath = script; config.exitAfterScript = exitAfterScript
         config.json = json; config.frameLogPath = frameLog; config.checkMarkers = checkMarkers

@@ -25,6 +25,9 @@ extension EventOutput {
                            + "it gets the video without poses and can tap only in screen coordinates")
         case .subscriberConnected(let sessionId):
             self.event(.subscriberConnected, ["sessionId": sessionId], human: "session \(sessionId): connected")
+        case let .mediaRoute(sessionId, route):
+            mediaRoute(sessionId: sessionId, local: (route.local.kind, route.local.address, route.local.port),
+                       remote: (route.remote.kind, route.remote.address, route.remote.port), transport: route.local.transport)
         case let .sessionEnded(sessionId, reason):
             self.event(.sessionEnded, ["sessionId": sessionId, "reason": reason], human: "session \(sessionId): ended (\(reason))")
         case let .candidateRefused(sessionId, kind, details, unreported, total):

@@ -40,6 +40,8 @@ public enum PublisherNodeEvent: Sendable {
     case roomBusy(room: String, details: String, retryIn: Duration)
     case sessionStarted(sessionId: String, consumer: String, role: RoomRole)
     case subscriberConnected(sessionId: String)
+    /// The candidate pair the session's media goes over (`relay` with a relay-only policy).
+    case mediaRoute(sessionId: String, route: ICERoute)
     /// The subscriber's answer does not take the pose header extension: its video comes
     /// without poses (it can tap only in screen coordinates). Allowed, and said.
     case subscriberWithoutPose(sessionId: String)
@@ -248,6 +250,7 @@ public final class PublisherNode: Sendable {
             let check = await peer.verifyRemoteFingerprintWhenReady()
             if check.isVerified {
                 await feed(.peerConnected(sessionId: sessionId))
+                Task { [onEvent] in if let route = await peer.selectedRoute() { onEvent(.mediaRoute(sessionId: sessionId, route: route)) } }
             } else {
                 await feed(.peerRejected(sessionId: sessionId,
                                          reason: "the subscriber's DTLS certificate does not match its SDP (\(check))"))

@@ -64,6 +64,9 @@ extension EventOutput {
             self.event(.sessionStarted, ["sessionId": sessionId, "producer": producer], human: "session \(sessionId) with \(producer)")
         case .connected(let sessionId):
             self.event(.connected, ["sessionId": sessionId], human: "session \(sessionId): connected")
+        case let .mediaRoute(sessionId, route):
+            mediaRoute(sessionId: sessionId, local: (route.local.kind, route.local.address, route.local.port),
+                       remote: (route.remote.kind, route.remote.address, route.remote.port), transport: route.local.transport)
         case let .sessionEnded(sessionId, reason):
             self.event(.sessionEnded, ["sessionId": sessionId, "reason": reason], human: "session \(sessionId): ended (\(reason))")
         case let .candidateRefused(sessionId, kind, details, unreported, total):

@@ -45,6 +45,8 @@ public enum SubscriberNodeEvent: Sendable {
     case roomBusy(room: String, details: String, retryIn: Duration)
     case sessionStarted(sessionId: String, producer: String)
     case connected(sessionId: String)
+    /// The candidate pair the session's media comes over (`relay` with a relay-only policy).
+    case mediaRoute(sessionId: String, route: ICERoute)
     case sessionEnded(sessionId: String, reason: String)
     /// A remote ICE candidate was refused (reported rate-limited per `kind`:
     /// `unreported` of that kind since the last report, `total` so far).
@@ -259,6 +261,9 @@ public final class SubscriberNode: Sendable {
             if check.isVerified {
                 verified.store(true, ordering: .releasing)
                 await feed(.peerConnected(sessionId: sessionId))
+                Task { [onEvent, peer = media.peer] in
+                    if let route = await peer.selectedRoute() { onEvent(.mediaRoute(sessionId: sessionId, route: route)) }
+                }
             } else {
                 await feed(.peerRejected(sessionId: sessionId,
                                          reason: "the publisher's DTLS certificate does not match its SDP (\(check))"))
