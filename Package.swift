@@ -40,6 +40,8 @@ let package = Package(
                 "libgstreamer-plugins-bad1.0-dev", "libnice-dev",
             ])]
         ),
+        // libnice, for the ICE agent's local addresses (RTCSession.ICEAddresses).
+        .systemLibrary(name: "CNice", pkgConfig: "nice", providers: [.apt(["libnice-dev"])]),
         // cairo (2D vector drawing and text) for the annotation sprites the publisher blends into frames.
         .systemLibrary(name: "CCairo", pkgConfig: "cairo", providers: [.apt(["libcairo2-dev"])]),
         // The GStreamer C that must be C: pose GstMeta, the RTP header extension subclass,
@@ -71,7 +73,7 @@ let package = Package(
         .target(name: "CameraControl", dependencies: ["PoseCastKit", "Imaging", "SyntheticCamera", "CV4L2"],
                 swiftSettings: [.unsafeFlags(["-O"], .when(configuration: .debug))]),
         // Swift wrapper around webrtcbin; knows nothing of poses.
-        .target(name: "RTCSession", dependencies: ["CGStreamer", "CGstShim", "CDTLS"]),
+        .target(name: "RTCSession", dependencies: ["CGStreamer", "CGstShim", "CDTLS", "CNice"]),
         // Pose media, both roles: the pose GstMeta and RTP header extension, the tagger and
         // reader probes, codecs, frame stamps, codec timing and frame logs.
         .target(name: "PoseMedia", dependencies: ["RTCSession", "PoseCastKit", "Imaging", "CGStreamer", "CGstShim"]),

@@ -28,6 +28,12 @@ extension WebRTCPeer {
     /// Sets a property of the NiceAgent behind webrtcbin's `ice-agent`; false when there
     /// is none (another ICE backend).
     private func setNiceAgent(_ property: String, _ value: String) -> Bool {
+        withNiceAgent { agent in gst_util_set_object_arg(gcast(agent, to: GObject.self), property, value) }
+    }
+
+    /// Runs `body` with the NiceAgent behind webrtcbin's `ice-agent` (borrowed for the
+    /// call); false when there is none (another ICE backend).
+    func withNiceAgent(_ body: (UnsafeMutableRawPointer) -> Void) -> Bool {
         guard let ice = pcg_object_get_pointer(webrtc.object, "ice-agent") else { return false }
         defer { g_object_unref(ice) }
         // The libnice backend exposes its NiceAgent; other backends have no such property.
@@ -35,7 +41,7 @@ extension WebRTCPeer {
               g_object_class_find_property(gcast(klass, to: GObjectClass.self), "agent") != nil,
               let agent = pcg_object_get_pointer(ice, "agent") else { return false }
         defer { g_object_unref(agent) }
-        gst_util_set_object_arg(gcast(agent, to: GObject.self), property, value)
+        body(agent)
         return true
     }
 }

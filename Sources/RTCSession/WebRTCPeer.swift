@@ -12,6 +12,8 @@ public struct RTCConfiguration: Sendable {
     /// host or server-reflexive candidate is used, so the peer never learns our
     /// addresses and media provably goes through the relay.
     public var relayOnly = false
+    /// The local addresses ICE gathers host candidates on (no link-local by default).
+    public var addresses = ICEAddressPolicy()
     /// Receive jitter buffer latency in milliseconds (webrtcbin's default is 200).
     public var jitterBufferLatencyMs: Int
     /// Simulated loss/delay on the outgoing RTP (netsim after the retransmission
@@ -79,6 +81,7 @@ public final class WebRTCPeer: @unchecked Sendable {
         if let given = configuration.dtlsCertificate { certificate = given } else { certificate = try DTLSCertificate.shared() }
         let certificate = self.certificate
         disableUPnP()
+        restrictLocalAddresses(configuration.addresses)
         pipeline.add(webrtc)
         connectSignals()
         // webrtcbin makes a DTLS transport's bins while creating the offer or answer and

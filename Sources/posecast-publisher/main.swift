@@ -12,6 +12,8 @@ extension VideoCodec: ExpressibleByArgument {}
 extension LatencyProfile: ExpressibleByArgument {}
 
 /// The field worker's side: camera → pose-tagged frames → one encoder → every subscriber.
+extension ICEAddressPolicy.Families: ExpressibleByArgument {}
+
 @main
 struct Publisher: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -40,6 +42,11 @@ struct Publisher: AsyncParsableCommand {
     @Option(help: "TURN server, turn://USER:PASSWORD@HOST:PORT.") var turn: String?
     @Option(help: "all (default) or relay: send media only through the --turn relay (webrtcbin's ice-transport-policy).")
     var iceTransportPolicy = "all"
+    @Option(help: "Address families ICE gathers on: all, ipv4 or ipv6.") var iceFamilies: ICEAddressPolicy.Families = .all
+    @Flag(help: "Also gather on link-local addresses (fe80::/10, 169.254/16; off: no peer beyond this link reaches them).")
+    var iceLinkLocal = false
+    @Option(help: "Gather only on this local address (repeat for several; default: every one the policy keeps).")
+    var iceAddress: [String] = []
     @Option(help: "Pose source: orbit, walk, pan (standing, turning side to side), shake (hand-held around the orbit), shake:walk, tum:FILE (replay), stdin or udp:[HOST:]PORT (JSON lines from a tracker; docs/POSE_SOURCES.md).")
     var pose = "orbit"
     @Option(help: "Speed multiplier of the pose source (orbit 30°/s, walk 0.6 m/s, shake frequency, replay rate).")
@@ -97,6 +104,7 @@ struct Publisher: AsyncParsableCommand {
         config.media.codec = codec; config.media.bitrateKbps = bitrate
         config.media.rtc.stunServer = stun; config.media.rtc.turnServer = turn
         config.media.rtc.relayOnly = iceTransportPolicy == "relay"
+        config.media.rtc.addresses = ICEAddressPolicy(families: iceFamilies, linkLocal: iceLinkLocal, addresses: iceAddress.isEmpty ? nil : iceAddress)
         if let loss { config.media.rtc.linkConditions = LinkConditions(dropProbability: loss / 100) }
         config.media.apply(latencyProfile)
         config.camera = try intrinsics.map(Self.parseIntrinsics)

@@ -11,6 +11,8 @@ extension LatencyProfile: ExpressibleByArgument {}
 
 /// The remote expert's side: receive, decode and show the field camera; taps become
 /// annotations anchored in the world from the pose of the frame on screen.
+extension ICEAddressPolicy.Families: ExpressibleByArgument {}
+
 @main
 struct Subscriber: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -43,6 +45,11 @@ struct Subscriber: AsyncParsableCommand {
     @Option(help: "TURN server, turn://USER:PASSWORD@HOST:PORT.") var turn: String?
     @Option(help: "all (default) or relay: send media only through the --turn relay (webrtcbin's ice-transport-policy).")
     var iceTransportPolicy = "all"
+    @Option(help: "Address families ICE gathers on: all, ipv4 or ipv6.") var iceFamilies: ICEAddressPolicy.Families = .all
+    @Flag(help: "Also gather on link-local addresses (fe80::/10, 169.254/16; off: no peer beyond this link reaches them).")
+    var iceLinkLocal = false
+    @Option(help: "Gather only on this local address (repeat for several; default: every one the policy keeps).")
+    var iceAddress: [String] = []
     @Flag(help: "Look for the publisher's annotation marks in the decoded frames: an annotationVisible event per annotation we place, markerReport events on `checkmarkers N`. Taps are then drawn magenta (#FF00FF) so the marks can be found by colour (docs/SUBSCRIBER.md).")
     var checkMarkers = false
 
@@ -74,6 +81,7 @@ struct Subscriber: AsyncParsableCommand {
         node.media.rtc.stunServer = stun
         node.media.rtc.turnServer = turn
         node.media.rtc.relayOnly = iceTransportPolicy == "relay"
+        node.media.rtc.addresses = ICEAddressPolicy(families: iceFamilies, linkLocal: iceLinkLocal, addresses: iceAddress.isEmpty ? nil : iceAddress)
         var config = SubscriberAppConfig(node: node)
         config.headless = headless; config.scriptPath = script; config.exitAfterScript = exitAfterScript
         config.json = json; config.frameLogPath = frameLog; config.checkMarkers = checkMarkers
