@@ -6,13 +6,43 @@ public struct LinkConditions: Sendable, Equatable, CustomStringConvertible {
     public var dropProbability: Double
     /// Extra one-way delay added to every outgoing RTP packet, in milliseconds (order kept).
     public var delayMs: Int
+    /// Capacity in kbit/s (netsim's token bucket: what exceeds it is dropped, as a full
+    /// bottleneck queue drops), nil: unlimited.
+    public var rateKbps: Int?
+    /// The bucket's depth in kbit (bursts up to this pass at once), with `rateKbps`;
+    /// nil: 100 ms of the rate.
+    public var bucketKbit: Int?
 
     /// A link that passes everything at once.
     public static let perfect = LinkConditions(dropProbability: 0, delayMs: 0)
 
-    public init(dropProbability: Double = 0, delayMs: Int = 0) {
+    public init(dropProbability: Double = 0, delayMs: Int = 0, rateKbps: Int? = nil, bucketKbit: Int? = nil) {
         self.dropProbability = dropProbability
         self.delayMs = delayMs
+        self.rateKbps = rateKbps
+        self.bucketKbit = bucketKbit
+    }
+
+    /// `rate=KBPS,loss=PERCENT,delay=MS[,bucket=KBIT]`, any subset in any order (the
+    /// `--link` option); an empty string or `none` is a perfect link.
+    public init(spec: String) throws(RTCError) {
+        self = .perfect
+        let text = spec.filter { !$0.isWhitespace }
+        guard !text.isEmpty, text != "none" else { return }
+        for part in text.split(separator: ",") {
+            let pair = part.split(separator: "=", maxSplits: 1).map(String.init)
+            guard pair.count == 2, let value = Double(pair[1]), value.isFinite else {
+                throw .invalidArgument("link: \"\(part)\" is not KEY=NUMBER (keys: rate, loss, delay, bucket)")
+            }
+            switch pair[0] {
+            case "rate": rateKbps = Int(value)
+            case "loss": dropProbability = value / 100
+            case "delay": delayMs = Int(value)
+            case "bucket": bucketKbit = Int(value)
+            default: throw .invalidArgument("link: unknown key \"\(pair[0])\" (keys: rate in kbit/s, loss in %, delay in ms, bucket in kbit)")
+            }
+        }
+        try validate()
     }
 
     /// `loss` in percent (e.g. 5 for 5 %), as on a command line.
@@ -29,10 +59,18 @@ public struct LinkConditions: Sendable, Equatable, CustomStringConvertible {
         guard (0...10_000).contains(delayMs) else {
             throw .invalidArgument("link delay \(delayMs) ms is outside 0...10000 ms")
         }
+        if let rateKbps, !(8...1_000_000).contains(rateKbps) {
+            throw .invalidArgument("link rate \(rateKbps) kbit/s is outside 8...1000000")
+        }
+        if let bucketKbit, !(1...1_000_000).contains(bucketKbit) {
+            throw .invalidArgument("link bucket \(bucketKbit) kbit is outside 1...1000000")
+        }
     }
 
     public var description: String {
         let loss = (dropProbability * 1000).rounded() / 10
-        return delayMs == 0 ? "\(loss)% loss" : "\(loss)% loss, \(delayMs) ms delay"
+        var text = delayMs == 0 ? "\(loss)% loss" : "\(loss)% loss, \(delayMs) ms delay"
+        if let rateKbps { text += ", \(rateKbps) kbit/s" }
+        return text
     }
 }

@@ -102,6 +102,11 @@ public final class LinkSimulator: Sendable {
         element.set("min-delay", conditions.delayMs)
         element.set("max-delay", conditions.delayMs)
         element.set("delay-probability", conditions.delayMs > 0 ? "1" : "0")
+        // The capacity: netsim's token bucket, in kbit/s and kbit (-1: unlimited; an
+        // unlimited bucket would let the first minutes through at any rate). By default
+        // the bucket holds 100 ms of the rate, and at least one full packet.
+        element.set("max-kbps", conditions.rateKbps ?? -1)
+        element.set("max-bucket-size", conditions.rateKbps.map { conditions.bucketKbit ?? max($0 / 10, 12) } ?? -1)
     }
 
     /// Calls `count` with the RTP payload type of each packet in a buffer or list probe.

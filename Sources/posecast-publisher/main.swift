@@ -61,6 +61,8 @@ struct Publisher: AsyncParsableCommand {
     var latencyProfile: LatencyProfile = .tuned
     @Option(help: "Simulated packet loss on each subscriber's outgoing video, in percent (netsim after the retransmission buffer, so NACKs can repair it; docs/NETWORK.md).")
     var loss: Double?
+    @Option(help: "Simulated link on each subscriber's outgoing video: rate=KBPS,loss=PERCENT,delay=MS[,bucket=KBIT], any subset (netsim after the retransmission buffer; docs/NETWORK.md).")
+    var link: String?
     @Option(help: "Seconds a subscriber's session may take to connect (ICE and DTLS, its certificate verified) before it is ended and freed.")
     var setupTimeout: Double = 15
     @Option(help: "Sessions one subscriber may hold at once; more are refused whatever the signaling server allows.")
@@ -89,6 +91,8 @@ struct Publisher: AsyncParsableCommand {
             throw ValidationError("--max-sessions-per-consumer and --max-sessions must be at least 1")
         }
         if let loss, !(0...100).contains(loss) { throw ValidationError("--loss must be a percentage in 0...100, got \(loss)") }
+        if let link { do { _ = try LinkConditions(spec: link) } catch { throw ValidationError("--link: \(error)") } }
+        if link != nil, loss != nil { throw ValidationError("give --link loss=PERCENT instead of --loss with --link") }
     }
 
     func run() async throws {
@@ -106,6 +110,7 @@ struct Publisher: AsyncParsableCommand {
         config.media.rtc.relayOnly = iceTransportPolicy == "relay"
         config.media.rtc.addresses = ICEAddressPolicy(families: iceFamilies, linkLocal: iceLinkLocal, addresses: iceAddress.isEmpty ? nil : iceAddress)
         if let loss { config.media.rtc.linkConditions = LinkConditions(dropProbability: loss / 100) }
+        if let link { config.media.rtc.linkConditions = try LinkConditions(spec: link) }
         config.media.apply(latencyProfile)
         config.camera = try intrinsics.map(Self.parseIntrinsics)
             ?? CameraIntrinsics(horizontalFOVDegrees: hfov, aspect: Float(width) / Float(height))
