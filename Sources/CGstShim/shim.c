@@ -211,6 +211,14 @@ pcg_object_get_int (gpointer object, const gchar * property)
   return value;
 }
 
+GstElement *
+pcg_rtpbin_get_session (GstElement * rtpbin, guint session)
+{
+  GstElement *element = NULL;
+  g_signal_emit_by_name (rtpbin, "get-session", session, &element);
+  return element;
+}
+
 guint64
 pcg_object_get_uint64 (gpointer object, const gchar * property)
 {

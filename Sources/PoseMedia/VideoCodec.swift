@@ -35,6 +35,14 @@ public enum VideoCodec: String, Sendable, CaseIterable, Codable {
         return "42e0" + (hex.count == 1 ? "0" + hex : hex)
     }
 
+    /// Changes a running encoder's target bitrate (both encoders take it between frames).
+    package func setBitrate(_ kbps: Int, on encoder: Element) {
+        switch self {
+        case .vp8: encoder.set("target-bitrate", kbps * 1000)
+        case .h264: encoder.set("bitrate", kbps * 1000)
+        }
+    }
+
     /// Encoder configured for real-time, low-latency streaming.
     package func makeEncoder(bitrateKbps: Int, keyframeInterval: Int) throws(RTCError) -> Element {
         switch self {
@@ -44,6 +52,11 @@ public enum VideoCodec: String, Sendable, CaseIterable, Codable {
             e.set("cpu-used", 8)
             e.set("end-usage", "cbr")
             e.set("target-bitrate", bitrateKbps * 1000)
+            // A one-second rate-control buffer (libvpx's default is 6 s): a lower target
+            // from congestion control shows in the sent rate within a second.
+            e.set("buffer-size", 1000)
+            e.set("buffer-initial-size", 500)
+            e.set("buffer-optimal-size", 600)
             e.set("keyframe-max-dist", keyframeInterval)
             e.set("lag-in-frames", 0)
             e.set("error-resilient", "default")

@@ -50,6 +50,8 @@ public final class WebRTCPeer: @unchecked Sendable {
     /// Set once the peer's DTLS certificate matched its SDP (`verifyRemoteFingerprint`):
     /// media and control wait for it, read from streaming threads without a lock.
     private let verified = Atomic<Bool>(false)
+    /// Packets sent and NACKed, for congestion control (`takeFeedback`).
+    let feedback = FeedbackCounter()
 
     private struct State {
         var handlerIDs: [UInt] = []
@@ -322,6 +324,7 @@ public final class WebRTCPeer: @unchecked Sendable {
             pcg_object_set_pointer(transceiver, "codec-preferences", UnsafeMutableRawPointer(caps))
             gst_caps_unref(caps)
         }
+        countSentPackets(on: pad)
         return pad
     }
 

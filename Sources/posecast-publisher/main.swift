@@ -31,7 +31,10 @@ struct Publisher: AsyncParsableCommand {
     @Option var height = 480
     @Option var fps = 30
     @Option(help: "vp8 or h264.") var codec: VideoCodec = .vp8
-    @Option(help: "Target bitrate in kbit/s.") var bitrate = 2000
+    @Option(help: "Target bitrate in kbit/s (with --adapt-bitrate: its ceiling).") var bitrate = 2000
+    @Flag(help: "Congestion control (first version, loss-based: docs/NETWORK.md): the encoder follows the weakest subscriber's estimate between --min-bitrate and --bitrate.")
+    var adaptBitrate = false
+    @Option(help: "The lowest bitrate --adapt-bitrate goes to, kbit/s.") var minBitrate = 150
     @Option(help: "Signaling server URL (ws:// or wss://). Without it the publisher embeds one.") var signaling: String?
     @Option(help: "Address of the embedded signaling server, HOST:PORT (port 0: any free port).") var listen = "127.0.0.1:8443"
     @Option(help: "Room to publish in.") var room = "default"
@@ -92,6 +95,7 @@ struct Publisher: AsyncParsableCommand {
         }
         if let loss, !(0...100).contains(loss) { throw ValidationError("--loss must be a percentage in 0...100, got \(loss)") }
         if let link { do { _ = try LinkConditions(spec: link) } catch { throw ValidationError("--link: \(error)") } }
+        guard (50...bitrate).contains(minBitrate) else { throw ValidationError("--min-bitrate must be 50…--bitrate (\(bitrate)) kbit/s, got \(minBitrate)") }
         if link != nil, loss != nil { throw ValidationError("give --link loss=PERCENT instead of --loss with --link") }
     }
 
@@ -106,6 +110,7 @@ struct Publisher: AsyncParsableCommand {
         }
         config.media.width = width; config.media.height = height; config.media.fps = fps
         config.media.codec = codec; config.media.bitrateKbps = bitrate
+        config.media.adaptBitrate = adaptBitrate; config.media.minimumBitrateKbps = minBitrate
         config.media.rtc.stunServer = stun; config.media.rtc.turnServer = turn
         config.media.rtc.relayOnly = iceTransportPolicy == "relay"
         config.media.rtc.addresses = ICEAddressPolicy(families: iceFamilies, linkLocal: iceLinkLocal, addresses: iceAddress.isEmpty ? nil : iceAddress)

@@ -84,6 +84,12 @@ gint pcg_object_get_int(gpointer object, const gchar *property);
 /* g_object_get(object, property, &out, NULL) for guint64 properties. */
 guint64 pcg_object_get_uint64(gpointer object, const gchar *property);
 
+/* rtpbin's "get-session" action signal (GstElement *get_session(rtpbin, guint id)):
+ * the session's rtpsession element, (full), or NULL. Its "stats" property holds the
+ * reception reports our receivers send about what we send, which webrtcbin 1.22's
+ * get-stats leaves out for an SSRC its SDP does not name. */
+GstElement *pcg_rtpbin_get_session(GstElement *rtpbin, guint session);
+
 /* g_object_get for object-typed properties; returns (full) a reference or NULL. */
 gpointer pcg_object_get_pointer(gpointer object, const gchar *property);
 

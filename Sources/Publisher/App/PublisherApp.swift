@@ -142,6 +142,14 @@ public final class PublisherApp: Sendable {
             out.event(isError ? .pipelineError : .pipelineWarning, ["message": text],
                       human: (isError ? "camera pipeline error: " : "camera pipeline warning: ") + text)
         }
+        // Congestion control, four times a second (the receivers report every 10–30 ms).
+        let adaptation = Task {
+            while !Task.isCancelled {
+                guard (try? await Task.sleep(for: .milliseconds(250))) != nil else { return }
+                media.adaptBitrate(nowNanos: MonotonicClock.nanos())
+            }
+        }
+        defer { adaptation.cancel() }
         var status = PublisherStatusSampler(media: media)
         var refused: String?
         while !runner.isCancelled && !Task.isCancelled {

@@ -25,7 +25,13 @@ public struct PublisherMediaConfig: Sendable {
     public var source: Source = .test()
     public var width = 640, height = 480, fps = 30
     public var codec: VideoCodec = .vp8
+    /// The encoder's bitrate, and with `adaptBitrate` its ceiling (kbit/s).
     public var bitrateKbps = 2000
+    /// Congestion control: each subscriber's reception reports drive a bandwidth estimate
+    /// (`BitrateController`), and the encoder follows the lowest (`adaptBitrate(nowNanos:)`).
+    public var adaptBitrate = false
+    /// The lowest bitrate adaptation goes to (kbit/s).
+    public var minimumBitrateKbps = 150
     /// Frames between forced keyframes.
     public var keyframeInterval = 30
     /// Write each frame id into the picture (see `FrameStamp`), for end-to-end checks.
@@ -65,6 +71,7 @@ public final class PublisherMedia: @unchecked Sendable {
     /// Source → … → encoder queue: what `restartSourcePath` cycles.
     private let sourcePath: [Element]
     private let payloaderSource: Pad
+    private let encoder: Element
     private let poseExtension: PoseExtension
     private let tagger: PoseTagger
     private let synthetic: SyntheticSource?
@@ -81,6 +88,10 @@ public final class PublisherMedia: @unchecked Sendable {
 
     private struct State {
         var peers: [ObjectIdentifier: (peer: WebRTCPeer, queue: Element, teePad: Pad)] = [:]
+        /// One bandwidth estimate per subscriber (`adaptBitrate`).
+        var controllers: [ObjectIdentifier: BitrateController] = [:]
+        /// The encoder's current target (kbit/s).
+        var bitrateKbps = 0
         /// Simulated loss on each subscriber's link (`config.rtc.linkConditions`, then `setLinkConditions`).
         var linkConditions: LinkConditions?
     }
@@ -114,6 +125,8 @@ public final class PublisherMedia: @unchecked Sendable {
         let queue = try ElementFactory.make("queue", name: "encqueue")
         queue.set("max-size-buffers", 2)
         let encoder = try config.codec.makeEncoder(bitrateKbps: config.bitrateKbps, keyframeInterval: config.keyframeInterval)
+        self.encoder = encoder
+        state.withLock { $0.bitrateKbps = config.bitrateKbps }
         let overhead = 4 + 2 + PoseWireFormat.fixedSize + config.maxApplicationBytes
         let payloader = try config.codec.makePayloader(mtu: config.pathMTU - ((overhead + 3) / 4 * 4))
         poseExtension = try PoseHeaderExtension.make(id: PoseHeaderExtension.defaultID)
@@ -355,7 +368,10 @@ public final class PublisherMedia: @unchecked Sendable {
     /// it), then the branch's queue and webrtcbin go to NULL and leave the pipeline on the
     /// state worker (setting webrtcbin to NULL joins its threads).
     public func removePeer(_ peer: WebRTCPeer) {
-        guard let entry = state.withLock({ $0.peers.removeValue(forKey: ObjectIdentifier(peer)) }) else { return }
+        guard let entry = state.withLock({ s in
+            s.controllers[ObjectIdentifier(peer)] = nil
+            return s.peers.removeValue(forKey: ObjectIdentifier(peer))
+        }) else { return }
         entry.peer.close()
         let (tee, pipeline) = (self.tee, self.pipeline)
         let sinkPad = entry.queue.staticPad("sink")!
@@ -366,5 +382,47 @@ public final class PublisherMedia: @unchecked Sendable {
                 pipeline.remove(entry.peer.webrtc)
             }
         }
+    }
+
+    /// The encoder's current target bitrate (kbit/s).
+    public var bitrateKbps: Int { state.withLock { $0.bitrateKbps } }
+
+    /// One subscriber's estimate, for status lines.
+    public struct LinkEstimate: Sendable {
+        public var peer: String
+        public var estimateKbps: Int
+        public var loss: Double?
+    }
+
+    /// One step of congestion control (`config.adaptBitrate`; call a few times a second):
+    /// reads what each connected subscriber NACKed of what it was sent, steps its estimate, and sets
+    /// the encoder to the lowest estimate (the weakest link decides: one encoder serves
+    /// all; docs/NETWORK.md). Returns the estimates. GStreamer calls here are short
+    /// property reads and sets, outside the state lock.
+    @discardableResult
+    public func adaptBitrate(nowNanos: UInt64) -> [LinkEstimate] {
+        guard config.adaptBitrate else { return [] }
+        let peers = state.withLock { s in s.peers.values.map(\.peer).filter(\.isVerified) }
+        let reports = peers.map { ($0, $0.takeFeedback()) }
+        let (estimates, target, changed) = state.withLock { s -> ([LinkEstimate], Int, Bool) in
+            var estimates: [LinkEstimate] = []
+            for (peer, report) in reports {
+                let key = ObjectIdentifier(peer)
+                var controller = s.controllers[key] ?? BitrateController(configuration: .init(
+                    ceilingKbps: config.bitrateKbps, floorKbps: config.minimumBitrateKbps), startKbps: s.bitrateKbps)
+                let kbps = controller.update(report, nowNanos: nowNanos)
+                s.controllers[key] = controller
+                estimates.append(LinkEstimate(peer: peer.name, estimateKbps: kbps, loss: controller.lastLoss))
+            }
+            // No subscriber: keep the rate (the next one starts from it and climbs if its
+            // link allows).
+            guard let target = estimates.map(\.estimateKbps).min() else { return ([], s.bitrateKbps, false) }
+            // Small changes are not worth an encoder reconfiguration.
+            let changed = abs(target - s.bitrateKbps) * 50 > s.bitrateKbps
+            if changed { s.bitrateKbps = target }
+            return (estimates, target, changed)
+        }
+        if changed { config.codec.setBitrate(target, on: encoder) }
+        return estimates
     }
 }
