@@ -92,6 +92,10 @@ let package = Package(
         // How the executables speak: events and status as JSON lines or text, termination
         // signals, the process's own resources.
         .target(name: "NodeOutput", dependencies: ["PoseCastKit"]),
+        // The ICE options both executables take (STUN, TURN, relay-only, addresses).
+        .target(name: "NetworkOptions", dependencies: [
+            "RTCSession", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        ]),
 
         // ---- the two roles ---------------------------------------------------------------
         // The field camera: sources (V4L2, synthetic, test), pose attach, metering and camera
@@ -117,12 +121,12 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ]),
         .executableTarget(name: "posecast-publisher", dependencies: [
-            "Publisher", "PoseMedia", "PoseCastKit", "Signaling", "RTCSession", "NodeOutput",
+            "Publisher", "PoseMedia", "PoseCastKit", "Signaling", "RTCSession", "NodeOutput", "NetworkOptions",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ]),
         .executableTarget(name: "posecast-subscriber", dependencies: [
-            "Subscriber", "PoseMedia", "PoseCastKit", "Signaling", "RTCSession", "NodeOutput",
+            "Subscriber", "PoseMedia", "PoseCastKit", "Signaling", "RTCSession", "NodeOutput", "NetworkOptions",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ]),

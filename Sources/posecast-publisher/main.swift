@@ -1,4 +1,5 @@
 import ArgumentParser
+import NetworkOptions
 import Foundation
 import Logging
 import PoseCastKit
@@ -12,8 +13,6 @@ extension VideoCodec: ExpressibleByArgument {}
 extension LatencyProfile: ExpressibleByArgument {}
 
 /// The field worker's side: camera → pose-tagged frames → one encoder → every subscriber.
-extension ICEAddressPolicy.Families: ExpressibleByArgument {}
-
 @main
 struct Publisher: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -41,15 +40,7 @@ struct Publisher: AsyncParsableCommand {
     @Option(help: "Room token, when the signaling server requires one.") var token: String?
     @Option(help: "PEM CA certificate to trust for a wss:// signaling server (default: the system's trust store).")
     var signalingCa: String?
-    @Option(help: "STUN server, stun://HOST:PORT.") var stun: String?
-    @Option(help: "TURN server, turn://USER:PASSWORD@HOST:PORT.") var turn: String?
-    @Option(help: "all (default) or relay: send media only through the --turn relay (webrtcbin's ice-transport-policy).")
-    var iceTransportPolicy = "all"
-    @Option(help: "Address families ICE gathers on: all, ipv4 or ipv6.") var iceFamilies: ICEAddressPolicy.Families = .all
-    @Flag(help: "Also gather on link-local addresses (fe80::/10, 169.254/16; off: no peer beyond this link reaches them).")
-    var iceLinkLocal = false
-    @Option(help: "Gather only on this local address (repeat for several; default: every one the policy keeps).")
-    var iceAddress: [String] = []
+    @OptionGroup var network: NetworkOptions
     @Option(help: "Pose source: orbit, walk, pan (standing, turning side to side), shake (hand-held around the orbit), shake:walk, tum:FILE (replay), stdin or udp:[HOST:]PORT (JSON lines from a tracker; docs/POSE_SOURCES.md).")
     var pose = "orbit"
     @Option(help: "Speed multiplier of the pose source (orbit 30°/s, walk 0.6 m/s, shake frequency, replay rate).")
@@ -83,10 +74,6 @@ struct Publisher: AsyncParsableCommand {
         if let signaling, !(signaling.hasPrefix("ws://") || signaling.hasPrefix("wss://")) {
             throw ValidationError("--signaling must be a ws:// or wss:// URL, got \(signaling)")
         }
-        guard ["all", "relay"].contains(iceTransportPolicy) else {
-            throw ValidationError("--ice-transport-policy must be all or relay, got \(iceTransportPolicy)")
-        }
-        if iceTransportPolicy == "relay", turn == nil { throw ValidationError("--ice-transport-policy relay needs --turn") }
         guard setupTimeout.isFinite, setupTimeout >= 1, setupTimeout <= 600 else {
             throw ValidationError("--setup-timeout must be 1…600 seconds, got \(setupTimeout)")
         }
@@ -111,9 +98,7 @@ struct Publisher: AsyncParsableCommand {
         config.media.width = width; config.media.height = height; config.media.fps = fps
         config.media.codec = codec; config.media.bitrateKbps = bitrate
         config.media.adaptBitrate = adaptBitrate; config.media.minimumBitrateKbps = minBitrate
-        config.media.rtc.stunServer = stun; config.media.rtc.turnServer = turn
-        config.media.rtc.relayOnly = iceTransportPolicy == "relay"
-        config.media.rtc.addresses = ICEAddressPolicy(families: iceFamilies, linkLocal: iceLinkLocal, addresses: iceAddress.isEmpty ? nil : iceAddress)
+        network.apply(to: &config.media.rtc)
         if let loss { config.media.rtc.linkConditions = LinkConditions(dropProbability: loss / 100) }
         if let link { config.media.rtc.linkConditions = try LinkConditions(spec: link) }
         config.media.apply(latencyProfile)

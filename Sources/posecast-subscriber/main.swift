@@ -1,4 +1,5 @@
 import ArgumentParser
+import NetworkOptions
 import PoseCastKit
 import PoseMedia
 import Subscriber
@@ -11,8 +12,6 @@ extension LatencyProfile: ExpressibleByArgument {}
 
 /// The remote expert's side: receive, decode and show the field camera; taps become
 /// annotations anchored in the world from the pose of the frame on screen.
-extension ICEAddressPolicy.Families: ExpressibleByArgument {}
-
 @main
 struct Subscriber: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -41,15 +40,7 @@ struct Subscriber: AsyncParsableCommand {
     var latencyProfile: LatencyProfile = .tuned
     @Option(help: "Write one JSON line per shown frame here (frame id, capture, decode and shown times, pose hash; headless only).")
     var frameLog: String?
-    @Option(help: "STUN server, stun://HOST:PORT.") var stun: String?
-    @Option(help: "TURN server, turn://USER:PASSWORD@HOST:PORT.") var turn: String?
-    @Option(help: "all (default) or relay: send media only through the --turn relay (webrtcbin's ice-transport-policy).")
-    var iceTransportPolicy = "all"
-    @Option(help: "Address families ICE gathers on: all, ipv4 or ipv6.") var iceFamilies: ICEAddressPolicy.Families = .all
-    @Flag(help: "Also gather on link-local addresses (fe80::/10, 169.254/16; off: no peer beyond this link reaches them).")
-    var iceLinkLocal = false
-    @Option(help: "Gather only on this local address (repeat for several; default: every one the policy keeps).")
-    var iceAddress: [String] = []
+    @OptionGroup var network: NetworkOptions
     @Flag(help: "Look for the publisher's annotation marks in the decoded frames: an annotationVisible event per annotation we place, markerReport events on `checkmarkers N`. Taps are then drawn magenta (#FF00FF) so the marks can be found by colour (docs/SUBSCRIBER.md).")
     var checkMarkers = false
 
@@ -63,10 +54,6 @@ struct Subscriber: AsyncParsableCommand {
         if script != nil, !headless { throw ValidationError("--script needs --headless") }
         if frameLog != nil, !headless { throw ValidationError("--frame-log needs --headless (frames are timed at the headless sink)") }
         if let jitterLatency, !(0...10_000).contains(jitterLatency) { throw ValidationError("--jitter-latency must be in 0…10000 ms") }
-        guard ["all", "relay"].contains(iceTransportPolicy) else {
-            throw ValidationError("--ice-transport-policy must be all or relay, got \(iceTransportPolicy)")
-        }
-        if iceTransportPolicy == "relay", turn == nil { throw ValidationError("--ice-transport-policy relay needs --turn") }
 
     }
 
@@ -78,10 +65,7 @@ struct Subscriber: AsyncParsableCommand {
         node.controlDelay = .milliseconds(controlDelayMs)
         node.media.apply(latencyProfile)
         if let jitterLatency { node.media.rtc.jitterBufferLatencyMs = jitterLatency }
-        node.media.rtc.stunServer = stun
-        node.media.rtc.turnServer = turn
-        node.media.rtc.relayOnly = iceTransportPolicy == "relay"
-        node.media.rtc.addresses = ICEAddressPolicy(families: iceFamilies, linkLocal: iceLinkLocal, addresses: iceAddress.isEmpty ? nil : iceAddress)
+        network.apply(to: &node.media.rtc)
         var config = SubscriberAppConfig(node: node)
         config.headless = headless; config.scriptPath = script; config.exitAfterScript = exitAfterScript
         config.json = json; config.frameLogPath = frameLog; config.checkMarkers = checkMarkers
