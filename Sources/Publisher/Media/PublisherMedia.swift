@@ -387,42 +387,29 @@ public final class PublisherMedia: @unchecked Sendable {
     /// The encoder's current target bitrate (kbit/s).
     public var bitrateKbps: Int { state.withLock { $0.bitrateKbps } }
 
-    /// One subscriber's estimate, for status lines.
-    public struct LinkEstimate: Sendable {
-        public var peer: String
-        public var estimateKbps: Int
-        public var loss: Double?
-    }
-
     /// One step of congestion control (`config.adaptBitrate`; call a few times a second):
     /// reads what each connected subscriber NACKed of what it was sent, steps its estimate, and sets
     /// the encoder to the lowest estimate (the weakest link decides: one encoder serves
-    /// all; docs/NETWORK.md). Returns the estimates. GStreamer calls here are short
-    /// property reads and sets, outside the state lock.
-    @discardableResult
-    public func adaptBitrate(nowNanos: UInt64) -> [LinkEstimate] {
-        guard config.adaptBitrate else { return [] }
+    /// all; docs/NETWORK.md). GStreamer calls here are short property reads and sets,
+    /// outside the state lock.
+    public func adaptBitrate(nowNanos: UInt64) {
+        guard config.adaptBitrate else { return }
         let peers = state.withLock { s in s.peers.values.map(\.peer).filter(\.isVerified) }
         let reports = peers.map { ($0, $0.takeFeedback()) }
-        let (estimates, target, changed) = state.withLock { s -> ([LinkEstimate], Int, Bool) in
-            var estimates: [LinkEstimate] = []
-            for (peer, report) in reports {
+        let change = state.withLock { s -> Int? in
+            let estimates = reports.map { peer, interval in
                 let key = ObjectIdentifier(peer)
                 var controller = s.controllers[key] ?? BitrateController(configuration: .init(
                     ceilingKbps: config.bitrateKbps, floorKbps: config.minimumBitrateKbps), startKbps: s.bitrateKbps)
-                let kbps = controller.update(report, nowNanos: nowNanos)
-                s.controllers[key] = controller
-                estimates.append(LinkEstimate(peer: peer.name, estimateKbps: kbps, loss: controller.lastLoss))
+                defer { s.controllers[key] = controller }
+                return controller.update(interval, nowNanos: nowNanos)
             }
             // No subscriber: keep the rate (the next one starts from it and climbs if its
-            // link allows).
-            guard let target = estimates.map(\.estimateKbps).min() else { return ([], s.bitrateKbps, false) }
-            // Small changes are not worth an encoder reconfiguration.
-            let changed = abs(target - s.bitrateKbps) * 50 > s.bitrateKbps
-            if changed { s.bitrateKbps = target }
-            return (estimates, target, changed)
+            // link allows). Small changes are not worth an encoder reconfiguration.
+            guard let target = estimates.min(), abs(target - s.bitrateKbps) * 50 > s.bitrateKbps else { return nil }
+            s.bitrateKbps = target
+            return target
         }
-        if changed { config.codec.setBitrate(target, on: encoder) }
-        return estimates
+        if let change { config.codec.setBitrate(change, on: encoder) }
     }
 }
