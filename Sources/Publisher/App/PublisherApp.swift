@@ -142,7 +142,7 @@ public final class PublisherApp: Sendable {
             out.event(isError ? .pipelineError : .pipelineWarning, ["message": text],
                       human: (isError ? "camera pipeline error: " : "camera pipeline warning: ") + text)
         }
-        // Congestion control, four times a second (the receivers report every 10–30 ms).
+        // Congestion control, four times a second (receivers NACK within tens of ms).
         let adaptation = Task {
             while !Task.isCancelled {
                 guard (try? await Task.sleep(for: .milliseconds(250))) != nil else { return }

@@ -27,8 +27,9 @@ public struct PublisherMediaConfig: Sendable {
     public var codec: VideoCodec = .vp8
     /// The encoder's bitrate, and with `adaptBitrate` its ceiling (kbit/s).
     public var bitrateKbps = 2000
-    /// Congestion control: each subscriber's reception reports drive a bandwidth estimate
-    /// (`BitrateController`), and the encoder follows the lowest (`adaptBitrate(nowNanos:)`).
+    /// Congestion control: what each subscriber NACKs of what it was sent drives a
+    /// bandwidth estimate (`BitrateController`), and the encoder follows the lowest
+    /// (`adaptBitrate(nowNanos:)`).
     public var adaptBitrate = false
     /// The lowest bitrate adaptation goes to (kbit/s).
     public var minimumBitrateKbps = 150

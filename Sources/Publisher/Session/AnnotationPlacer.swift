@@ -17,27 +17,21 @@ public struct AnnotationPlacer: Sendable {
 
     /// The position and how it was found (`auto` resolved to `publisherDepth` or `world`).
     public func placement(of request: AnnotationRequest) throws(ControlError) -> (position: Vector3, placement: AnnotationPlacement) {
-        func fail(_ code: ControlErrorCode, _ message: String) -> ControlError { ControlError(id: nil, code: code, message: message) }
-        if request.placement == .auto {
-            // The depth where this source has one for that frame; the expert's point otherwise.
-            if history.entry(request.frameId)?.depth != nil {
-                var byDepth = request
-                byDepth.placement = .publisherDepth
-                return (try placement(of: byDepth).position, .publisherDepth)
-            }
-            guard let p = request.position else {
-                throw fail(.invalidValue, "the tap (\(request.tap.x), \(request.tap.y)) hits no surface: this publisher has no depth for frame \(request.frameId) and the tap's ray meets none of the expert's placement planes (sky?)")
-            }
-            return (p, .world)
+        guard request.placement == .auto else { return (try position(request, by: request.placement), request.placement) }
+        // The depth where this source has one for that frame; the expert's point otherwise.
+        if history.entry(request.frameId)?.depth != nil { return (try position(request, by: .publisherDepth), .publisherDepth) }
+        guard request.position != nil else {
+            throw ControlError(id: nil, code: .invalidValue, message: "the tap (\(request.tap.x), \(request.tap.y)) hits no surface: this publisher has no depth for frame \(request.frameId) and the tap's ray meets none of the expert's placement planes (sky?)")
         }
-        return (try resolve(request), request.placement)
+        return (try position(request, by: .world), .world)
     }
 
-    private func resolve(_ request: AnnotationRequest) throws(ControlError) -> Vector3 {
+    /// The position of `request` placed `by` one way (never `auto`).
+    private func position(_ request: AnnotationRequest, by placement: AnnotationPlacement) throws(ControlError) -> Vector3 {
         func fail(_ code: ControlErrorCode, _ message: String) -> ControlError { ControlError(id: nil, code: code, message: message) }
-        switch request.placement {
+        switch placement {
         case .auto:
-            return try placement(of: request).position
+            preconditionFailure("auto is resolved by placement(of:)")
         case .world:
             guard let p = request.position else { throw fail(.missingField, "missing field \"position\"") }
             return p

@@ -31,8 +31,8 @@ public enum WindowInput: Sendable, Equatable {
 /// - **Scaling**: glimagesink draws the picture scaled into the window, letterboxed
 ///   (`force-aspect-ratio`), and translates the pointer's window coordinates into
 ///   picture pixels before it sends navigation events upstream; a press on the border
-///   comes out outside 0…width × 0…height, which we report as `point: nil`. Where the GL
-///   sink cannot be made, `autovideosink` (unscaled) is the fallback.
+///   comes out clamped to the picture's edge, which we report as `point: nil`. Where the
+///   GL sink cannot be made, `autovideosink` (unscaled) is the fallback.
 /// - **Latency**: the one-frame leaky queue decouples decoding from drawing. A window that
 ///   is not drawing yet (mapping, a compositor catching up) makes frames wait, and they
 ///   used to pile up in the jitter buffer and be shown late (p50 715 ms in the first

@@ -430,6 +430,8 @@ public final class SubscriberNode: Sendable {
             let present = Set(list.map(\.id))
             let placed = state.withLock { s -> [Annotation] in
                 s.ownAnnotations.removeAll { !present.contains($0) }
+                // Only ids still shown need remembering (the set would grow for ever).
+                s.reportedPlacements.formIntersection(present)
                 s.lastAnnotations = list
                 return s.newlyPlaced()
             }
