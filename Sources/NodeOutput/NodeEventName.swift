@@ -27,6 +27,8 @@ public enum NodeEventName: String, CaseIterable, Sendable {
     case pipelineWarning
     case poseFeed
     case poseFeedListening
+    case congestion
+    case linkChanged
     // Subscriber
     case connected
     case controlOpen

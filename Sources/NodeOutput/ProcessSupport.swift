@@ -33,6 +33,17 @@ public enum ProcessSupport {
     }
 
     /// One line to stdout, flushed (stdout is a pipe under tests and scripts).
+    /// Lines of stdin, read on a thread of their own (readLine blocks); ends at EOF.
+    public static func stdinLines() -> AsyncStream<String> {
+        AsyncStream { continuation in
+            let thread = Thread {
+                while let line = readLine(strippingNewline: true) { continuation.yield(line) }
+                continuation.finish()
+            }
+            thread.start()
+        }
+    }
+
     public static func printLine(_ line: String) {
         FileHandle.standardOutput.write(Data((line + "\n").utf8))
     }

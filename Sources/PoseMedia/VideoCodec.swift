@@ -58,6 +58,9 @@ public enum VideoCodec: String, Sendable, CaseIterable, Codable {
             e.set("buffer-initial-size", 500)
             e.set("buffer-optimal-size", 600)
             e.set("keyframe-max-dist", keyframeInterval)
+            // A keyframe at most three average frames: one of ten (its default size here)
+            // is a burst a link near its capacity drops the tail of.
+            e.set("max-intra-bitrate", 300)
             e.set("lag-in-frames", 0)
             e.set("error-resilient", "default")
             // One thread: libvpx's worker threads busy-wait on each other, which turns into

@@ -2,47 +2,112 @@ internal import CGStreamer
 import CGstShim
 import Synchronization
 
-/// What a peer's receiver told us about the RTP we sent it over one interval: packets we
-/// sent on its send pad and distinct packets it asked again for (generic NACK). A
-/// receiver that NACKs (ours, Chromium, aiortc) asks for every packet it misses, at
-/// once, so `nacked / sent` is the interval's loss long before a full reception report
-/// would say it.
+/// What a peer's receiver told us about the RTP we sent it over one interval.
+///
+/// - `sent`/`bytes`: packets (and their bytes) we sent on its send pad.
+/// - `nacked`: distinct packets it asked again for (generic NACK). A receiver that NACKs
+///   (ours, Chromium, aiortc) asks for every packet it misses at once, so `nacked / sent`
+///   is the interval's loss before any reception report says it.
+/// - `reportedExpected`/`reportedLost`: from its reception reports on our media stream,
+///   the packets expected and lost between consecutive reports that arrived in the
+///   interval (exact network loss: retransmissions travel on the RTX stream and do not
+///   count).
+/// - `roundTripsMs`: round-trip times, one per report naming one of our sender reports
+///   (RFC 3550 §6.4.1: arrival − LSR − DLSR).
+/// - `rembKbps`: the last receiver-estimated maximum bitrate it sent (REMB, Chromium's
+///   delay-based estimate when `goog-remb` is negotiated).
+/// - `keyframeRequests`: PLI and FIR it sent.
+/// - `queueingMs`: one-way queueing delays our own receiver measured (`ReceptionReport`,
+///   whose counts also add to `reportedExpected`/`reportedLost`).
 public struct FeedbackInterval: Sendable, Hashable {
     public var sent: UInt64
-    /// The RTP bytes of those packets.
     public var bytes: UInt64
     public var nacked: Int
-    public init(sent: UInt64, bytes: UInt64 = 0, nacked: Int) { self.sent = sent; self.bytes = bytes; self.nacked = nacked }
+    public var reportedExpected: UInt64 = 0
+    public var reportedLost: Int64 = 0
+    public var roundTripsMs: [Double] = []
+    public var rembKbps: Double?
+    public var keyframeRequests = 0
+    public var queueingMs: [Double] = []
+    /// RTP bytes (media and retransmissions) our own receiver reported receiving in the
+    /// interval (`ReceptionReport`): what got through.
+    public var receivedBytes: UInt64 = 0
+    /// The lowest age (since capture) at which our pacer let a packet out in the
+    /// interval: what it adds to `queueingMs` is how far this exceeds its usual.
+    public var pacerAgeMs: Double?
+    public init(sent: UInt64, bytes: UInt64 = 0, nacked: Int, reportedExpected: UInt64 = 0, reportedLost: Int64 = 0,
+                roundTripsMs: [Double] = [], rembKbps: Double? = nil, keyframeRequests: Int = 0) {
+        self.sent = sent; self.bytes = bytes; self.nacked = nacked
+        self.reportedExpected = reportedExpected; self.reportedLost = reportedLost
+        self.roundTripsMs = roundTripsMs; self.rembKbps = rembKbps; self.keyframeRequests = keyframeRequests
+    }
+
+    /// The loss the reports give, when they cover at least `minimum` packets.
+    public func reportedLoss(minimum: UInt64) -> Double? {
+        guard reportedExpected >= minimum, reportedExpected > 0 else { return nil }
+        return min(1, max(0, Double(reportedLost) / Double(reportedExpected)))
+    }
 }
 
-/// Counts, on the streaming threads, RTP packets sent and NACKed sequence numbers.
+/// Counts, on the streaming threads, the RTP we send and what the receiver's RTCP says
+/// about it (NACKs, reception reports, REMB, PLI/FIR); the RTCP we send (our sender
+/// reports' NTP times, for round trips).
 final class FeedbackCounter: Sendable {
-    private struct Counts { var sent: UInt64 = 0; var bytes: UInt64 = 0; var nacked: Set<UInt16> = [] }
+    private struct Counts {
+        var interval = FeedbackInterval(sent: 0, nacked: 0)
+        var nacked: Set<UInt16> = []
+    }
+    private struct Reports {
+        /// Our media SSRC (read from the packets on the send pad).
+        var mediaSSRC: UInt32?
+        /// The last report on it: extended highest sequence number, cumulative lost.
+        var last: (highest: UInt32, lost: Int32)?
+        /// The last `ReceptionReport` on it: highest sequence number, packets received.
+        var lastReception: (highest: UInt64, received: UInt64)?
+        /// Bytes each of the receiver's streams had in its last report.
+        var receivedBytes: [UInt32: UInt64] = [:]
+        /// Our recent sender reports: NTP middle 32 bits → monotonic µs when sent.
+        var senderReports: [(ntp: UInt32, sentMicros: Int64)] = []
+    }
     private let counts = Mutex(Counts())
+    private let reports = Mutex(Reports())
     let probeInstalled = Atomic<Bool>(false)
 
-    func sent(_ packets: UInt64, bytes: UInt64) { counts.withLock { $0.sent += packets; $0.bytes += bytes } }
+    func sent(_ packets: UInt64, bytes: UInt64, ssrc: UInt32?) {
+        counts.withLock { $0.interval.sent += packets; $0.interval.bytes += bytes }
+        if let ssrc {
+            reports.withLock { r in if r.mediaSSRC != ssrc { r.mediaSSRC = ssrc; r.last = nil; r.lastReception = nil } }
+        }
+    }
 
     /// The counts since the last call, then zero.
     func take() -> FeedbackInterval {
         counts.withLock { c in
             defer { c = Counts() }
-            return FeedbackInterval(sent: c.sent, bytes: c.bytes, nacked: c.nacked.count)
+            var interval = c.interval
+            interval.nacked = c.nacked.count
+            return interval
         }
     }
 
-    /// Reads the generic NACKs (RTPFB, FMT 1: PID and a bitmask of the 16 packets after
-    /// it, RFC 4585 §6.2.1) of one incoming RTCP buffer.
+    /// Reads one incoming RTCP buffer: generic NACKs (RTPFB FMT 1: PID and a bitmask of
+    /// the 16 packets after it, RFC 4585 §6.2.1), report blocks on our media SSRC (in
+    /// RR and SR), REMB (PSFB FMT 15, "REMB": 6-bit exponent, 18-bit mantissa, in bit/s),
+    /// PLI (PSFB FMT 1) and FIR (PSFB FMT 4).
     func record(_ buffer: UnsafeMutablePointer<GstBuffer>) {
         var rtcp = GstRTCPBuffer()
         guard gst_rtcp_buffer_map(buffer, GST_MAP_READ, &rtcp) != 0 else { return }
         defer { gst_rtcp_buffer_unmap(&rtcp) }
+        let now = g_get_monotonic_time()
         var packet = GstRTCPPacket()
         var more = gst_rtcp_buffer_get_first_packet(&rtcp, &packet) != 0
         var missing: [UInt16] = []
+        var blocks: [(ssrc: UInt32, highest: UInt32, lost: Int32, lsr: UInt32, dlsr: UInt32)] = []
+        var remb: Double?
+        var keyframeRequests = 0
         while more {
-            if gst_rtcp_packet_get_type(&packet) == GST_RTCP_TYPE_RTPFB,
-               gst_rtcp_packet_fb_get_type(&packet) == GST_RTCP_RTPFB_TYPE_NACK,
+            let type = gst_rtcp_packet_get_type(&packet)
+            if type == GST_RTCP_TYPE_RTPFB, gst_rtcp_packet_fb_get_type(&packet) == GST_RTCP_RTPFB_TYPE_NACK,
                let fci = gst_rtcp_packet_fb_get_fci(&packet) {
                 let words = Int(gst_rtcp_packet_fb_get_fci_length(&packet))
                 for w in 0..<words {
@@ -51,32 +116,137 @@ final class FeedbackCounter: Sendable {
                     missing.append(pid)
                     for bit in 0..<16 where blp & (1 << bit) != 0 { missing.append(pid &+ UInt16(bit + 1)) }
                 }
+            } else if type == GST_RTCP_TYPE_RR || type == GST_RTCP_TYPE_SR {
+                for n in 0..<gst_rtcp_packet_get_rb_count(&packet) {
+                    var ssrc: guint32 = 0, fraction: guint8 = 0, lost: gint32 = 0, highest: guint32 = 0
+                    var jitter: guint32 = 0, lsr: guint32 = 0, dlsr: guint32 = 0
+                    gst_rtcp_packet_get_rb(&packet, n, &ssrc, &fraction, &lost, &highest, &jitter, &lsr, &dlsr)
+                    blocks.append((ssrc, highest, lost, lsr, dlsr))
+                }
+            } else if type == GST_RTCP_TYPE_PSFB {
+                let fmt = gst_rtcp_packet_fb_get_type(&packet)
+                if fmt == GST_RTCP_PSFB_TYPE_PLI || fmt == GST_RTCP_PSFB_TYPE_FIR {
+                    keyframeRequests += 1
+                } else if fmt == GST_RTCP_PSFB_TYPE_AFB, let fci = gst_rtcp_packet_fb_get_fci(&packet),
+                          gst_rtcp_packet_fb_get_fci_length(&packet) >= 2,
+                          fci[0] == 0x52, fci[1] == 0x45, fci[2] == 0x4D, fci[3] == 0x42 {   // "REMB"
+                    let exponent = Int(fci[5] >> 2)
+                    let mantissa = (UInt64(fci[5] & 0x03) << 16) | (UInt64(fci[6]) << 8) | UInt64(fci[7])
+                    remb = Double(mantissa << UInt64(min(exponent, 40))) / 1000
+                }
             }
             more = gst_rtcp_packet_move_to_next(&packet) != 0
         }
-        guard !missing.isEmpty else { return }
-        counts.withLock { $0.nacked.formUnion(missing) }
+        var expected: UInt64 = 0, lostDelta: Int64 = 0
+        var roundTrips: [Double] = []
+        if !blocks.isEmpty {
+            reports.withLock { r in
+                for block in blocks where block.ssrc == r.mediaSSRC {
+                    if let last = r.last {
+                        let step = block.highest &- last.highest
+                        // A step backwards or absurdly far is a reset, not loss.
+                        if step > 0, step < 1 << 20 {
+                            expected += UInt64(step)
+                            lostDelta += Int64(block.lost) - Int64(last.lost)
+                        }
+                    }
+                    r.last = (block.highest, block.lost)
+                    if block.lsr != 0, let sr = r.senderReports.last(where: { $0.ntp == block.lsr }) {
+                        let elapsedMs = Double(Int64(now) - sr.sentMicros) / 1000
+                        let heldMs = Double(block.dlsr) * 1000 / 65536
+                        if elapsedMs >= heldMs { roundTrips.append(elapsedMs - heldMs) }
+                    }
+                }
+            }
+        }
+        guard !missing.isEmpty || expected > 0 || !roundTrips.isEmpty || remb != nil || keyframeRequests > 0 else { return }
+        counts.withLock { c in
+            c.nacked.formUnion(missing)
+            c.interval.reportedExpected += expected
+            c.interval.reportedLost += lostDelta
+            c.interval.roundTripsMs += roundTrips
+            if let remb { c.interval.rembKbps = remb }
+            c.interval.keyframeRequests += keyframeRequests
+        }
+    }
+
+    /// Our receiver's own reports (the `feedback` data channel): the media stream's
+    /// packets expected and lost since its previous report, and its queueing delay.
+    func received(_ streams: [ReceptionReport]) {
+        var expected: UInt64 = 0, lost: Int64 = 0, bytes: UInt64 = 0, queue: Double?
+        reports.withLock { r in
+            // Bytes: every stream (media and retransmissions share the link).
+            for stream in streams {
+                if let last = r.receivedBytes[stream.ssrc], stream.bytes >= last { bytes += stream.bytes - last }
+                r.receivedBytes[stream.ssrc] = stream.bytes
+            }
+            if r.receivedBytes.count > 16 { r.receivedBytes = r.receivedBytes.filter { key, _ in streams.contains { $0.ssrc == key } } }
+            guard let media = streams.first(where: { $0.ssrc == r.mediaSSRC }) else { return }
+            if let last = r.lastReception, media.highestSeq > last.highest, media.highestSeq - last.highest < 1 << 20 {
+                expected = media.highestSeq - last.highest
+                lost = Int64(expected) - Int64(media.received &- last.received)
+            }
+            r.lastReception = (media.highestSeq, media.received)
+            queue = media.queueMs
+        }
+        guard expected > 0 || bytes > 0 || queue != nil else { return }
+        counts.withLock { c in
+            c.interval.reportedExpected += expected
+            c.interval.reportedLost += lost
+            c.interval.receivedBytes += bytes
+            if let queue { c.interval.queueingMs.append(queue) }
+        }
+    }
+
+    /// Notes the NTP time of each sender report in one outgoing RTCP buffer.
+    func recordOutgoing(_ buffer: UnsafeMutablePointer<GstBuffer>) {
+        var rtcp = GstRTCPBuffer()
+        guard gst_rtcp_buffer_map(buffer, GST_MAP_READ, &rtcp) != 0 else { return }
+        defer { gst_rtcp_buffer_unmap(&rtcp) }
+        var packet = GstRTCPPacket()
+        var more = gst_rtcp_buffer_get_first_packet(&rtcp, &packet) != 0
+        while more {
+            if gst_rtcp_packet_get_type(&packet) == GST_RTCP_TYPE_SR {
+                var ssrc: guint32 = 0, ntp: guint64 = 0, rtpTime: guint32 = 0, packets: guint32 = 0, octets: guint32 = 0
+                gst_rtcp_packet_sr_get_sender_info(&packet, &ssrc, &ntp, &rtpTime, &packets, &octets)
+                let middle = UInt32(truncatingIfNeeded: ntp >> 16), now = Int64(g_get_monotonic_time())
+                reports.withLock { r in
+                    r.senderReports.append((middle, now))
+                    if r.senderReports.count > 64 { r.senderReports.removeFirst(r.senderReports.count - 64) }
+                }
+            }
+            more = gst_rtcp_packet_move_to_next(&packet) != 0
+        }
     }
 }
 
 extension WebRTCPeer {
-    /// Packets sent and NACKed since the last call (the first call starts the counting of
-    /// NACKs: a probe on the session's RTCP input, after SRTP, once the session exists).
+    /// What the receiver reported since the last call (the first call starts the
+    /// counting: probes on the session's RTCP input and output, once the session exists).
     package func takeFeedback() -> FeedbackInterval {
         if !feedback.probeInstalled.load(ordering: .acquiring) { installFeedbackProbe() }
-        return feedback.take()
+        var interval = feedback.take()
+        interval.pacerAgeMs = pacer?.takeLowestAgeMs()
+        return interval
     }
 
-    /// Counts the RTP packets that go into `pad` (a send pad of this peer).
+    /// Counts the RTP packets that go into `pad` (a send pad of this peer) and notes their SSRC.
     func countSentPackets(on pad: Pad) {
         let counter = feedback
+        @Sendable func ssrc(_ buffer: UnsafeMutablePointer<GstBuffer>) -> UInt32? {
+            var header = [UInt8](repeating: 0, count: 12)
+            let copied = header.withUnsafeMutableBytes { gst_buffer_extract(buffer, 0, $0.baseAddress, 12) }
+            guard copied == 12 else { return nil }
+            return header[8...11].reduce(0) { $0 << 8 | UInt32($1) }
+        }
         let data = GstPadProbeType(GST_PAD_PROBE_TYPE_BUFFER.rawValue | GST_PAD_PROBE_TYPE_BUFFER_LIST.rawValue)
         pad.addProbe(data) { info in
             if info.pointee.type.rawValue & GST_PAD_PROBE_TYPE_BUFFER_LIST.rawValue != 0,
                let list = gst_pad_probe_info_get_buffer_list(info) {
-                counter.sent(UInt64(gst_buffer_list_length(list)), bytes: UInt64(gst_buffer_list_calculate_size(list)))
+                let first = gst_buffer_list_length(list) > 0 ? gst_buffer_list_get(list, 0).flatMap(ssrc) : nil
+                counter.sent(UInt64(gst_buffer_list_length(list)), bytes: UInt64(gst_buffer_list_calculate_size(list)), ssrc: first)
             } else if let buffer = gst_pad_probe_info_get_buffer(info) {
-                counter.sent(1, bytes: UInt64(gst_buffer_get_size(buffer)))
+                counter.sent(1, bytes: UInt64(gst_buffer_get_size(buffer)), ssrc: ssrc(buffer))
             }
             return GST_PAD_PROBE_OK
         }
@@ -95,6 +265,12 @@ extension WebRTCPeer {
         pad.addProbe(GST_PAD_PROBE_TYPE_BUFFER) { info in
             if let buffer = gst_pad_probe_info_get_buffer(info) { counter.record(buffer) }
             return GST_PAD_PROBE_OK
+        }
+        if let out = gst_element_get_static_pad(rtpbin, "send_rtcp_src_0") {
+            Pad(takingOwnership: out).addProbe(GST_PAD_PROBE_TYPE_BUFFER) { info in
+                if let buffer = gst_pad_probe_info_get_buffer(info) { counter.recordOutgoing(buffer) }
+                return GST_PAD_PROBE_OK
+            }
         }
         // Counting starts now: what was sent before the probe saw any NACK does not count.
         _ = feedback.take()

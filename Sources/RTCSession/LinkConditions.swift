@@ -12,6 +12,13 @@ public struct LinkConditions: Sendable, Equatable, CustomStringConvertible {
     /// The bucket's depth in kbit (bursts up to this pass at once), with `rateKbps`;
     /// nil: 100 ms of the rate.
     public var bucketKbit: Int?
+    /// The bottleneck's buffer in ms of its rate, with `rateKbps`: packets beyond the
+    /// rate wait in a drop-tail queue this long before the token bucket (a shaper, as
+    /// a mobile uplink's buffer), and only what overflows it is dropped; 0: no buffer,
+    /// the bucket drops at once what exceeds it (a policer).
+    public var queueMs: Int = LinkConditions.defaultQueueMs
+    /// 200 ms: a modest buffer for a radio uplink (bufferbloat gives seconds).
+    public static let defaultQueueMs = 200
 
     /// A link that passes everything at once.
     public static let perfect = LinkConditions(dropProbability: 0, delayMs: 0)
@@ -23,7 +30,7 @@ public struct LinkConditions: Sendable, Equatable, CustomStringConvertible {
         self.bucketKbit = bucketKbit
     }
 
-    /// `rate=KBPS,loss=PERCENT,delay=MS[,bucket=KBIT]`, any subset in any order (the
+    /// `rate=KBPS,loss=PERCENT,delay=MS[,bucket=KBIT][,queue=MS]`, any subset in any order (the
     /// `--link` option); an empty string or `none` is a perfect link.
     public init(spec: String) throws(RTCError) {
         self = .perfect
@@ -32,14 +39,15 @@ public struct LinkConditions: Sendable, Equatable, CustomStringConvertible {
         for part in text.split(separator: ",") {
             let pair = part.split(separator: "=", maxSplits: 1).map(String.init)
             guard pair.count == 2, let value = Double(pair[1]), value.isFinite else {
-                throw .invalidArgument("link: \"\(part)\" is not KEY=NUMBER (keys: rate, loss, delay, bucket)")
+                throw .invalidArgument("link: \"\(part)\" is not KEY=NUMBER (keys: rate, loss, delay, bucket, queue)")
             }
             switch pair[0] {
             case "rate": rateKbps = Int(value)
             case "loss": dropProbability = value / 100
             case "delay": delayMs = Int(value)
             case "bucket": bucketKbit = Int(value)
-            default: throw .invalidArgument("link: unknown key \"\(pair[0])\" (keys: rate in kbit/s, loss in %, delay in ms, bucket in kbit)")
+            case "queue": queueMs = Int(value)
+            default: throw .invalidArgument("link: unknown key \"\(pair[0])\" (keys: rate in kbit/s, loss in %, delay in ms, bucket in kbit, queue in ms)")
             }
         }
         try validate()
@@ -62,6 +70,9 @@ public struct LinkConditions: Sendable, Equatable, CustomStringConvertible {
         if let rateKbps, !(8...1_000_000).contains(rateKbps) {
             throw .invalidArgument("link rate \(rateKbps) kbit/s is outside 8...1000000")
         }
+        guard (0...10_000).contains(queueMs) else {
+            throw .invalidArgument("link queue \(queueMs) ms is outside 0...10000 ms")
+        }
         if let bucketKbit, !(1...1_000_000).contains(bucketKbit) {
             throw .invalidArgument("link bucket \(bucketKbit) kbit is outside 1...1000000")
         }
@@ -70,7 +81,7 @@ public struct LinkConditions: Sendable, Equatable, CustomStringConvertible {
     public var description: String {
         let loss = (dropProbability * 1000).rounded() / 10
         var text = delayMs == 0 ? "\(loss)% loss" : "\(loss)% loss, \(delayMs) ms delay"
-        if let rateKbps { text += ", \(rateKbps) kbit/s" }
+        if let rateKbps { text += ", \(rateKbps) kbit/s" + (queueMs > 0 ? " with a \(queueMs) ms buffer" : " (policer)") }
         return text
     }
 }

@@ -19,6 +19,9 @@ public struct RTCConfiguration: Sendable {
     /// Simulated loss/delay on the outgoing RTP (netsim after the retransmission
     /// store, see `LinkSimulator`); nil for none. Changeable later through `link`.
     public var linkConditions: LinkConditions?
+    /// Pace the outgoing RTP at this rate (kbit/s; `Pacer`, changeable through `pacer`);
+    /// nil: packets leave as they come.
+    public var pacingKbps: Int?
     /// The certificate presented in the DTLS handshake; nil: the process's ECDSA P-256
     /// one (`DTLSCertificate.shared()`), never GStreamer's RSA default.
     public var dtlsCertificate: DTLSCertificate?
@@ -41,6 +44,8 @@ public final class WebRTCPeer: @unchecked Sendable {
     package let pipeline: Pipeline
     /// The impaired outgoing link, when the configuration asked for one.
     public let link: LinkSimulator?
+    /// The outgoing RTP's pacer, when the configuration asked for one.
+    public let pacer: Pacer?
     /// Presented in the DTLS handshake; its fingerprint goes into our offers and answers.
     public let certificate: DTLSCertificate
     private let sink: AsyncStream<RTCEvent>.Continuation
@@ -52,6 +57,8 @@ public final class WebRTCPeer: @unchecked Sendable {
     private let verified = Atomic<Bool>(false)
     /// Packets sent and NACKed, for congestion control (`takeFeedback`).
     let feedback = FeedbackCounter()
+    /// Packets received, for our own reception reports (`receptionReports`).
+    let reception = ReceptionCounter()
 
     private struct State {
         var handlerIDs: [UInt] = []
@@ -80,6 +87,7 @@ public final class WebRTCPeer: @unchecked Sendable {
         if let turn = configuration.turnServer { webrtc.set("turn-server", turn) }
         if configuration.relayOnly { webrtc.set("ice-transport-policy", "relay") }
         if let conditions = configuration.linkConditions { link = try LinkSimulator(conditions) } else { link = nil }
+        pacer = configuration.pacingKbps.map { Pacer(rateKbps: $0) }
         if let given = configuration.dtlsCertificate { certificate = given } else { certificate = try DTLSCertificate.shared() }
         let certificate = self.certificate
         disableUPnP()
@@ -101,8 +109,7 @@ public final class WebRTCPeer: @unchecked Sendable {
             Element.forEachDescendant(of: added, setPEM)
         }
         state.withLock { $0.handlerIDs.append(certificateHandler) }
-        if let link {
-            let id = link.attach(to: webrtc)
+        if let id = SendPath.attach(to: webrtc, pacer: pacer, link: link) {
             state.withLock { $0.handlerIDs.append(id) }
         }
     }

@@ -30,10 +30,11 @@ struct Publisher: AsyncParsableCommand {
     @Option var height = 480
     @Option var fps = 30
     @Option(help: "vp8 or h264.") var codec: VideoCodec = .vp8
-    @Option(help: "Target bitrate in kbit/s (with --adapt-bitrate: its ceiling).") var bitrate = 2000
-    @Flag(help: "Congestion control (first version, loss-based: docs/NETWORK.md): the encoder follows the weakest subscriber's estimate between --min-bitrate and --bitrate.")
-    var adaptBitrate = false
-    @Option(help: "The lowest bitrate --adapt-bitrate goes to, kbit/s.") var minBitrate = 150
+    @Option(help: "The encoder's bitrate ceiling in kbit/s (with --fixed-bitrate: its bitrate).") var bitrate = 2000
+    @Flag(inversion: .prefixedEnableDisable, help: "Congestion control (docs/NETWORK.md): the encoder follows the weakest subscriber's bandwidth estimate (loss, round trip, REMB) between --min-bitrate and --bitrate. --disable-adapt-bitrate sends --bitrate whatever the link.")
+    var adaptBitrate = true
+    @Option(help: "The lowest bitrate congestion control goes to, kbit/s.") var minBitrate = 150
+    @Option(help: "Where congestion control starts, kbit/s (within --min-bitrate…--bitrate).") var startBitrate = 800
     @Option(help: "Signaling server URL (ws:// or wss://). Without it the publisher embeds one.") var signaling: String?
     @Option(help: "Address of the embedded signaling server, HOST:PORT (port 0: any free port).") var listen = "127.0.0.1:8443"
     @Option(help: "Room to publish in.") var room = "default"
@@ -98,6 +99,7 @@ struct Publisher: AsyncParsableCommand {
         config.media.width = width; config.media.height = height; config.media.fps = fps
         config.media.codec = codec; config.media.bitrateKbps = bitrate
         config.media.adaptBitrate = adaptBitrate; config.media.minimumBitrateKbps = minBitrate
+        config.media.startBitrateKbps = startBitrate
         network.apply(to: &config.media.rtc)
         if let loss { config.media.rtc.linkConditions = LinkConditions(dropProbability: loss / 100) }
         if let link { config.media.rtc.linkConditions = try LinkConditions(spec: link) }

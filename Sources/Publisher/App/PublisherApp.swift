@@ -150,6 +150,11 @@ public final class PublisherApp: Sendable {
             }
         }
         defer { adaptation.cancel() }
+        // With a simulated link, stdin takes `link SPEC` lines that change it while running.
+        let linkCommands = media.config.rtc.linkConditions == nil ? nil : Task {
+            for await line in ProcessSupport.stdinLines() { Self.linkCommand(line, media: media, node: node, out: out) }
+        }
+        defer { linkCommands?.cancel() }
         var status = PublisherStatusSampler(media: media)
         var refused: String?
         while !runner.isCancelled && !Task.isCancelled {
@@ -162,6 +167,7 @@ public final class PublisherApp: Sendable {
             let sample = status.sample(node: node, feed: feed == nil ? nil : store.statistics)
             await Self.act(on: sample, media: media, out: out)
             out.status(sample.fields, human: sample.human)
+            if media.config.adaptBitrate { Self.reportCongestion(media.congestion, out: out) }
         }
         runner.cancel()
         _ = await runner.value
@@ -193,6 +199,48 @@ public final class PublisherApp: Sendable {
         case let .recovered(seconds, restarts):
             out.event(.sourceRecovered, ["silentSeconds": seconds, "restarts": restarts],
                       human: "camera: frames flow again after \(seconds) s without (\(restarts) restart(s) of the source path)")
+        }
+    }
+
+    /// One `congestion` event per subscriber (JSON only: the status line has the encoder's rate).
+    private static func reportCongestion(_ snapshots: [CongestionSnapshot], out: EventOutput) {
+        for c in snapshots {
+            var fields: [String: Any] = ["peer": c.peer, "estimateKbps": c.estimateKbps, "encoderKbps": c.encoderKbps,
+                                         "reason": c.reason]
+            if let v = c.sentKbps { fields["sentKbps"] = Int(v.rounded()) }
+            if let v = c.loss { fields["loss"] = (v * 1000).rounded() / 1000 }
+            if let v = c.roundTripMs { fields["rttMs"] = (v * 10).rounded() / 10 }
+            if let v = c.baseRoundTripMs { fields["baseRttMs"] = (v * 10).rounded() / 10 }
+            if let v = c.rembKbps { fields["rembKbps"] = Int(v.rounded()) }
+            if let v = c.queueMs { fields["queueMs"] = v }
+            if let v = c.pacedPackets { fields["pacedPackets"] = Int(v) }
+            if let v = c.link { fields["linkOffered"] = Int(v.offeredTotal); fields["linkDropped"] = Int(v.droppedTotal) }
+            out.event(.congestion, fields, human: nil)
+        }
+    }
+
+    /// `link [SESSION] rate=KBPS,loss=PERCENT,delay=MS,bucket=KBIT` (any subset; the rest
+    /// back to perfect; `none`: perfect) on stdin: new conditions on every subscriber's
+    /// link at once, or on one session's only.
+    private static func linkCommand(_ line: String, media: PublisherMedia, node: PublisherNode, out: EventOutput) {
+        var words = line.split(separator: " ").map(String.init)
+        guard let verb = words.first else { return }
+        guard verb == "link" else {
+            out.event(.commandError, ["line": line, "message": "unknown command \(verb): the publisher takes `link [SESSION] SPEC`"],
+                      human: "error: unknown command \(verb): the publisher takes `link [SESSION] rate=KBPS,loss=PERCENT,delay=MS`")
+            return
+        }
+        words.removeFirst()
+        let session = words.count == 2 ? words.removeFirst() : nil
+        do throws(RTCError) {
+            guard words.count <= 1 else { throw .invalidArgument("link takes [SESSION] SPEC, got \(line)") }
+            let conditions = try LinkConditions(spec: words.first ?? "")
+            if let session { try node.setLinkConditions(conditions, session: session) } else { try media.setLinkConditions(conditions) }
+            var fields: [String: Any] = ["link": conditions.description]
+            if let session { fields["sessionId"] = session }
+            out.event(.linkChanged, fields, human: "link\(session.map { " (session \($0))" } ?? ""): \(conditions.description)")
+        } catch {
+            out.event(.commandError, ["line": line, "message": "\(error)"], human: "error: link: \(error)")
         }
     }
 

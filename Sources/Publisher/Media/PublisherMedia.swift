@@ -25,16 +25,25 @@ public struct PublisherMediaConfig: Sendable {
     public var source: Source = .test()
     public var width = 640, height = 480, fps = 30
     public var codec: VideoCodec = .vp8
-    /// The encoder's bitrate, and with `adaptBitrate` its ceiling (kbit/s).
+    /// The encoder's bitrate ceiling with `adaptBitrate`, its bitrate without (kbit/s).
     public var bitrateKbps = 2000
-    /// Congestion control: what each subscriber NACKs of what it was sent drives a
-    /// bandwidth estimate (`BitrateController`), and the encoder follows the lowest
-    /// (`adaptBitrate(nowNanos:)`).
-    public var adaptBitrate = false
+    /// Congestion control: what each subscriber reports of what it was sent (NACKs,
+    /// reception reports, round trips, REMB) drives a bandwidth estimate
+    /// (`BitrateController`), and the encoder follows the lowest (`adaptBitrate(nowNanos:)`,
+    /// which the caller runs a few times a second).
+    public var adaptBitrate = true
     /// The lowest bitrate adaptation goes to (kbit/s).
     public var minimumBitrateKbps = 150
-    /// Frames between forced keyframes.
-    public var keyframeInterval = 30
+    /// Where adaptation starts (kbit/s, within the bounds): below the ceiling, so that
+    /// a slow link's first keyframe is not ten times what it carries (measured at
+    /// 600 kbit/s starting from 2 Mbit/s: the first picture after 5 s or never); a fast
+    /// link reaches 2 Mbit/s from 800 kbit/s in about 5 s.
+    public var startBitrateKbps = 800
+    /// Frames between periodic keyframes (300: 10 s at 30 fps). Subscribers that lose a
+    /// keyframe ask for one (PLI/FIR) and a joining one gets one at once, so periodic
+    /// ones are only a backstop: each costs about ten delta frames, at 600 kbit/s a
+    /// keyframe a second was a quarter of the bitrate.
+    public var keyframeInterval = 300
     /// Write each frame id into the picture (see `FrameStamp`), for end-to-end checks.
     public var stampFrameIDs = false
     /// Room reserved in every packet for application bytes in the pose element.
@@ -47,6 +56,38 @@ public struct PublisherMediaConfig: Sendable {
     /// Each frame's encode timing, on the encoder's streaming thread (keep it quick).
     public var onEncoded: (@Sendable (EncodedFrameTiming) -> Void)?
     public init() {}
+}
+
+/// Decides, on the streaming thread, what becomes of a keyframe request: the first
+/// after `spacingNanos` passes; the first within it is deferred to its end (one
+/// keyframe then answers every request made meanwhile); later ones are merged into
+/// that one.
+package final class KeyframeThrottle: Sendable {
+    package enum Decision: Equatable { case pass, deferred(nanos: UInt64), merged }
+    private struct State { var lastPassed: UInt64?; var deferredUntil: UInt64? }
+    private let state = Mutex(State())
+    package let spacingNanos: UInt64
+    /// A timer may fire this much early: the deferred request itself, not a new one.
+    static let slackNanos: UInt64 = 10_000_000
+    package init(spacingNanos: UInt64) { self.spacingNanos = spacingNanos }
+
+    package func request(nowNanos: UInt64) -> Decision {
+        state.withLock { s in
+            if let until = s.deferredUntil {
+                if nowNanos &+ Self.slackNanos < until { return .merged }
+                s.deferredUntil = nil
+                s.lastPassed = nowNanos
+                return .pass
+            }
+            guard let last = s.lastPassed, nowNanos &- last < spacingNanos else {
+                s.lastPassed = nowNanos
+                return .pass
+            }
+            let until = last + spacingNanos
+            s.deferredUntil = until
+            return .deferred(nanos: until - nowNanos)
+        }
+    }
 }
 
 /// Drops a branch's frames until its peer has connected.
@@ -86,13 +127,23 @@ public final class PublisherMedia: @unchecked Sendable {
     private let state = Mutex(State())
     private let bytes = ByteCounter()
     private let keyframeRequestCount = ByteCounter()
+    private let keyframeRequestsThrottled = ByteCounter()
+    private let refusedFeedback = ByteCounter()
 
     private struct State {
         var peers: [ObjectIdentifier: (peer: WebRTCPeer, queue: Element, teePad: Pad)] = [:]
         /// One bandwidth estimate per subscriber (`adaptBitrate`).
         var controllers: [ObjectIdentifier: BitrateController] = [:]
-        /// The encoder's current target (kbit/s).
+        /// The rate congestion control allows (kbit/s): the lowest estimate.
         var bitrateKbps = 0
+        /// What the encoder is asked for: `bitrateKbps` times `overshootCorrection`.
+        var encoderTargetKbps = 0
+        /// The encoder's output over its target, learnt slowly (`adaptBitrate`): vp8enc
+        /// in CBR sends 15 to 25 % over its target at these rates (keyframes, RTP
+        /// headers and the pose element), which would keep a link just above its
+        /// capacity. 1 when it sends what is asked; never raised above 1.
+        var overshootCorrection = 1.0
+        var produced: (bytes: UInt64, nanos: UInt64)?
         /// Simulated loss on each subscriber's link (`config.rtc.linkConditions`, then `setLinkConditions`).
         var linkConditions: LinkConditions?
     }
@@ -125,9 +176,11 @@ public final class PublisherMedia: @unchecked Sendable {
         caps.set("caps", "video/x-raw,format=I420,width=\(config.width),height=\(config.height),framerate=\(config.fps)/1")
         let queue = try ElementFactory.make("queue", name: "encqueue")
         queue.set("max-size-buffers", 2)
-        let encoder = try config.codec.makeEncoder(bitrateKbps: config.bitrateKbps, keyframeInterval: config.keyframeInterval)
+        let firstKbps = config.adaptBitrate
+            ? min(max(config.startBitrateKbps, config.minimumBitrateKbps), config.bitrateKbps) : config.bitrateKbps
+        let encoder = try config.codec.makeEncoder(bitrateKbps: firstKbps, keyframeInterval: config.keyframeInterval)
         self.encoder = encoder
-        state.withLock { $0.bitrateKbps = config.bitrateKbps }
+        state.withLock { $0.bitrateKbps = firstKbps; $0.encoderTargetKbps = firstKbps }
         let overhead = 4 + 2 + PoseWireFormat.fixedSize + config.maxApplicationBytes
         let payloader = try config.codec.makePayloader(mtu: config.pathMTU - ((overhead + 3) / 4 * 4))
         poseExtension = try PoseHeaderExtension.make(id: PoseHeaderExtension.defaultID)
@@ -163,12 +216,33 @@ public final class PublisherMedia: @unchecked Sendable {
         if let onEncoded = config.onEncoded { EncodeTimer(report: onEncoded).install(on: encoder) }
         // Keyframe requests reaching the encoder (a subscriber's PLI/FIR turned into an
         // upstream force-key-unit by its branch's webrtcbin, or a branch opening).
-        let keyframeRequests = keyframeRequestCount
-        _ = payloader.staticPad("sink")!.addProbe(GST_PAD_PROBE_TYPE_EVENT_UPSTREAM) { info in
-            if let event = gst_pad_probe_info_get_event(info), gst_video_event_is_force_key_unit(event) != 0 {
-                keyframeRequests.add(1)
+        // At most one every `keyframeRequestSpacingNanos`: on a lossy link every
+        // subscriber's depayloader asks again for each keyframe it lost a piece of, and
+        // each keyframe (ten times a delta frame) makes more loss: a keyframe storm
+        // (measured at 600 kbit/s: every other frame sent was a keyframe). Requests
+        // within the spacing are not lost but merged: one keyframe at its end.
+        let keyframeRequests = keyframeRequestCount, merged = keyframeRequestsThrottled
+        let throttle = KeyframeThrottle(spacingNanos: Self.keyframeRequestSpacingNanos)
+        let payloaderSink = payloader.staticPad("sink")!
+        _ = payloaderSink.addProbe(GST_PAD_PROBE_TYPE_EVENT_UPSTREAM) { [weak payloaderSink] info in
+            guard let event = gst_pad_probe_info_get_event(info), gst_video_event_is_force_key_unit(event) != 0 else {
+                return GST_PAD_PROBE_OK
             }
-            return GST_PAD_PROBE_OK
+            switch throttle.request(nowNanos: MonotonicClock.nanos()) {
+            case .pass:
+                keyframeRequests.add(1)
+                return GST_PAD_PROBE_OK
+            case .merged:
+                merged.add(1)
+                return GST_PAD_PROBE_DROP
+            case .deferred(let nanos):
+                merged.add(1)
+                // Not from this streaming thread: the event travels up through the encoder.
+                if let pad = payloaderSink {
+                    DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(nanos))) { Self.requestKeyframe(via: pad) }
+                }
+                return GST_PAD_PROBE_DROP
+            }
         }
         let bytes = self.bytes
         let data = GstPadProbeType(GST_PAD_PROBE_TYPE_BUFFER.rawValue | GST_PAD_PROBE_TYPE_BUFFER_LIST.rawValue)
@@ -193,6 +267,18 @@ public final class PublisherMedia: @unchecked Sendable {
 
     /// Keyframe requests that reached the encoder from the branches (PLI/FIR, new subscribers).
     public var keyframeRequests: UInt64 { keyframeRequestCount.total }
+
+    /// Keyframe requests merged into a later keyframe because one was made less than
+    /// `keyframeRequestSpacingNanos` before.
+    public var keyframeRequestsDropped: UInt64 { keyframeRequestsThrottled.total }
+
+    /// Messages on a subscriber's `feedback` channel that were not reception reports (or
+    /// came before its certificate was checked): dropped.
+    public var feedbackMessagesRefused: UInt64 { refusedFeedback.total }
+    func feedbackRefused() { refusedFeedback.add(1) }
+
+    /// The shortest time between two keyframes made on request (0.5 s).
+    public static let keyframeRequestSpacingNanos: UInt64 = 500_000_000
 
     /// RTP bytes the payloader has produced (the encoded stream, once for all subscribers).
     public var rtpBytesProduced: UInt64 { bytes.total }
@@ -290,6 +376,7 @@ public final class PublisherMedia: @unchecked Sendable {
         let preferences = try await sendCaps()
         var rtc = config.rtc
         rtc.linkConditions = state.withLock { $0.linkConditions }
+        rtc.pacingKbps = Self.pacingKbps(forEncoderKbps: bitrateKbps)
         let peer = try WebRTCPeer(name: name, pipeline: pipeline, configuration: rtc)
         let queue = try ElementFactory.make("queue", name: "\(name)-queue")
         queue.set("leaky", "downstream")          // a stalled subscriber never blocks the encoder
@@ -334,7 +421,8 @@ public final class PublisherMedia: @unchecked Sendable {
 
 
     /// The payloader's output caps without per-stream fields, plus the RTCP feedback we
-    /// answer (PLI/FIR for keyframes, NACK). Waits up to 5 s for the first frame's caps
+    /// answer (PLI/FIR for keyframes, NACK) or read (REMB: Chromium then sends its
+    /// delay-based estimate, which congestion control uses). Waits up to 5 s for the first frame's caps
     /// (`notify::caps` on the payloader's source pad, no polling).
     private func sendCaps() async throws(RTCError) -> String {
         guard await payloaderSource.waitForCaps(timeout: .seconds(5)),
@@ -346,7 +434,7 @@ public final class PublisherMedia: @unchecked Sendable {
         }
         let level = config.codec.profileLevelID(width: config.width, height: config.height, fps: config.fps)
         let declared = caps.contains("profile-level-id") ? "" : level.map { ", profile-level-id=(string)\($0)" } ?? ""
-        return caps + declared + ", rtcp-fb-nack-pli=(boolean)true, rtcp-fb-ccm-fir=(boolean)true, rtcp-fb-nack=(boolean)true"
+        return caps + declared + ", rtcp-fb-nack-pli=(boolean)true, rtcp-fb-ccm-fir=(boolean)true, rtcp-fb-nack=(boolean)true, rtcp-fb-goog-remb=(boolean)true"
     }
 
     /// Changes the simulated loss/delay on every subscriber's link, now and for later
@@ -385,18 +473,24 @@ public final class PublisherMedia: @unchecked Sendable {
         }
     }
 
-    /// The encoder's current target bitrate (kbit/s).
+    /// The rate congestion control allows (the lowest subscriber estimate), or the fixed
+    /// bitrate (kbit/s).
     public var bitrateKbps: Int { state.withLock { $0.bitrateKbps } }
 
+    /// What the encoder is asked for (kbit/s): `bitrateKbps` less its learnt overshoot.
+    public var encoderTargetKbps: Int { state.withLock { $0.encoderTargetKbps } }
+
     /// One step of congestion control (`config.adaptBitrate`; call a few times a second):
-    /// reads what each connected subscriber NACKed of what it was sent, steps its estimate, and sets
-    /// the encoder to the lowest estimate (the weakest link decides: one encoder serves
-    /// all; docs/NETWORK.md). GStreamer calls here are short property reads and sets,
-    /// outside the state lock.
+    /// reads what each connected subscriber reported (NACKs, reception reports, round
+    /// trips, REMB), steps its estimate, and sets the encoder to the lowest estimate (the
+    /// weakest link decides: one encoder serves all; docs/NETWORK.md). GStreamer calls
+    /// here are short property reads and sets, outside the state lock.
     public func adaptBitrate(nowNanos: UInt64) {
         guard config.adaptBitrate else { return }
         let peers = state.withLock { s in s.peers.values.map(\.peer).filter(\.isVerified) }
         let reports = peers.map { ($0, $0.takeFeedback()) }
+        if Self.debugFeedback { for (p, r) in reports { ProcessSupport.printError("feedback \(p.name): \(r) link \(p.link?.stats.offeredTotal ?? 0)/\(p.link?.stats.droppedTotal ?? 0)") } }
+        let producedBytes = rtpBytesProduced
         let change = state.withLock { s -> Int? in
             let estimates = reports.map { peer, interval in
                 let key = ObjectIdentifier(peer)
@@ -406,11 +500,84 @@ public final class PublisherMedia: @unchecked Sendable {
                 return controller.update(interval, nowNanos: nowNanos)
             }
             // No subscriber: keep the rate (the next one starts from it and climbs if its
-            // link allows). Small changes are not worth an encoder reconfiguration.
-            guard let target = estimates.min(), abs(target - s.bitrateKbps) * 50 > s.bitrateKbps else { return nil }
-            s.bitrateKbps = target
-            return target
+            // link allows).
+            if let target = estimates.min() { s.bitrateKbps = target }
+            Self.learnOvershoot(&s, producedBytes: producedBytes, nowNanos: nowNanos)
+            let encoderTarget = max(config.minimumBitrateKbps, Int(Double(s.bitrateKbps) * s.overshootCorrection))
+            // Small changes are not worth an encoder reconfiguration.
+            guard abs(encoderTarget - s.encoderTargetKbps) * 50 > s.encoderTargetKbps else { return nil }
+            s.encoderTargetKbps = encoderTarget
+            return encoderTarget
         }
-        if let change { config.codec.setBitrate(change, on: encoder) }
+        if let change {
+            config.codec.setBitrate(change, on: encoder)
+        }
+        let pacing = Self.pacingKbps(forEncoderKbps: bitrateKbps)
+        for peer in peers { peer.pacer?.setRate(kbps: pacing) }
+    }
+
+    /// Once a second: the payloader's output over the last second against the encoder's
+    /// target moves `overshootCorrection` by at most 10 % (slow, so a keyframe does not
+    /// swing it), within 0.5…1.
+    private static func learnOvershoot(_ s: inout State, producedBytes: UInt64, nowNanos: UInt64) {
+        guard let last = s.produced else { s.produced = (producedBytes, nowNanos); return }
+        let seconds = Double(nowNanos &- last.nanos) / 1e9
+        guard seconds >= 1 else { return }
+        s.produced = (producedBytes, nowNanos)
+        let producedKbps = Double(producedBytes &- last.bytes) * 8 / 1000 / seconds
+        guard producedKbps > 0, s.bitrateKbps > 0 else { return }
+        let ratio = min(max(Double(s.bitrateKbps) / producedKbps, 0.9), 1.1)
+        s.overshootCorrection = min(max(s.overshootCorrection * ratio, 0.5), 1)
+    }
+    static let debugFeedback = getenv("POSECAST_FEEDBACK_DEBUG") != nil
+
+    /// Every subscriber's packets are paced (`Pacer`) at this multiple of the allowed
+    /// rate (`bitrateKbps`): a frame leaves within a frame time, a keyframe over a few,
+    /// instead of in one burst. Just above the allowed rate, because that rate is just
+    /// under the link's: a burst then waits here (bounded, `Pacer.maxQueueMs`) instead
+    /// of being dropped at the bottleneck. A keyframe K paced at P into a link of rate C
+    /// fills (1 − C/P)·K of its buffer; measured with netsim's 100 ms bucket at
+    /// 600 kbit/s, 2.5 × (libwebrtc's factor) overflowed it with every keyframe and each
+    /// overflow cost a freeze.
+    public static let pacingFactor = 1.2
+
+    static func pacingKbps(forEncoderKbps kbps: Int) -> Int { Int(Double(kbps) * pacingFactor) }
+
+    /// Each connected subscriber's congestion state (`adaptBitrate`), by peer name.
+    public var congestion: [CongestionSnapshot] {
+        state.withLock { s in
+            s.peers.compactMap { key, entry in
+                s.controllers[key].map { c in
+                    var snapshot = CongestionSnapshot(peer: entry.peer.name, controller: c, encoderKbps: s.encoderTargetKbps)
+                    snapshot.pacedPackets = entry.peer.pacer?.packetsDelayed
+                    snapshot.link = entry.peer.link?.stats
+                    return snapshot
+                }
+            }.sorted { $0.peer < $1.peer }
+        }
+    }
+}
+
+/// One subscriber's bandwidth estimate and the signals behind it, as last judged.
+public struct CongestionSnapshot: Sendable {
+    public var peer: String
+    public var estimateKbps: Int
+    public var encoderKbps: Int
+    public var sentKbps: Double?
+    public var loss: Double?
+    public var roundTripMs: Double?
+    public var baseRoundTripMs: Double?
+    public var rembKbps: Double?
+    public var queueMs: Double?
+    public var reason: String
+    /// Packets the pacer held back so far.
+    public var pacedPackets: UInt64?
+    /// The simulated link's packet counts so far (with `--link`).
+    public var link: LinkSimulatorStats?
+
+    init(peer: String, controller c: BitrateController, encoderKbps: Int) {
+        self.peer = peer; estimateKbps = Int(c.estimateKbps); self.encoderKbps = encoderKbps
+        sentKbps = c.lastSentKbps; loss = c.lastLoss; roundTripMs = c.lastRoundTripMs
+        baseRoundTripMs = c.baseRoundTripMs; rembKbps = c.lastREMBKbps; queueMs = c.lastQueueMs; reason = c.lastReason.rawValue
     }
 }

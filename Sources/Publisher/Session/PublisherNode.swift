@@ -75,6 +75,8 @@ public final class PublisherNode: Sendable {
     private struct Branch {
         var peer: WebRTCPeer
         var channel: DataChannel?
+        /// Our subscriber's `feedback` channel (its reception reports), once it opens one.
+        var feedback: DataChannel?
         var events: Task<Void, Never>?
     }
 
@@ -199,6 +201,16 @@ public final class PublisherNode: Sendable {
         }
     }
 
+    /// New simulated link conditions for one session's subscriber only (the publisher
+    /// was started with a link; `PublisherMedia.setLinkConditions` changes all).
+    public func setLinkConditions(_ conditions: LinkConditions, session sessionId: String) throws(RTCError) {
+        guard let peer = peer(sessionId) else { throw .invalidArgument("no session \(sessionId)") }
+        guard let link = peer.link else {
+            throw .invalidArgument("the publisher was started without a simulated link (--link)")
+        }
+        try link.update(conditions)
+    }
+
     private func peer(_ sessionId: String) -> WebRTCPeer? {
         state.withLock { $0.branches[sessionId]?.peer }
     }
@@ -261,6 +273,17 @@ public final class PublisherNode: Sendable {
             await feed(.peerEnded(sessionId: sessionId, state: "\(event)"))
         case .dataChannelOpen(let label) where label == "control":
             await feed(.controlChannelOpen(sessionId: sessionId))
+        case .dataChannel(let channel) where channel.label == ReceptionReport.channelLabel:
+            state.withLock { $0.branches[sessionId]?.feedback = channel }
+        case .dataChannelMessage(ReceptionReport.channelLabel, let message):
+            // Reception reports for congestion control: from a verified peer only, and
+            // nothing but well-formed reports (anything else is counted and dropped: the
+            // channel is unreliable telemetry, no reply goes back).
+            guard let peer = peer(sessionId), peer.isVerified, case .text(let text) = message,
+                  peer.receiveReceptionReport(text) else {
+                media.feedbackRefused()
+                return
+            }
         case .dataChannelMessage(_, let message):
             await feed(.controlMessage(sessionId: sessionId, message))
         case .pipelineError(let error):

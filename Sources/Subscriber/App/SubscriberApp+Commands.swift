@@ -17,21 +17,10 @@ extension SubscriberApp {
             }
         }
         guard readStdin else { return false }
-        for await line in Self.stdinLines() {
+        for await line in ProcessSupport.stdinLines() {
             if await !execute(line: line) { return true }
         }
         return false
-    }
-
-    /// Lines of stdin, read on a thread of their own (readLine blocks).
-    static func stdinLines() -> AsyncStream<String> {
-        AsyncStream { continuation in
-            let thread = Thread {
-                while let line = readLine(strippingNewline: true) { continuation.yield(line) }
-                continuation.finish()
-            }
-            thread.start()
-        }
     }
 
     /// Runs one line; false when the session should end (`quit`).

@@ -25,6 +25,9 @@ public struct SubscriberNodeConfig: Sendable {
     public var roomRetry = RetryBackoff()
     /// A session that decodes nothing for this long is torn down and sought again.
     public var stallTimeout: Duration = .seconds(5)
+    /// How often we tell the publisher what we received (`ReceptionReport`, its
+    /// congestion control's loss and queueing signal).
+    public var receptionReportInterval: Duration = .milliseconds(200)
     /// How long the media is watched when the room's publisher shows up under a new peer
     /// id while a session runs: frames in its second half keep the session (a signaling
     /// restart), none end it and ask the new publisher (the old one died meanwhile).
@@ -92,6 +95,8 @@ public final class SubscriberNode: Sendable {
         var media: SubscriberMedia?
         var channel: DataChannel?
         var events: Task<Void, Never>?
+        /// Our reception reports to the publisher (`feedback` channel), while connected.
+        var feedback: (channel: DataChannel, task: Task<Void, Never>)?
         var requestNumber = 0
         /// The publisher camera's latest metering status.
         var sceneStatus: SceneStatus?
@@ -202,11 +207,12 @@ public final class SubscriberNode: Sendable {
                 }
             }
         case .stopMedia:
-            let (media, events) = state.withLock { s in
-                defer { s.media = nil; s.events = nil; s.channel = nil }
-                return (s.media, s.events)
+            let (media, events, feedback) = state.withLock { s in
+                defer { s.media = nil; s.events = nil; s.channel = nil; s.feedback = nil }
+                return (s.media, s.events, s.feedback)
             }
             events?.cancel()
+            feedback?.task.cancel()
             // The pipeline goes to NULL on the state worker, not on this task.
             if let media { await media.shutDown() }
         case .wake(let at):
@@ -220,6 +226,35 @@ public final class SubscriberNode: Sendable {
         case .debug(let text):
             logger.debug("\(text)")
         }
+    }
+
+    /// Opens the `feedback` channel (unordered, no retransmission: a lost report is
+    /// replaced by the next) and sends our `ReceptionReport`s on it every
+    /// `receptionReportInterval`, for the publisher's congestion control.
+    private func startReceptionReports(media: SubscriberMedia, sessionId: String) {
+        let peer = media.peer
+        let channel: DataChannel
+        do throws(RTCError) {
+            channel = try peer.createDataChannel(ReceptionReport.channelLabel, ordered: false, maxRetransmits: 0)
+        } catch {
+            logger.warning("session \(sessionId): no feedback channel (\(error)); the publisher adapts from RTCP alone")
+            return
+        }
+        let interval = config.receptionReportInterval
+        let task = Task { [logger] in
+            while !Task.isCancelled {
+                guard (try? await Task.sleep(for: interval)) != nil else { return }
+                guard channel.readyState == .open else { continue }
+                do throws(RTCError) { try channel.send(ReceptionReport.encode(peer.receptionReports())) } catch {
+                    logger.debug("session \(sessionId): reception report not sent: \(error)")
+                }
+            }
+        }
+        let previous = state.withLock { s in
+            defer { s.feedback = (channel, task) }
+            return s.feedback
+        }
+        previous?.task.cancel()
     }
 
     /// A fresh pipeline per session: nothing of a dead session can leak into the next.
@@ -243,7 +278,8 @@ public final class SubscriberNode: Sendable {
         let old = state.withLock { s -> SubscriberMedia? in
             let old = s.media
             s.events?.cancel()
-            s.media = media; s.events = events; s.channel = nil
+            s.feedback?.task.cancel()
+            s.media = media; s.events = events; s.channel = nil; s.feedback = nil
             return old
         }
         if let old { await old.shutDown() }
@@ -260,6 +296,7 @@ public final class SubscriberNode: Sendable {
             let check = await media.peer.verifyRemoteFingerprintWhenReady()
             if check.isVerified {
                 verified.store(true, ordering: .releasing)
+                startReceptionReports(media: media, sessionId: sessionId)
                 await feed(.peerConnected(sessionId: sessionId))
                 Task { [onEvent, peer = media.peer] in
                     if let route = await peer.selectedRoute() { onEvent(.mediaRoute(sessionId: sessionId, route: route)) }

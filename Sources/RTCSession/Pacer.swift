@@ -1,0 +1,89 @@
+internal import CGStreamer
+import CGstShim
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Spreads a peer's outgoing RTP over time at `rateKbps` (a token bucket holding
+/// `burstMs` of the rate, at least one full packet), as every WebRTC sender does: an
+/// encoder hands over a whole frame at once (a keyframe is tens of packets), and a
+/// bottleneck that can queue only a few tens of ms of its rate (a policer, a radio
+/// link's shallow buffer) drops the tail of such a burst although the average fits.
+/// Congestion control sets the rate to a multiple of its estimate
+/// (`PublisherMedia.pacingFactor`); a frame then leaves in a fraction of a frame time.
+///
+/// It sits in webrtcbin's aux-sender slot (`SendPath`), after the retransmission store,
+/// so retransmissions are paced too, and before a `LinkSimulator`, which is the link.
+/// It waits on the thread that pushes the packet (the subscriber branch's queue
+/// thread, or rtprtxsend's for retransmissions); the branch queue holds what piles up.
+public final class Pacer: Sendable {
+    private struct Bucket {
+        var rateKbps: Double
+        /// Bits available now (negative: owed by packets already let through).
+        var tokens: Double
+        var lastMicros: Int64
+    }
+    private let bucket: Mutex<Bucket>
+    public let burstMs: Double
+    /// The longest a packet waits.
+    public let maxQueueMs: Double
+    private let delayed = Atomic<UInt64>(0)
+    /// The youngest packet (µs since its frame's capture) to leave since `takeLowestAgeMs`
+    /// (Int64.max: none). The lowest, as the receiver measures the lowest transit: a
+    /// retransmission is as old as its original and says nothing of the queue.
+    private let lowestAge = Atomic<Int64>(.max)
+
+    public init(rateKbps: Int, burstMs: Double = 10, maxQueueMs: Double = 150) {
+        self.burstMs = burstMs; self.maxQueueMs = maxQueueMs
+        bucket = Mutex(Bucket(rateKbps: Double(max(rateKbps, 1)), tokens: 0, lastMicros: 0))
+    }
+
+    public var rateKbps: Int { Int(bucket.withLock { $0.rateKbps }) }
+
+    /// Packets that had to wait.
+    public var packetsDelayed: UInt64 { delayed.load(ordering: .relaxed) }
+
+    /// The youngest packet to leave since the last call (ms since its frame's capture;
+    /// nil: none): above its lowest over time, the share of the receiver's measured
+    /// queueing delay that is our own (the branch queue's included).
+    public func takeLowestAgeMs() -> Double? {
+        let micros = lowestAge.exchange(.max, ordering: .relaxed)
+        return micros == .max ? nil : Double(micros) / 1000
+    }
+
+    public func setRate(kbps: Int) { bucket.withLock { $0.rateKbps = Double(max(kbps, 1)) } }
+
+    /// How long (µs) a packet of `bytes` must wait at `nowMicros`; takes its tokens.
+    package func reserve(bytes: Int, nowMicros: Int64) -> Int64 {
+        bucket.withLock { b in
+            let bitsPerMicro = b.rateKbps / 1000
+            let capacity = max(b.rateKbps * burstMs, 12_000)
+            b.tokens = min(capacity, b.tokens + Double(max(0, nowMicros - b.lastMicros)) * bitsPerMicro)
+            b.lastMicros = max(b.lastMicros, nowMicros)
+            let wait = b.tokens >= 0 ? 0 : Int64((-b.tokens / bitsPerMicro).rounded(.up))
+            b.tokens = max(b.tokens - Double(bytes * 8), -b.rateKbps * maxQueueMs)
+            return wait
+        }
+    }
+
+    /// Blocks the calling streaming thread until a packet of `bytes` may go. `ageMicros`:
+    /// how long ago its frame was captured (nil: unknown). The packets that wait here
+    /// hold up the ones behind them in the subscriber's branch queue, so the backlog is
+    /// judged by age, not by this packet's own wait: one older than `maxQueueMs` goes
+    /// at once and clears the debt (an encoder above the pacing rate, just after a cut,
+    /// would otherwise build a queue of seconds upstream: measured, 600 ms).
+    func pace(bytes: Int, ageMicros: Int64?) {
+        let now = Int64(g_get_monotonic_time())
+        if let age = ageMicros, Double(age) > maxQueueMs * 1000 {
+            bucket.withLock { $0.tokens = max($0.tokens, 0); $0.lastMicros = now }
+            _ = lowestAge.min(age, ordering: .relaxed)
+            return
+        }
+        let wait = reserve(bytes: bytes, nowMicros: now)
+        if let age = ageMicros { _ = lowestAge.min(age + wait, ordering: .relaxed) }
+        guard wait > 0 else { return }
+        delayed.add(1, ordering: .relaxed)
+        usleep(useconds_t(min(wait, 500_000)))
+    }
+}

@@ -1,0 +1,157 @@
+internal import CGStreamer
+import CGstShim
+import Foundation
+import Synchronization
+
+/// What a receiver got of one RTP stream, as it tells the sender on the `feedback` data
+/// channel (docs/NETWORK.md): our own subscriber's substitute for RTCP reception reports,
+/// which webrtcbin 1.22 stops sending while it sends early feedback. rtpsession leaves
+/// report blocks out of early RTCP (NACK, PLI) and keeps rescheduling the regular
+/// packet while early ones are pending, so on a lossy link, exactly when the sender
+/// needs to know the loss, the reports stop (measured at 600 kbit/s: 47 RTCP packets
+/// in 6 s, none with a report block) and NACKs undercount it (the jitter buffer gives
+/// up on runs it cannot recover in time without asking).
+///
+/// - `highestSeq`: the extended highest sequence number received; `received` and
+///   `bytes`: packets and RTP bytes received (cumulative), so the sender derives loss
+///   over any interval as RFC 3550 does (expected − received).
+/// - `queueMs`: one-way queueing delay, from this window's lowest transit time
+///   (arrival − RTP timestamp) over the lowest of the last 10 s: rises when a queue
+///   builds on the path, whatever the clocks' offset.
+public struct ReceptionReport: Codable, Sendable, Hashable {
+    public var ssrc: UInt32
+    public var highestSeq: UInt64
+    public var received: UInt64
+    public var bytes: UInt64
+    public var queueMs: Double?
+
+    public init(ssrc: UInt32, highestSeq: UInt64, received: UInt64, bytes: UInt64, queueMs: Double? = nil) {
+        self.ssrc = ssrc; self.highestSeq = highestSeq; self.received = received; self.bytes = bytes; self.queueMs = queueMs
+    }
+
+    /// The feedback channel's label.
+    public static let channelLabel = "feedback"
+    /// The largest message accepted (a few streams).
+    public static let maxMessageBytes = 2048
+
+    private struct Message: Codable { var streams: [ReceptionReport] }
+
+    public static func encode(_ reports: [ReceptionReport]) -> String {
+        let data = (try? JSONEncoder().encode(Message(streams: reports))) ?? Data("{\"streams\":[]}".utf8)
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    /// The reports of one message; nil for anything else (too large, not JSON, wrong shape).
+    public static func decode(_ text: String) -> [ReceptionReport]? {
+        guard text.utf8.count <= maxMessageBytes,
+              let message = try? JSONDecoder().decode(Message.self, from: Data(text.utf8)),
+              message.streams.count <= 8,
+              message.streams.allSatisfy({ ($0.queueMs ?? 0).isFinite && $0.received <= $0.highestSeq + 1 << 20 }) else {
+            return nil
+        }
+        return message.streams
+    }
+}
+
+/// Counts, on the receiving streaming thread, the RTP packets of each SSRC (after SRTP).
+final class ReceptionCounter: Sendable {
+    private struct Stream {
+        var highest: UInt64
+        var received: UInt64 = 0
+        var bytes: UInt64 = 0
+        var clockRate: Double = 90_000
+        /// The lowest transit (ms, arbitrary origin) in the current window, and the
+        /// lowest of each past window with its time (µs).
+        var windowMin: Double?
+        var history: [(micros: Int64, ms: Double)] = []
+    }
+    private let streams = Mutex([UInt32: Stream]())
+    let installed = Atomic<Bool>(false)
+
+    func record(_ buffer: UnsafeMutablePointer<GstBuffer>, nowMicros: Int64) {
+        var header = (UInt64(0), UInt32(0))   // 12 bytes fit in these two words
+        let copied = withUnsafeMutableBytes(of: &header) { gst_buffer_extract(buffer, 0, $0.baseAddress, 12) }
+        guard copied == 12 else { return }
+        let bytes = withUnsafeBytes(of: header) { Array($0.prefix(12)) }
+        guard bytes[0] >> 6 == 2 else { return }
+        let seq = UInt16(bytes[2]) << 8 | UInt16(bytes[3])
+        let timestamp = bytes[4...7].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
+        let ssrc = bytes[8...11].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
+        let size = UInt64(gst_buffer_get_size(buffer))
+        streams.withLock { all in
+            var s = all[ssrc] ?? Stream(highest: UInt64(seq))
+            // Extend the sequence number around the highest seen (RFC 3550 A.1, simplified).
+            let last = UInt16(truncatingIfNeeded: s.highest)
+            let delta = Int16(bitPattern: seq &- last)
+            if delta > 0 { s.highest += UInt64(delta) }
+            s.received += 1
+            s.bytes += size
+            let transit = Double(nowMicros) / 1000 - Double(timestamp) / s.clockRate * 1000
+            s.windowMin = min(s.windowMin ?? transit, transit)
+            all[ssrc] = s
+        }
+    }
+
+    /// Every stream's counts; closes the transit window (call every few hundred ms).
+    func reports(nowMicros: Int64) -> [ReceptionReport] {
+        streams.withLock { all in
+            all.map { ssrc, stream in
+                var s = stream
+                var queue: Double?
+                if let current = s.windowMin {
+                    s.history.append((nowMicros, current))
+                    s.history.removeAll { nowMicros - $0.micros > 10_000_000 }
+                    // RTP timestamps wrap every 13 h at 90 kHz; a wrap in the history
+                    // reads as a huge negative queue: clamp at zero.
+                    if let base = s.history.map(\.ms).min() { queue = max(0, current - base) }
+                }
+                s.windowMin = nil
+                all[ssrc] = s
+                return ReceptionReport(ssrc: ssrc, highestSeq: s.highest, received: s.received, bytes: s.bytes,
+                                       queueMs: queue.map { ($0 * 10).rounded() / 10 })
+            }.sorted { $0.received > $1.received }
+        }
+    }
+}
+
+extension WebRTCPeer {
+    /// What this peer received of each incoming RTP stream so far (the first call starts
+    /// the counting: a probe on the session's RTP input, once the session exists).
+    package func receptionReports() -> [ReceptionReport] {
+        if !reception.installed.load(ordering: .acquiring) { installReceptionProbe() }
+        return reception.reports(nowMicros: Int64(g_get_monotonic_time()))
+    }
+
+    /// A receiver's `ReceptionReport`s (the text of one `feedback` message): they count
+    /// towards the next `takeFeedback`. False when the text is not a report.
+    @discardableResult
+    package func receiveReceptionReport(_ text: String) -> Bool {
+        guard let reports = ReceptionReport.decode(text) else { return false }
+        feedback.received(reports)
+        return true
+    }
+
+    private func installReceptionProbe() {
+        guard let rtpbin = gst_bin_get_by_name(gcast(webrtc.object, to: GstBin.self), "rtpbin") else { return }
+        defer { gst_object_unref(UnsafeMutableRawPointer(rtpbin)) }
+        guard let raw = gst_element_get_static_pad(rtpbin, "recv_rtp_sink_0") else { return }
+        guard reception.installed.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged else {
+            gst_object_unref(UnsafeMutableRawPointer(raw))
+            return
+        }
+        let counter = reception
+        let data = GstPadProbeType(GST_PAD_PROBE_TYPE_BUFFER.rawValue | GST_PAD_PROBE_TYPE_BUFFER_LIST.rawValue)
+        Pad(takingOwnership: raw).addProbe(data) { info in
+            let now = Int64(g_get_monotonic_time())
+            if info.pointee.type.rawValue & GST_PAD_PROBE_TYPE_BUFFER_LIST.rawValue != 0,
+               let list = gst_pad_probe_info_get_buffer_list(info) {
+                for i in 0..<gst_buffer_list_length(list) {
+                    if let buffer = gst_buffer_list_get(list, i) { counter.record(buffer, nowMicros: now) }
+                }
+            } else if let buffer = gst_pad_probe_info_get_buffer(info) {
+                counter.record(buffer, nowMicros: now)
+            }
+            return GST_PAD_PROBE_OK
+        }
+    }
+}

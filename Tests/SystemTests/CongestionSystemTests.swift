@@ -1,0 +1,169 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// Congestion control on a capped link (issue 17), across real processes: the
+/// publisher's outgoing video goes through netsim at 600 kbit/s (`--link`, changed while
+/// running on its stdin), the subscribers show frames and log each (`--frame-log`).
+///
+/// - One subscriber: 5 s after it connects, the publisher's encoded bitrate stays under
+///   the cap, frames arrive with p95 latency under 200 ms, each with its own pose; the
+///   cap lifted, the allowed rate comes back within 10 % of the ceiling (2 Mbit/s).
+/// - Two subscribers on 600 kbit/s and 3 Mbit/s links: the documented policy (the
+///   weakest link decides, docs/NETWORK.md) holds: the encoder settles under 600, both
+///   keep a moving picture with every pose; the weak one gone, the rate climbs back.
+///
+/// Not yet what issue 17 asks (it stays open): each probe past the link costs broken
+/// frames and a freeze of 1 to 3 s until the next keyframe (the bound asserted here is
+/// 3.5 s, the target 1 s), and the climb back after the cap is lifted takes 11 to 15 s
+/// (asserted: 20 s, the target 15 s). docs/NETWORK.md has the measurements.
+@Suite("system: congestion control on a capped link", .serialized)
+struct CongestionSystemTests {
+    /// One shown frame from a subscriber's frame log.
+    struct Shown { var shownNs: UInt64; var latencyMs: Double?; var posed: Bool }
+
+    static func frames(_ path: String) -> [Shown] {
+        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return [] }
+        return text.split(separator: "\n").compactMap { line in
+            guard let o = (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any],
+                  let shown = (o["shownNs"] as? NSNumber)?.uint64Value else { return nil }
+            return Shown(shownNs: shown, latencyMs: (o["latencyMs"] as? NSNumber)?.doubleValue, posed: !(o["frameId"] is NSNull) && o["frameId"] != nil)
+        }
+    }
+
+    /// What the frames shown in [from, to) (wall-clock ns) look like.
+    struct Window: CustomStringConvertible {
+        var count = 0, posed = 0
+        var p95 = 0.0, longestGapMs = 0.0
+        var description: String {
+            "\(count) frames, \(posed) with their pose, latency p95 \(Int(p95)) ms, longest gap \(Int(longestGapMs)) ms"
+        }
+    }
+
+    static func window(_ all: [Shown], from: UInt64, to: UInt64) -> Window {
+        let inside = all.filter { $0.shownNs >= from && $0.shownNs < to }
+        var w = Window(count: inside.count, posed: inside.filter(\.posed).count)
+        let latencies = inside.compactMap(\.latencyMs).sorted()
+        if !latencies.isEmpty { w.p95 = latencies[min(latencies.count - 1, Int(Double(latencies.count) * 0.95))] }
+        // Gaps, including from the window's start to its first frame and from its last to its end.
+        let times = [from] + inside.map(\.shownNs) + [to]
+        w.longestGapMs = zip(times, times.dropFirst()).map { Double($1 &- $0) / 1e6 }.max() ?? 0
+        return w
+    }
+
+    /// The publisher's once-a-second status, sampled by the test with its own clock.
+    struct Sample { var atNs: UInt64; var sentKbps: Int; var allowedKbps: Int }
+
+    static func now() -> UInt64 { UInt64(Date().timeIntervalSince1970 * 1e9) }
+
+    /// Samples the publisher's latest status every second for `seconds`.
+    static func sample(_ publisher: ManagedProcess, seconds: Int, into samples: inout [Sample]) async throws {
+        for _ in 0..<seconds {
+            try await Task.sleep(for: .seconds(1))
+            if let status = publisher.events.last(where: { $0.is(.status) }) {
+                samples.append(Sample(atNs: now(), sentKbps: status.int("kbps"), allowedKbps: status.int("bitrate_kbps")))
+            }
+        }
+    }
+
+    static func start(link: String) async throws -> (signaling: ManagedProcess, publisher: ManagedProcess, url: String) {
+        let signaling = try ManagedProcess("posecast-signaling", ["--port", "0"], name: "signaling")
+        let (line, _) = try await signaling.waitForLine("listening line", timeout: 20) { $0.hasPrefix("listening ") }
+        let url = String(line.dropFirst("listening ".count))
+        let publisher = try ManagedProcess("posecast-publisher", [
+            "--source", "synthetic", "--signaling", url, "--json", "--link", link], name: "publisher")
+        try await publisher.waitForEvent("publisher registered", timeout: 30) { $0.is(.signalingConnected) }
+        return (signaling, publisher, url)
+    }
+
+    @Test("600 kbit/s link: under the cap within 5 s, then p95 < 200 ms, every pose, freezes under 3.5 s; the cap lifted, back near the ceiling within 20 s")
+    func cappedLink() async throws {
+        let dir = NSTemporaryDirectory() + "posecast-congestion-\(getpid())"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let (signaling, publisher, url) = try await Self.start(link: "rate=600")
+        defer { signaling.signal(SIGTERM); publisher.signal(SIGTERM) }
+        let log = "\(dir)/frames.jsonl"
+        let subscriber = try ManagedProcess("posecast-subscriber", [
+            "--headless", "--json", "--signaling", url, "--frame-log", log], name: "subscriber")
+        defer { subscriber.signal(SIGTERM) }
+        try await subscriber.waitForEvent("connected", timeout: 40) { $0.is(.connected) }
+        let connected = Self.now()
+        var samples: [Sample] = []
+        try await Self.sample(publisher, seconds: 20, into: &samples)
+        let lifted = Self.now()
+        publisher.send("link none")
+        try await Self.sample(publisher, seconds: 20, into: &samples)
+
+        let settled = samples.filter { $0.atNs >= connected + 5_000_000_000 && $0.atNs < lifted }
+        print("capped link: sent kbps after 5 s: \(settled.map(\.sentKbps)); allowed \(settled.map(\.allowedKbps))")
+        #expect(settled.count >= 12)
+        let mean = Double(settled.map(\.sentKbps).reduce(0, +)) / Double(max(settled.count, 1))
+        #expect(mean < 600, "mean sent bitrate \(mean) kbit/s over the 600 kbit/s cap after 5 s")
+        // Keyframes and probes make single seconds jump; the rate as a whole must be under the cap.
+        #expect(settled.filter { $0.sentKbps > 660 }.count <= 3, "more than 3 seconds over 660 kbit/s: \(settled.map(\.sentKbps))")
+
+        let shown = Self.frames(log)
+        let w = Self.window(shown, from: connected + 5_000_000_000, to: lifted)
+        print("capped link: after 5 s: \(w)")
+        #expect(w.count >= 15 * 15, "fewer than 15 fps: \(w)")
+        #expect(w.posed == w.count, "frames without their own pose: \(w)")
+        #expect(w.p95 < 200, "\(w)")
+        #expect(w.longestGapMs < 3500, "a freeze: \(w)")
+
+        let after = samples.filter { $0.atNs >= lifted }
+        let back = after.first { $0.allowedKbps >= 1800 }
+        print("cap lifted: allowed \(after.map(\.allowedKbps)), sent \(after.map(\.sentKbps)); near the ceiling after "
+              + (back.map { String(format: "%.1f s", Double($0.atNs - lifted) / 1e9) } ?? "never"))
+        #expect(back != nil, "the allowed rate did not come back within 10 % of 2000 kbit/s within 20 s: \(after.map(\.allowedKbps))")
+        #expect(after.suffix(3).map(\.sentKbps).max() ?? 0 >= 1400, "sent \(after.map(\.sentKbps))")
+    }
+
+    @Test("subscribers on 600 kbit/s and 3 Mbit/s: the weakest link decides, both keep every posed frame; the weak one gone, the rate climbs back within 15 s")
+    func twoSubscribers() async throws {
+        let dir = NSTemporaryDirectory() + "posecast-congestion2-\(getpid())"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let (signaling, publisher, url) = try await Self.start(link: "rate=3000")
+        defer { signaling.signal(SIGTERM); publisher.signal(SIGTERM) }
+        let weakLog = "\(dir)/weak.jsonl", strongLog = "\(dir)/strong.jsonl"
+        let weak = try ManagedProcess("posecast-subscriber", [
+            "--headless", "--json", "--signaling", url, "--frame-log", weakLog], name: "weak subscriber")
+        defer { weak.signal(SIGTERM) }
+        let (started, _) = try await weak.waitForEvent("the weak subscriber's session", timeout: 40) { $0.is(.sessionStarted) }
+        let session = try #require(started.string("sessionId"))
+        try await weak.waitForEvent("weak connected", timeout: 40) { $0.is(.connected) }
+        publisher.send("link \(session) rate=600")
+        try await publisher.waitForEvent("the weak link set", timeout: 5) { $0.is(.linkChanged) && $0.string("sessionId") == session }
+        let capped = Self.now()
+        let strong = try ManagedProcess("posecast-subscriber", [
+            "--headless", "--json", "--signaling", url, "--frame-log", strongLog], name: "strong subscriber")
+        defer { strong.signal(SIGTERM) }
+        try await strong.waitForEvent("strong connected", timeout: 40) { $0.is(.connected) }
+        let bothFrom = max(Self.now(), capped + 5_000_000_000)
+        var samples: [Sample] = []
+        try await Self.sample(publisher, seconds: 20, into: &samples)
+        let weakLeaves = Self.now()
+        weak.send("quit")
+        _ = try await weak.waitForExit(timeout: 10)
+        try await Self.sample(publisher, seconds: 15, into: &samples)
+
+        let settled = samples.filter { $0.atNs >= bothFrom + 2_000_000_000 && $0.atNs < weakLeaves }
+        print("two subscribers: sent \(settled.map(\.sentKbps)), allowed \(settled.map(\.allowedKbps))")
+        let mean = Double(settled.map(\.sentKbps).reduce(0, +)) / Double(max(settled.count, 1))
+        #expect(mean < 600, "the encoder did not follow the weakest link: mean \(mean) kbit/s")
+        for (name, log) in [("weak", weakLog), ("strong", strongLog)] {
+            let w = Self.window(Self.frames(log), from: bothFrom + 2_000_000_000, to: weakLeaves)
+            print("two subscribers: \(name): \(w)")
+            #expect(w.count >= 15 * 15, "\(name): \(w)")
+            #expect(w.posed == w.count, "\(name): \(w)")
+            #expect(w.longestGapMs < 3500, "\(name): \(w)")
+            #expect(w.p95 < 250, "\(name): \(w)")
+        }
+        let after = samples.filter { $0.atNs >= weakLeaves }
+        let back = after.first { $0.allowedKbps >= 1800 }
+        print("weak subscriber gone: allowed \(after.map(\.allowedKbps)); near the ceiling after "
+              + (back.map { String(format: "%.1f s", Double($0.atNs - weakLeaves) / 1e9) } ?? "never"))
+        #expect(back != nil, "the rate did not climb back for the strong subscriber within 15 s: \(after.map(\.allowedKbps))")
+    }
+}
