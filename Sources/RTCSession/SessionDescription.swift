@@ -6,6 +6,30 @@ public struct SessionDescription: Sendable, Hashable, Codable {
     public var kind: Kind
     public var sdp: String
     public init(kind: Kind, sdp: String) { self.kind = kind; self.sdp = sdp }
+
+    /// The same description with `a=rtcp-fb:PT <type>` added for every payload type that
+    /// already has RTCP feedback (the media codecs, not RTX), after its last such line.
+    /// For feedback webrtcbin 1.22 does not offer itself: `goog-remb` (its codec
+    /// preferences drop an `rtcp-fb-goog-remb` caps field), which Chromium then answers
+    /// and sends.
+    public func addingFeedback(_ type: String) -> SessionDescription {
+        let lines = sdp.components(separatedBy: "\r\n")
+        func payloadType(_ line: String) -> String? {
+            guard line.hasPrefix("a=rtcp-fb:") else { return nil }
+            return line.dropFirst("a=rtcp-fb:".count).split(separator: " ").first.map(String.init)
+        }
+        let present = Set(lines.compactMap { line in payloadType(line).map { "\($0) \(line.split(separator: " ").dropFirst().joined(separator: " "))" } })
+        var lastIndex: [String: Int] = [:]
+        for (i, line) in lines.enumerated() { if let pt = payloadType(line) { lastIndex[pt] = i } }
+        var out: [String] = []
+        for (i, line) in lines.enumerated() {
+            out.append(line)
+            if let pt = payloadType(line), lastIndex[pt] == i, !present.contains("\(pt) \(type)") {
+                out.append("a=rtcp-fb:\(pt) \(type)")
+            }
+        }
+        return SessionDescription(kind: kind, sdp: out.joined(separator: "\r\n"))
+    }
 }
 
 /// A trickled ICE candidate for the media line `mlineIndex`.

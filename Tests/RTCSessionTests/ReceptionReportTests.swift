@@ -41,3 +41,20 @@ struct ReceptionReportTests {
         #expect(pacer.reserve(bytes: 1000, nowMicros: now) > 0)
     }
 }
+
+/// `SessionDescription.addingFeedback`: REMB in our offer, which webrtcbin will not put there.
+@Suite("SDP: feedback added to an offer")
+struct AddingFeedbackTests {
+    @Test("goog-remb after each codec's last rtcp-fb line, not for RTX, not twice")
+    func addsREMB() {
+        let sdp = ["v=0", "m=video 9 UDP/TLS/RTP/SAVPF 96 97", "a=rtpmap:96 VP8/90000", "a=rtcp-fb:96 nack",
+                   "a=rtcp-fb:96 nack pli", "a=rtcp-fb:96 transport-cc", "a=extmap:1 urn:x-posecast:rtp-hdrext:pose:1",
+                   "a=rtpmap:97 rtx/90000", "a=fmtp:97 apt=96", ""].joined(separator: "\r\n")
+        let offer = SessionDescription(kind: .offer, sdp: sdp).addingFeedback("goog-remb")
+        let lines = offer.sdp.components(separatedBy: "\r\n")
+        #expect(lines.filter { $0.contains("goog-remb") } == ["a=rtcp-fb:96 goog-remb"])
+        #expect(lines.firstIndex(of: "a=rtcp-fb:96 goog-remb") == lines.firstIndex(of: "a=rtcp-fb:96 transport-cc")! + 1)
+        #expect(offer.addingFeedback("goog-remb") == offer)
+        #expect(offer.kind == .offer && offer.sdp.hasSuffix("\r\n"))
+    }
+}

@@ -421,8 +421,8 @@ public final class PublisherMedia: @unchecked Sendable {
 
 
     /// The payloader's output caps without per-stream fields, plus the RTCP feedback we
-    /// answer (PLI/FIR for keyframes, NACK) or read (REMB: Chromium then sends its
-    /// delay-based estimate, which congestion control uses). Waits up to 5 s for the first frame's caps
+    /// answer (PLI/FIR for keyframes, NACK; REMB is added to the offer's text, as
+    /// webrtcbin drops it from caps: `SessionDescription.addingFeedback`). Waits up to 5 s for the first frame's caps
     /// (`notify::caps` on the payloader's source pad, no polling).
     private func sendCaps() async throws(RTCError) -> String {
         guard await payloaderSource.waitForCaps(timeout: .seconds(5)),
@@ -434,7 +434,7 @@ public final class PublisherMedia: @unchecked Sendable {
         }
         let level = config.codec.profileLevelID(width: config.width, height: config.height, fps: config.fps)
         let declared = caps.contains("profile-level-id") ? "" : level.map { ", profile-level-id=(string)\($0)" } ?? ""
-        return caps + declared + ", rtcp-fb-nack-pli=(boolean)true, rtcp-fb-ccm-fir=(boolean)true, rtcp-fb-nack=(boolean)true, rtcp-fb-goog-remb=(boolean)true"
+        return caps + declared + ", rtcp-fb-nack-pli=(boolean)true, rtcp-fb-ccm-fir=(boolean)true, rtcp-fb-nack=(boolean)true"
     }
 
     /// Changes the simulated loss/delay on every subscriber's link, now and for later
@@ -532,14 +532,13 @@ public final class PublisherMedia: @unchecked Sendable {
     static let debugFeedback = getenv("POSECAST_FEEDBACK_DEBUG") != nil
 
     /// Every subscriber's packets are paced (`Pacer`) at this multiple of the allowed
-    /// rate (`bitrateKbps`): a frame leaves within a frame time, a keyframe over a few,
-    /// instead of in one burst. Just above the allowed rate, because that rate is just
-    /// under the link's: a burst then waits here (bounded, `Pacer.maxQueueMs`) instead
-    /// of being dropped at the bottleneck. A keyframe K paced at P into a link of rate C
-    /// fills (1 − C/P)·K of its buffer; measured with netsim's 100 ms bucket at
-    /// 600 kbit/s, 2.5 × (libwebrtc's factor) overflowed it with every keyframe and each
-    /// overflow cost a freeze.
-    public static let pacingFactor = 1.2
+    /// rate (`bitrateKbps`), libwebrtc's factor: a frame leaves within 1/2.5 of a frame
+    /// time, a keyframe (at most three frames' worth, `max-intra-bitrate`) within 40 ms,
+    /// inside the receiver's 50 ms jitter buffer. Slower pacing made the tail of each
+    /// keyframe arrive after that deadline: declared lost, another keyframe asked for,
+    /// and so on (measured at 1.2 × on a perfect link: 37 keyframe requests in 30 s and
+    /// a 0.6 s freeze). Bursts up to the link's rate then wait in its buffer.
+    public static let pacingFactor = 2.5
 
     static func pacingKbps(forEncoderKbps kbps: Int) -> Int { Int(Double(kbps) * pacingFactor) }
 

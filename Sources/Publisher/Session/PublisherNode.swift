@@ -243,7 +243,8 @@ public final class PublisherNode: Sendable {
         do throws(RTCError) {
             let channel = try peer.createDataChannel("control")
             state.withLock { $0.branches[sessionId]?.channel = channel }
-            let offer = try await peer.createOffer()
+            // REMB: a browser's delay-based estimate for congestion control (docs/NETWORK.md).
+            let offer = try await peer.createOffer().addingFeedback("goog-remb")
             try await peer.setLocalDescription(offer)
             await feed(.offerCreated(sessionId: sessionId, sdp: offer.sdp))
         } catch {

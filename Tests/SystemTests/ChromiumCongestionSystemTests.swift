@@ -1,0 +1,65 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// Debian's real Chromium as the expert, through our publisher on a 600 kbit/s link
+/// (issue 17): its inbound bitrate (from `getStats`, scripts/interop/chromium_subscriber.py)
+/// adapts to the link and it keeps decoding; the same link without congestion control
+/// (`--disable-adapt-bitrate`) leaves it almost nothing to decode. The publisher gathers
+/// on 127.0.0.1 only, so media stays on loopback (Chromium's wildcard socket answers it,
+/// the script's docstring says how).
+@Suite("system: Chromium on a capped link", .serialized,
+       .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/chromium") && AiortcPython.path != nil,
+                "needs Debian's chromium (scripts/setup installs it) and a Python with websockets (scripts/interop-setup)"))
+struct ChromiumCongestionSystemTests {
+    /// The samples (after the first frame) and summary the script printed.
+    static func chromium(link: String, adapt: Bool, seconds: Int) async throws
+        -> (samples: [[String: Any]], summary: [String: Any], publisher: ManagedProcess) {
+        let signaling = try ManagedProcess("posecast-signaling", ["--port", "0"], name: "signaling")
+        defer { signaling.signal(SIGTERM) }
+        let (line, _) = try await signaling.waitForLine("listening line", timeout: 20) { $0.hasPrefix("listening ") }
+        let url = String(line.dropFirst("listening ".count))
+        var arguments = ["--source", "synthetic", "--signaling", url, "--json", "--link", link, "--ice-address", "127.0.0.1"]
+        if !adapt { arguments.append("--disable-adapt-bitrate") }
+        let publisher = try ManagedProcess("posecast-publisher", arguments, name: "publisher")
+        defer { publisher.signal(SIGTERM) }
+        try await publisher.waitForEvent("publisher registered", timeout: 30) { $0.is(.signalingConnected) }
+        let python = try #require(AiortcPython.path)
+        let run = try await ManagedProcess.run(python[0], Array(python.dropFirst()) + [
+            AiortcPython.script("chromium_subscriber.py"), "--signaling", url, "--duration", String(seconds),
+            "--min-frames", "1", "--timeout", String(seconds + 45)], timeout: Double(seconds + 60))
+        let objects = run.stdout.split(separator: "\n").compactMap {
+            (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any]
+        }
+        let summary = try #require(objects.last { $0["summary"] as? Bool == true },
+                                   "no summary from chromium_subscriber.py (status \(run.status)); stderr:\n\(run.stderrTail)")
+        return (objects.filter { $0["summary"] == nil && $0["since"] as? String == "first_frame" }, summary, publisher)
+    }
+
+    static func number(_ o: [String: Any], _ key: String) -> Double? { (o[key] as? NSNumber)?.doubleValue }
+
+    @Test("600 kbit/s to Chromium: its inbound rate settles under the cap and it decodes; without congestion control it starves")
+    func adapts() async throws {
+        let (samples, summary, publisher) = try await Self.chromium(link: "rate=600", adapt: true, seconds: 20)
+        let settled = samples.filter { (Self.number($0, "t") ?? 0) >= 5 }
+        let wire = settled.compactMap { Self.number($0, "wire_kbps") }
+        let fps = settled.compactMap { Self.number($0, "fps") }
+        let meanWire = wire.reduce(0, +) / Double(max(wire.count, 1)), meanFPS = fps.reduce(0, +) / Double(max(fps.count, 1))
+        let decoded = Int(Self.number(summary, "frames_decoded") ?? 0)
+        let rembs = publisher.events.filter { $0.is(.congestion) }.compactMap { $0["rembKbps"] as? NSNumber }.map(\.intValue)
+        print("Chromium, 600 kbit/s, congestion control: \(decoded) frames decoded, after 5 s \(Int(meanWire)) kbit/s on the wire, "
+              + "\(String(format: "%.1f", meanFPS)) fps; freezes \(summary["freeze_count"] ?? "?") "
+              + "(\(summary["total_freezes_duration"] ?? "?") s); REMB negotiated \(summary["remb_negotiated"] ?? "?"), "
+              + "REMB seen by the publisher: \(rembs.suffix(5))")
+        #expect(settled.count >= 20, "too few samples after 5 s: \(settled.count)")
+        #expect(meanWire < 600, "Chromium's inbound rate \(meanWire) kbit/s is not under the 600 kbit/s link")
+        #expect(meanFPS >= 15, "Chromium decodes \(meanFPS) fps")
+        #expect(decoded >= 300)
+        #expect(summary["remb_negotiated"] as? Bool == true, "our offer names goog-remb: Chromium's answer should keep it")
+
+        let (_, fixed, _) = try await Self.chromium(link: "rate=600", adapt: false, seconds: 10)
+        let fixedDecoded = Int(Self.number(fixed, "frames_decoded") ?? 0)
+        print("Chromium, 600 kbit/s, --disable-adapt-bitrate (2 Mbit/s): \(fixedDecoded) frames decoded")
+        #expect(fixedDecoded < decoded / 4, "without congestion control Chromium decoded \(fixedDecoded) frames, with it \(decoded)")
+    }
+}
