@@ -40,7 +40,9 @@ def run_mode(a, url, mode, outdir):
     publisher = Proc(f"{mode}-publisher", pub_args, outdir, stdin=True)
     frame_log = os.path.join(outdir, f"{mode}-frames.jsonl")
     subscriber = Proc(f"{mode}-subscriber", [os.path.join(a.bin, "posecast-subscriber"), "--headless", "--json",
-                                              "--signaling", url, "--frame-log", frame_log], outdir, stdin=True)
+                                              "--signaling", url, "--frame-log", frame_log,
+                                              *(["--jitter-latency", str(a.jitter_latency)] if a.jitter_latency else [])],
+                      outdir, stdin=True)
     try:
         def first_frame():
             try:
@@ -170,6 +172,9 @@ def main():
     p.add_argument("--settle", type=float, default=5, help="seconds of each step left out of its summary")
     p.add_argument("--bitrate", type=int, default=2000)
     p.add_argument("--modes", default="adapt,fixed")
+    p.add_argument("--jitter-latency", type=int, default=None,
+                   help="the subscriber's jitter buffer in ms (default: its tuned 50 ms; a retransmission over an "
+                        "80 ms link needs more)")
     p.add_argument("--plot", default="bench-network.png")
     p.add_argument("--out", default=None, help="directory for the processes' logs (default: a temporary one)")
     a = p.parse_args()

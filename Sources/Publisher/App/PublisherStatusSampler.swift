@@ -38,6 +38,7 @@ struct PublisherStatusSampler {
             "kbps": kbps.rounded(), "frames_with_pose": Int(frames), "annotations": annotations,
             "bitrate_kbps": media.bitrateKbps, "encoder_kbps": media.encoderTargetKbps,
             "keyframe_requests": Int(media.keyframeRequests), "keyframe_requests_dropped": Int(media.keyframeRequestsDropped),
+            "branch_queue_drops": Int(media.branchQueueDrops),
         ]
         var human = String(format: "subscribers %d (%d sessions)  %.1f fps  %.0f kbit/s  frames sent with pose %llu  annotations %d",
                            connected, total, fpsNow, kbps, frames, annotations)

@@ -30,8 +30,10 @@ public struct PublisherMediaConfig: Sendable {
     /// Congestion control: what each subscriber reports of what it was sent (NACKs,
     /// reception reports, round trips, REMB) drives a bandwidth estimate
     /// (`BitrateController`), and the encoder follows the lowest (`adaptBitrate(nowNanos:)`,
-    /// which the caller runs a few times a second).
-    public var adaptBitrate = true
+    /// which the caller runs a few times a second: `PublisherApp` does, and
+    /// `posecast-publisher` has it on by default). Off here, so that a caller that does
+    /// not run it (the loopback) gets `bitrateKbps`, not the start rate for good.
+    public var adaptBitrate = false
     /// The lowest bitrate adaptation goes to (kbit/s).
     public var minimumBitrateKbps = 150
     /// Where adaptation starts (kbit/s, within the bounds): below the ceiling, so that
@@ -129,6 +131,7 @@ public final class PublisherMedia: @unchecked Sendable {
     private let keyframeRequestCount = ByteCounter()
     private let keyframeRequestsThrottled = ByteCounter()
     private let refusedFeedback = ByteCounter()
+    private let branchDrops = ByteCounter()
 
     private struct State {
         var peers: [ObjectIdentifier: (peer: WebRTCPeer, queue: Element, teePad: Pad)] = [:]
@@ -272,6 +275,10 @@ public final class PublisherMedia: @unchecked Sendable {
     /// `keyframeRequestSpacingNanos` before.
     public var keyframeRequestsDropped: UInt64 { keyframeRequestsThrottled.total }
 
+    /// Items (RTP packets or lists of them) a subscriber's branch queue dropped because
+    /// its webrtcbin did not take them in time: lost before the retransmission store.
+    public var branchQueueDrops: UInt64 { branchDrops.total }
+
     /// Messages on a subscriber's `feedback` channel that were not reception reports (or
     /// came before its certificate was checked): dropped.
     public var feedbackMessagesRefused: UInt64 { refusedFeedback.total }
@@ -381,6 +388,10 @@ public final class PublisherMedia: @unchecked Sendable {
         let queue = try ElementFactory.make("queue", name: "\(name)-queue")
         queue.set("leaky", "downstream")          // a stalled subscriber never blocks the encoder
         queue.set("max-size-buffers", 60)
+        // Each overrun drops the oldest item: RTP that never reaches the retransmission
+        // store, so the receiver's NACKs for it go unanswered (issue 17's loss burst).
+        let drops = branchDrops
+        _ = Signal.connect(queue.object, "overrun") { drops.add(1) }
         pipeline.add(queue)
         let sendPad = try peer.requestSendPad(codecPreferences: preferences)
         try queue.staticPad("src")!.link(to: sendPad)
