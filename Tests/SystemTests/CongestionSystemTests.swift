@@ -51,6 +51,27 @@ struct CongestionSystemTests {
         return w
     }
 
+    /// At least 15 fps, every frame with its own pose, p95 under `p95Below`, no gap over 3.5 s.
+    static func expectSmooth(_ w: Window, _ what: String, p95Below: Double) {
+        print("\(what): \(w)")
+        #expect(w.count >= 15 * 15, "\(what): fewer than 15 fps: \(w)")
+        #expect(w.posed == w.count, "\(what): frames without their own pose: \(w)")
+        #expect(w.p95 < p95Below, "\(what): \(w)")
+        #expect(w.longestGapMs < 3500, "\(what): a freeze: \(w)")
+    }
+
+    /// The allowed rate within 10 % of the 2000 kbit/s ceiling in one of the samples after
+    /// `at` (the test samples for as long as it allows); returns those samples.
+    @discardableResult
+    static func expectBackNearCeiling(_ samples: [Sample], after at: UInt64, _ what: String) -> [Sample] {
+        let after = samples.filter { $0.atNs >= at }
+        let back = after.first { $0.allowedKbps >= 1800 }
+        print("\(what): allowed \(after.map(\.allowedKbps)), sent \(after.map(\.sentKbps)); near the ceiling after "
+              + (back.map { String(format: "%.1f s", Double($0.atNs - at) / 1e9) } ?? "never"))
+        #expect(back != nil, "\(what): the allowed rate did not come back within 10 % of 2000 kbit/s in \(after.count) s: \(after.map(\.allowedKbps))")
+        return after
+    }
+
     /// The publisher's once-a-second status, sampled by the test with its own clock.
     struct Sample { var atNs: UInt64; var sentKbps: Int; var allowedKbps: Int }
 
@@ -103,19 +124,9 @@ struct CongestionSystemTests {
         // Keyframes and probes make single seconds jump; the rate as a whole must be under the cap.
         #expect(settled.filter { $0.sentKbps > 660 }.count <= 3, "more than 3 seconds over 660 kbit/s: \(settled.map(\.sentKbps))")
 
-        let shown = Self.frames(log)
-        let w = Self.window(shown, from: connected + 5_000_000_000, to: lifted)
-        print("capped link: after 5 s: \(w)")
-        #expect(w.count >= 15 * 15, "fewer than 15 fps: \(w)")
-        #expect(w.posed == w.count, "frames without their own pose: \(w)")
-        #expect(w.p95 < 200, "\(w)")
-        #expect(w.longestGapMs < 3500, "a freeze: \(w)")
-
-        let after = samples.filter { $0.atNs >= lifted }
-        let back = after.first { $0.allowedKbps >= 1800 }
-        print("cap lifted: allowed \(after.map(\.allowedKbps)), sent \(after.map(\.sentKbps)); near the ceiling after "
-              + (back.map { String(format: "%.1f s", Double($0.atNs - lifted) / 1e9) } ?? "never"))
-        #expect(back != nil, "the allowed rate did not come back within 10 % of 2000 kbit/s within 20 s: \(after.map(\.allowedKbps))")
+        Self.expectSmooth(Self.window(Self.frames(log), from: connected + 5_000_000_000, to: lifted),
+                          "capped link, after 5 s", p95Below: 200)
+        let after = Self.expectBackNearCeiling(samples, after: lifted, "cap lifted")
         #expect(after.suffix(3).map(\.sentKbps).max() ?? 0 >= 1400, "sent \(after.map(\.sentKbps))")
     }
 
@@ -153,17 +164,9 @@ struct CongestionSystemTests {
         let mean = Double(settled.map(\.sentKbps).reduce(0, +)) / Double(max(settled.count, 1))
         #expect(mean < 600, "the encoder did not follow the weakest link: mean \(mean) kbit/s")
         for (name, log) in [("weak", weakLog), ("strong", strongLog)] {
-            let w = Self.window(Self.frames(log), from: bothFrom + 2_000_000_000, to: weakLeaves)
-            print("two subscribers: \(name): \(w)")
-            #expect(w.count >= 15 * 15, "\(name): \(w)")
-            #expect(w.posed == w.count, "\(name): \(w)")
-            #expect(w.longestGapMs < 3500, "\(name): \(w)")
-            #expect(w.p95 < 250, "\(name): \(w)")
+            Self.expectSmooth(Self.window(Self.frames(log), from: bothFrom + 2_000_000_000, to: weakLeaves),
+                              "two subscribers: \(name)", p95Below: 250)
         }
-        let after = samples.filter { $0.atNs >= weakLeaves }
-        let back = after.first { $0.allowedKbps >= 1800 }
-        print("weak subscriber gone: allowed \(after.map(\.allowedKbps)); near the ceiling after "
-              + (back.map { String(format: "%.1f s", Double($0.atNs - weakLeaves) / 1e9) } ?? "never"))
-        #expect(back != nil, "the rate did not climb back for the strong subscriber within 15 s: \(after.map(\.allowedKbps))")
+        _ = Self.expectBackNearCeiling(samples, after: weakLeaves, "weak subscriber gone")
     }
 }

@@ -16,7 +16,7 @@ bench-network.png (bitrate, latency and fps over time, both modes)."""
 import argparse, json, os, sys, tempfile, time
 
 sys.path.insert(0, os.path.dirname(__file__))
-from procs import Proc, ProcessGroup, wait_until
+from procs import Proc, ProcessGroup, load_jsonl, wait_until
 from stats import percentile, rnd
 from plots import pyplot
 
@@ -65,21 +65,7 @@ def run_mode(a, url, mode, outdir):
     finally:
         subscriber.stop("quit")
         publisher.stop()
-    return start, publisher, load_frames(frame_log)
-
-
-def load_frames(path):
-    rows = []
-    try:
-        with open(path) as f:
-            for line in f:
-                try:
-                    rows.append(json.loads(line))
-                except ValueError:
-                    pass
-    except OSError:
-        pass
-    return rows
+    return start, publisher, load_jsonl(frame_log)
 
 
 def seconds_table(mode, start, publisher, frames, a):
