@@ -243,6 +243,14 @@ pcg_object_get_string (gpointer object, const gchar * property)
   return value;
 }
 
+GstStructure *
+pcg_object_get_structure (gpointer object, const gchar * property)
+{
+  GstStructure *value = NULL;
+  g_object_get (object, property, &value, NULL);
+  return value;
+}
+
 void
 pcg_emit_with_promise (gpointer instance, const gchar * signal, gpointer arg,
     GstPromise * promise)

@@ -47,6 +47,7 @@ public enum NodeEventName: String, CaseIterable, Sendable {
     case markerCheckDone
     case windowInput
     case mediaRoute
+    case jitterLatency
     case annotationPlaced
     case windowNotice
     case windowClosed

@@ -34,8 +34,10 @@ struct Subscriber: AsyncParsableCommand {
     var placement = "auto"
     @Option(help: "Hold every control message this many ms before sending (simulates a slow control channel).")
     var controlDelayMs = 0
-    @Option(help: "Receive jitter-buffer latency in ms (default: the latency profile's, tuned 50, baseline 200).")
+    @Option(help: "Receive jitter-buffer latency in ms (default: the latency profile's, tuned 50, baseline 200); it rises from there when retransmissions arrive late, up to 400, and comes back after 10 s without loss.")
     var jitterLatency: Int?
+    @Flag(help: "Keep the jitter-buffer latency where it starts, whatever retransmissions need.")
+    var fixedJitterLatency = false
     @Option(help: "tuned (ours: 50 ms jitter buffer, frames shown as soon as decoded) or baseline (webrtcbin's defaults: 200 ms jitter buffer, the sink synchronised to the clock).")
     var latencyProfile: LatencyProfile = .tuned
     @Option(help: "Write one JSON line per shown frame here (frame id, capture, decode and shown times, pose hash; headless only).")
@@ -65,6 +67,7 @@ struct Subscriber: AsyncParsableCommand {
         node.controlDelay = .milliseconds(controlDelayMs)
         node.media.apply(latencyProfile)
         if let jitterLatency { node.media.rtc.jitterBufferLatencyMs = jitterLatency }
+        node.adaptJitterLatency = !fixedJitterLatency
         network.apply(to: &node.media.rtc)
         var config = SubscriberAppConfig(node: node)
         config.headless = headless; config.scriptPath = script; config.exitAfterScript = exitAfterScript

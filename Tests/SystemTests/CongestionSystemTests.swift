@@ -7,16 +7,13 @@ import Testing
 /// running on its stdin), the subscribers show frames and log each (`--frame-log`).
 ///
 /// - One subscriber: 5 s after it connects, the publisher's encoded bitrate stays under
-///   the cap, frames arrive with p95 latency under 200 ms, each with its own pose; the
-///   cap lifted, the allowed rate comes back within 10 % of the ceiling (2 Mbit/s).
+///   the cap, frames arrive with p95 latency under 200 ms, each with its own pose, and no
+///   gap between shown frames exceeds 1 s; the cap lifted, the allowed rate is back
+///   within 10 % of the ceiling (2 Mbit/s) within 15 s.
 /// - Two subscribers on 600 kbit/s and 3 Mbit/s links: the documented policy (the
 ///   weakest link decides, docs/NETWORK.md) holds: the encoder settles under 600, both
-///   keep a moving picture with every pose; the weak one gone, the rate climbs back.
-///
-/// Not yet what issue 17 asks (it stays open): each probe past the link costs broken
-/// frames and a freeze of 1 to 3 s until the next keyframe (the bound asserted here is
-/// 3.5 s, the target 1 s), and the climb back after the cap is lifted takes 11 to 15 s
-/// (asserted: 20 s, the target 15 s). docs/NETWORK.md has the measurements.
+///   keep a moving picture with every pose; the weak one gone, the rate climbs back
+///   within 15 s.
 @Suite("system: congestion control on a capped link", .serialized)
 struct CongestionSystemTests {
     /// One shown frame from a subscriber's frame log.
@@ -51,17 +48,17 @@ struct CongestionSystemTests {
         return w
     }
 
-    /// At least 15 fps, every frame with its own pose, p95 under `p95Below`, no gap over 3.5 s.
-    static func expectSmooth(_ w: Window, _ what: String, p95Below: Double) {
+    /// At least 15 fps, every frame with its own pose, p95 and the longest gap under the bounds.
+    static func expectSmooth(_ w: Window, _ what: String, p95Below: Double, longestGapBelowMs: Double) {
         print("\(what): \(w)")
         #expect(w.count >= 15 * 15, "\(what): fewer than 15 fps: \(w)")
         #expect(w.posed == w.count, "\(what): frames without their own pose: \(w)")
         #expect(w.p95 < p95Below, "\(what): \(w)")
-        #expect(w.longestGapMs < 3500, "\(what): a freeze: \(w)")
+        #expect(w.longestGapMs < longestGapBelowMs, "\(what): a freeze: \(w)")
     }
 
     /// The allowed rate within 10 % of the 2000 kbit/s ceiling in one of the samples after
-    /// `at` (the test samples for as long as it allows); returns those samples.
+    /// `at` (the test samples 15 s); returns those samples.
     @discardableResult
     static func expectBackNearCeiling(_ samples: [Sample], after at: UInt64, _ what: String) -> [Sample] {
         let after = samples.filter { $0.atNs >= at }
@@ -97,7 +94,7 @@ struct CongestionSystemTests {
         return (signaling, publisher, url)
     }
 
-    @Test("600 kbit/s link: under the cap within 5 s, then p95 < 200 ms, every pose, freezes under 3.5 s; the cap lifted, back near the ceiling within 20 s")
+    @Test("600 kbit/s link: under the cap within 5 s, then p95 < 200 ms, every pose, no freeze over 1 s; the cap lifted, back near the ceiling within 15 s")
     func cappedLink() async throws {
         let dir = NSTemporaryDirectory() + "posecast-congestion-\(getpid())"
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
@@ -114,7 +111,7 @@ struct CongestionSystemTests {
         try await Self.sample(publisher, seconds: 20, into: &samples)
         let lifted = Self.now()
         publisher.send("link none")
-        try await Self.sample(publisher, seconds: 20, into: &samples)
+        try await Self.sample(publisher, seconds: 15, into: &samples)
 
         let settled = samples.filter { $0.atNs >= connected + 5_000_000_000 && $0.atNs < lifted }
         print("capped link: sent kbps after 5 s: \(settled.map(\.sentKbps)); allowed \(settled.map(\.allowedKbps))")
@@ -125,7 +122,7 @@ struct CongestionSystemTests {
         #expect(settled.filter { $0.sentKbps > 660 }.count <= 3, "more than 3 seconds over 660 kbit/s: \(settled.map(\.sentKbps))")
 
         Self.expectSmooth(Self.window(Self.frames(log), from: connected + 5_000_000_000, to: lifted),
-                          "capped link, after 5 s", p95Below: 200)
+                          "capped link, after 5 s", p95Below: 200, longestGapBelowMs: 1000)
         let after = Self.expectBackNearCeiling(samples, after: lifted, "cap lifted")
         #expect(after.suffix(3).map(\.sentKbps).max() ?? 0 >= 1400, "sent \(after.map(\.sentKbps))")
     }
@@ -164,8 +161,9 @@ struct CongestionSystemTests {
         let mean = Double(settled.map(\.sentKbps).reduce(0, +)) / Double(max(settled.count, 1))
         #expect(mean < 600, "the encoder did not follow the weakest link: mean \(mean) kbit/s")
         for (name, log) in [("weak", weakLog), ("strong", strongLog)] {
+            // The policy, not the freeze target: the weak link's probes are the capped test's.
             Self.expectSmooth(Self.window(Self.frames(log), from: bothFrom + 2_000_000_000, to: weakLeaves),
-                              "two subscribers: \(name)", p95Below: 250)
+                              "two subscribers: \(name)", p95Below: 250, longestGapBelowMs: 2000)
         }
         _ = Self.expectBackNearCeiling(samples, after: weakLeaves, "weak subscriber gone")
     }

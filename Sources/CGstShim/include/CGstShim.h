@@ -96,6 +96,11 @@ gpointer pcg_object_get_pointer(gpointer object, const gchar *property);
 /* g_object_get for string properties; returns (full) a g_free-able string. */
 gchar *pcg_object_get_string(gpointer object, const gchar *property);
 
+/* g_object_get for GstStructure-typed (boxed) properties, such as rtpjitterbuffer's
+ * "stats": variadic g_object_get cannot be called from Swift. Returns (full) a copy
+ * to free with gst_structure_free, or NULL. */
+GstStructure *pcg_object_get_structure(gpointer object, const gchar *property);
+
 /* g_signal_emit_by_name(instance, signal, arg, promise) - the shape of
  * webrtcbin's create-offer, create-answer, set-local-description,
  * set-remote-description and get-stats action signals. */

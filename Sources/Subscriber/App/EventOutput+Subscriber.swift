@@ -64,6 +64,9 @@ extension EventOutput {
             self.event(.sessionStarted, ["sessionId": sessionId, "producer": producer], human: "session \(sessionId) with \(producer)")
         case .connected(let sessionId):
             self.event(.connected, ["sessionId": sessionId], human: "session \(sessionId): connected")
+        case let .jitterLatency(sessionId, ms, rtt):
+            self.event(.jitterLatency, ["sessionId": sessionId, "latencyMs": ms, "retransmissionRoundTripMs": (rtt * 10).rounded() / 10],
+                       human: "session \(sessionId): jitter buffer \(ms) ms (retransmission round trip \(Int(rtt)) ms)")
         case let .mediaRoute(sessionId, route):
             mediaRoute(sessionId: sessionId, local: (route.local.kind, route.local.address, route.local.port),
                        remote: (route.remote.kind, route.remote.address, route.remote.port), transport: route.local.transport)

@@ -28,6 +28,9 @@ public struct SubscriberNodeConfig: Sendable {
     /// How often we tell the publisher what we received (`ReceptionReport`, its
     /// congestion control's loss and queueing signal).
     public var receptionReportInterval: Duration = .milliseconds(200)
+    /// The jitter buffer's latency follows retransmission's needs (`JitterLatency`), from
+    /// `media.rtc.jitterBufferLatencyMs` up to 400 ms; off: it stays there.
+    public var adaptJitterLatency = true
     /// How long the media is watched when the room's publisher shows up under a new peer
     /// id while a session runs: frames in its second half keep the session (a signaling
     /// restart), none end it and ask the new publisher (the old one died meanwhile).
@@ -50,6 +53,8 @@ public enum SubscriberNodeEvent: Sendable {
     case connected(sessionId: String)
     /// The candidate pair the session's media comes over (`relay` with a relay-only policy).
     case mediaRoute(sessionId: String, route: ICERoute)
+    /// The jitter buffer's latency changed (`JitterLatency`).
+    case jitterLatency(sessionId: String, ms: Int, retransmissionRoundTripMs: Double)
     case sessionEnded(sessionId: String, reason: String)
     /// A remote ICE candidate was refused (reported rate-limited per `kind`:
     /// `unreported` of that kind since the last report, `total` so far).
@@ -241,9 +246,20 @@ public final class SubscriberNode: Sendable {
             return
         }
         let interval = config.receptionReportInterval
+        let adaptJitter = config.adaptJitterLatency
+        let onEvent = self.onEvent
+        var jitter = JitterLatency(configuration: .init(floorMs: config.media.rtc.jitterBufferLatencyMs))
         let task = Task { [logger] in
+            var tick = 0
             while !Task.isCancelled {
                 guard (try? await Task.sleep(for: interval)) != nil else { return }
+                tick += 1
+                // About once a second: the jitter buffer's latency follows what retransmission needs.
+                if adaptJitter, tick % 5 == 0, let stats = peer.jitterBufferStats(),
+                   let ms = jitter.update(stats, nowNanos: MonotonicClock.nanos()) {
+                    peer.setJitterBufferLatency(ms: ms)
+                    onEvent(.jitterLatency(sessionId: sessionId, ms: ms, retransmissionRoundTripMs: stats.retransmissionRoundTripMs))
+                }
                 guard channel.readyState == .open else { continue }
                 do throws(RTCError) { try channel.send(ReceptionReport.encode(peer.receptionReports())) } catch {
                     logger.debug("session \(sessionId): reception report not sent: \(error)")
