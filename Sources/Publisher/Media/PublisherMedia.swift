@@ -500,7 +500,6 @@ public final class PublisherMedia: @unchecked Sendable {
         guard config.adaptBitrate else { return }
         let peers = state.withLock { s in s.peers.values.map(\.peer).filter(\.isVerified) }
         let reports = peers.map { ($0, $0.takeFeedback()) }
-        if Self.debugFeedback { for (p, r) in reports { ProcessSupport.printError("feedback \(p.name): \(r) link \(p.link?.stats.offeredTotal ?? 0)/\(p.link?.stats.droppedTotal ?? 0)") } }
         let producedBytes = rtpBytesProduced
         let change = state.withLock { s -> Int? in
             let estimates = reports.map { peer, interval in
@@ -540,7 +539,6 @@ public final class PublisherMedia: @unchecked Sendable {
         let ratio = min(max(Double(s.bitrateKbps) / producedKbps, 0.9), 1.1)
         s.overshootCorrection = min(max(s.overshootCorrection * ratio, 0.5), 1)
     }
-    static let debugFeedback = getenv("POSECAST_FEEDBACK_DEBUG") != nil
 
     /// Every subscriber's packets are paced (`Pacer`) at this multiple of the allowed
     /// rate (`bitrateKbps`), libwebrtc's factor: a frame leaves within 1/2.5 of a frame
