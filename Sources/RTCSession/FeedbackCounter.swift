@@ -221,6 +221,18 @@ final class FeedbackCounter: Sendable {
 }
 
 extension WebRTCPeer {
+    /// The static pads of webrtcbin's internal rtpbin named `names` (nil where there is
+    /// none), once: nil when there is no rtpbin yet, no first pad yet, or `once` was
+    /// already set (another caller has them). The probes' installers share this.
+    func claimRTPBinPads(_ names: [String], once: borrowing Atomic<Bool>) -> [Pad?]? {
+        guard let rtpbin = gst_bin_get_by_name(gcast(webrtc.object, to: GstBin.self), "rtpbin") else { return nil }
+        defer { gst_object_unref(UnsafeMutableRawPointer(rtpbin)) }
+        let pads = names.map { name in gst_element_get_static_pad(rtpbin, name).map { Pad(takingOwnership: $0) } }
+        guard pads.first.flatMap({ $0 }) != nil,
+              once.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged else { return nil }
+        return pads
+    }
+
     /// What the receiver reported since the last call (the first call starts the
     /// counting: probes on the session's RTCP input and output, once the session exists).
     package func takeFeedback() -> FeedbackInterval {
@@ -253,24 +265,16 @@ extension WebRTCPeer {
     }
 
     private func installFeedbackProbe() {
-        guard let rtpbin = gst_bin_get_by_name(gcast(webrtc.object, to: GstBin.self), "rtpbin") else { return }
-        defer { gst_object_unref(UnsafeMutableRawPointer(rtpbin)) }
-        guard let raw = gst_element_get_static_pad(rtpbin, "recv_rtcp_sink_0") else { return }
-        guard feedback.probeInstalled.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged else {
-            gst_object_unref(UnsafeMutableRawPointer(raw))
-            return
-        }
-        let pad = Pad(takingOwnership: raw)
+        guard let pads = claimRTPBinPads(["recv_rtcp_sink_0", "send_rtcp_src_0"], once: feedback.probeInstalled),
+              let incoming = pads[0] else { return }
         let counter = feedback
-        pad.addProbe(GST_PAD_PROBE_TYPE_BUFFER) { info in
+        incoming.addProbe(GST_PAD_PROBE_TYPE_BUFFER) { info in
             if let buffer = gst_pad_probe_info_get_buffer(info) { counter.record(buffer) }
             return GST_PAD_PROBE_OK
         }
-        if let out = gst_element_get_static_pad(rtpbin, "send_rtcp_src_0") {
-            Pad(takingOwnership: out).addProbe(GST_PAD_PROBE_TYPE_BUFFER) { info in
-                if let buffer = gst_pad_probe_info_get_buffer(info) { counter.recordOutgoing(buffer) }
-                return GST_PAD_PROBE_OK
-            }
+        pads[1]?.addProbe(GST_PAD_PROBE_TYPE_BUFFER) { info in
+            if let buffer = gst_pad_probe_info_get_buffer(info) { counter.recordOutgoing(buffer) }
+            return GST_PAD_PROBE_OK
         }
         // Counting starts now: what was sent before the probe saw any NACK does not count.
         _ = feedback.take()

@@ -132,16 +132,10 @@ extension WebRTCPeer {
     }
 
     private func installReceptionProbe() {
-        guard let rtpbin = gst_bin_get_by_name(gcast(webrtc.object, to: GstBin.self), "rtpbin") else { return }
-        defer { gst_object_unref(UnsafeMutableRawPointer(rtpbin)) }
-        guard let raw = gst_element_get_static_pad(rtpbin, "recv_rtp_sink_0") else { return }
-        guard reception.installed.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged else {
-            gst_object_unref(UnsafeMutableRawPointer(raw))
-            return
-        }
+        guard let pads = claimRTPBinPads(["recv_rtp_sink_0"], once: reception.installed), let pad = pads[0] else { return }
         let counter = reception
         let data = GstPadProbeType(GST_PAD_PROBE_TYPE_BUFFER.rawValue | GST_PAD_PROBE_TYPE_BUFFER_LIST.rawValue)
-        Pad(takingOwnership: raw).addProbe(data) { info in
+        pad.addProbe(data) { info in
             let now = Int64(g_get_monotonic_time())
             if info.pointee.type.rawValue & GST_PAD_PROBE_TYPE_BUFFER_LIST.rawValue != 0,
                let list = gst_pad_probe_info_get_buffer_list(info) {
