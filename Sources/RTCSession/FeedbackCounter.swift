@@ -16,7 +16,6 @@ import Synchronization
 ///   (RFC 3550 §6.4.1: arrival − LSR − DLSR).
 /// - `rembKbps`: the last receiver-estimated maximum bitrate it sent (REMB, Chromium's
 ///   delay-based estimate when `goog-remb` is negotiated).
-/// - `keyframeRequests`: PLI and FIR it sent.
 /// - `queueingMs`: one-way queueing delays our own receiver measured (`ReceptionReport`,
 ///   whose counts also add to `reportedExpected`/`reportedLost`).
 public struct FeedbackInterval: Sendable, Hashable {
@@ -27,7 +26,6 @@ public struct FeedbackInterval: Sendable, Hashable {
     public var reportedLost: Int64 = 0
     public var roundTripsMs: [Double] = []
     public var rembKbps: Double?
-    public var keyframeRequests = 0
     public var queueingMs: [Double] = []
     /// RTP bytes (media and retransmissions) our own receiver reported receiving in the
     /// interval (`ReceptionReport`): what got through.
@@ -36,10 +34,10 @@ public struct FeedbackInterval: Sendable, Hashable {
     /// interval: what it adds to `queueingMs` is how far this exceeds its usual.
     public var pacerAgeMs: Double?
     public init(sent: UInt64, bytes: UInt64 = 0, nacked: Int, reportedExpected: UInt64 = 0, reportedLost: Int64 = 0,
-                roundTripsMs: [Double] = [], rembKbps: Double? = nil, keyframeRequests: Int = 0) {
+                roundTripsMs: [Double] = [], rembKbps: Double? = nil) {
         self.sent = sent; self.bytes = bytes; self.nacked = nacked
         self.reportedExpected = reportedExpected; self.reportedLost = reportedLost
-        self.roundTripsMs = roundTripsMs; self.rembKbps = rembKbps; self.keyframeRequests = keyframeRequests
+        self.roundTripsMs = roundTripsMs; self.rembKbps = rembKbps
     }
 
     /// The loss the reports give, when they cover at least `minimum` packets.
@@ -50,7 +48,7 @@ public struct FeedbackInterval: Sendable, Hashable {
 }
 
 /// Counts, on the streaming threads, the RTP we send and what the receiver's RTCP says
-/// about it (NACKs, reception reports, REMB, PLI/FIR); the RTCP we send (our sender
+/// about it (NACKs, reception reports, REMB); the RTCP we send (our sender
 /// reports' NTP times, for round trips).
 final class FeedbackCounter: Sendable {
     private struct Counts {
@@ -92,8 +90,9 @@ final class FeedbackCounter: Sendable {
 
     /// Reads one incoming RTCP buffer: generic NACKs (RTPFB FMT 1: PID and a bitmask of
     /// the 16 packets after it, RFC 4585 §6.2.1), report blocks on our media SSRC (in
-    /// RR and SR), REMB (PSFB FMT 15, "REMB": 6-bit exponent, 18-bit mantissa, in bit/s),
-    /// PLI (PSFB FMT 1) and FIR (PSFB FMT 4).
+    /// RR and SR) and REMB (PSFB FMT 15, "REMB": 6-bit exponent, 18-bit mantissa, in
+    /// bit/s). Keyframe requests (PLI, FIR) are counted where they reach the encoder
+    /// (`PublisherMedia.keyframeRequests`).
     func record(_ buffer: UnsafeMutablePointer<GstBuffer>) {
         var rtcp = GstRTCPBuffer()
         guard gst_rtcp_buffer_map(buffer, GST_MAP_READ, &rtcp) != 0 else { return }
@@ -104,7 +103,6 @@ final class FeedbackCounter: Sendable {
         var missing: [UInt16] = []
         var blocks: [(ssrc: UInt32, highest: UInt32, lost: Int32, lsr: UInt32, dlsr: UInt32)] = []
         var remb: Double?
-        var keyframeRequests = 0
         while more {
             let type = gst_rtcp_packet_get_type(&packet)
             if type == GST_RTCP_TYPE_RTPFB, gst_rtcp_packet_fb_get_type(&packet) == GST_RTCP_RTPFB_TYPE_NACK,
@@ -124,10 +122,7 @@ final class FeedbackCounter: Sendable {
                     blocks.append((ssrc, highest, lost, lsr, dlsr))
                 }
             } else if type == GST_RTCP_TYPE_PSFB {
-                let fmt = gst_rtcp_packet_fb_get_type(&packet)
-                if fmt == GST_RTCP_PSFB_TYPE_PLI || fmt == GST_RTCP_PSFB_TYPE_FIR {
-                    keyframeRequests += 1
-                } else if fmt == GST_RTCP_PSFB_TYPE_AFB, let fci = gst_rtcp_packet_fb_get_fci(&packet),
+                if gst_rtcp_packet_fb_get_type(&packet) == GST_RTCP_PSFB_TYPE_AFB, let fci = gst_rtcp_packet_fb_get_fci(&packet),
                           gst_rtcp_packet_fb_get_fci_length(&packet) >= 2,
                           fci[0] == 0x52, fci[1] == 0x45, fci[2] == 0x4D, fci[3] == 0x42 {   // "REMB"
                     let exponent = Int(fci[5] >> 2)
@@ -159,14 +154,13 @@ final class FeedbackCounter: Sendable {
                 }
             }
         }
-        guard !missing.isEmpty || expected > 0 || !roundTrips.isEmpty || remb != nil || keyframeRequests > 0 else { return }
+        guard !missing.isEmpty || expected > 0 || !roundTrips.isEmpty || remb != nil else { return }
         counts.withLock { c in
             c.nacked.formUnion(missing)
             c.interval.reportedExpected += expected
             c.interval.reportedLost += lostDelta
             c.interval.roundTripsMs += roundTrips
             if let remb { c.interval.rembKbps = remb }
-            c.interval.keyframeRequests += keyframeRequests
         }
     }
 
