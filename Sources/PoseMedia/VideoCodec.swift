@@ -52,11 +52,20 @@ public enum VideoCodec: String, Sendable, CaseIterable, Codable {
             e.set("cpu-used", 8)
             e.set("end-usage", "cbr")
             e.set("target-bitrate", bitrateKbps * 1000)
-            // A one-second rate-control buffer (libvpx's default is 6 s): a lower target
-            // from congestion control shows in the sent rate within a second.
-            e.set("buffer-size", 1000)
-            e.set("buffer-initial-size", 500)
-            e.set("buffer-optimal-size", 600)
+            // A half-second rate-control buffer (libvpx's default is 6 s, libwebrtc's 1 s):
+            // what a simple scene left unspent is credit the encoder spends later over its
+            // target, and after congestion control cut the target, a second's credit kept
+            // a 600 kbit/s link's buffer filling for most of a second more.
+            e.set("buffer-size", 500)
+            e.set("buffer-initial-size", 300)
+            e.set("buffer-optimal-size", 400)
+            // The rate as a ceiling (libwebrtc's VP8 settings): at most 15 % over the
+            // target, and a frame skipped when the buffer runs under 30 % rather than sent
+            // over the link's rate. Without them, after congestion control cut the target,
+            // the encoder went on at the old rate for a second (measured 720 kbit/s asked
+            // 550) and filled a 600 kbit/s link's buffer until it dropped packets.
+            e.set("overshoot", 15)
+            e.set("dropframe-threshold", 30)
             e.set("keyframe-max-dist", keyframeInterval)
             // A keyframe at most three average frames: one of ten (its default size here)
             // is a burst a link near its capacity drops the tail of.

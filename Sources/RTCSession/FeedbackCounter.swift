@@ -30,6 +30,10 @@ public struct FeedbackInterval: Sendable, Hashable {
     /// RTP bytes (media and retransmissions) our own receiver reported receiving in the
     /// interval (`ReceptionReport`): what got through.
     public var receivedBytes: UInt64 = 0
+    /// The time those bytes took (ns): from the report before the first one counted to
+    /// the last one, as they arrived here (`receivedBytes` over it is the rate that got
+    /// through, exact whatever the number of reports in the interval).
+    public var receivedSpanNanos: UInt64 = 0
     /// The lowest age (since capture) at which our pacer let a packet out in the
     /// interval: what it adds to `queueingMs` is how far this exceeds its usual.
     public var pacerAgeMs: Double?
@@ -64,6 +68,8 @@ final class FeedbackCounter: Sendable {
         var lastReception: (highest: UInt64, received: UInt64)?
         /// Bytes each of the receiver's streams had in its last report.
         var receivedBytes: [UInt32: UInt64] = [:]
+        /// When our receiver's previous report arrived (monotonic µs).
+        var lastReportMicros: Int64?
         /// Our recent sender reports: NTP middle 32 bits → monotonic µs when sent.
         var senderReports: [(ntp: UInt32, sentMicros: Int64)] = []
     }
@@ -167,8 +173,11 @@ final class FeedbackCounter: Sendable {
     /// Our receiver's own reports (the `feedback` data channel): the media stream's
     /// packets expected and lost since its previous report, and its queueing delay.
     func received(_ streams: [ReceptionReport]) {
-        var expected: UInt64 = 0, lost: Int64 = 0, bytes: UInt64 = 0, queue: Double?
+        var expected: UInt64 = 0, lost: Int64 = 0, bytes: UInt64 = 0, queue: Double?, span: UInt64 = 0
+        let now = Int64(g_get_monotonic_time())
         reports.withLock { r in
+            if let last = r.lastReportMicros, now > last { span = UInt64(now - last) * 1000 }
+            r.lastReportMicros = now
             // Bytes: every stream (media and retransmissions share the link).
             for stream in streams {
                 if let last = r.receivedBytes[stream.ssrc], stream.bytes >= last { bytes += stream.bytes - last }
@@ -188,6 +197,7 @@ final class FeedbackCounter: Sendable {
             c.interval.reportedExpected += expected
             c.interval.reportedLost += lost
             c.interval.receivedBytes += bytes
+            c.interval.receivedSpanNanos += span
             if let queue { c.interval.queueingMs.append(queue) }
         }
     }

@@ -61,6 +61,10 @@ enum RetransmissionRequests {
     fileprivate static func configure(rtpbin: UnsafeMutableRawPointer, jitterBuffer: UnsafeMutableRawPointer) {
         gst_util_set_object_arg(gcast(jitterBuffer, to: GObject.self), "do-retransmission", "true")
         gst_util_set_object_arg(gcast(jitterBuffer, to: GObject.self), "faststart-min-packets", String(fastStartPackets))
+        // NACK a packet when a later one shows it missing, not when it is merely later than
+        // the jitter buffer expected: a queue filling at a bottleneck delays every packet,
+        // and asking for each again added a fifth to the load of a full link.
+        gst_util_set_object_arg(gcast(jitterBuffer, to: GObject.self), "rtx-next-seqnum", "false")
         configureSessions(in: rtpbin)
     }
 

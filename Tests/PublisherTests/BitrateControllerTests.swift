@@ -8,10 +8,12 @@ import Testing
 struct BitrateControllerTests {
     static let ms: UInt64 = 1_000_000
     /// Judging every interval of 10 packets or more (the default 40 spans several of
-    /// these 250 ms steps at these rates).
-    static func controller(start: Int? = nil) -> BitrateController {
+    /// these 250 ms steps at these rates), learning the link's capacity from the first
+    /// update (the start-up grace has its own test).
+    static func controller(start: Int? = nil, learnCapacityAfterNanos: UInt64 = 0) -> BitrateController {
         var configuration = BitrateController.Configuration(ceilingKbps: 2000, floorKbps: 150)
         configuration.minimumPackets = 10
+        configuration.learnCapacityAfterNanos = learnCapacityAfterNanos
         return BitrateController(configuration: configuration, startKbps: start)
     }
     /// An interval of `seconds` at `kbps` in 1000-byte packets, `loss` of them NACKed.
@@ -27,6 +29,7 @@ struct BitrateControllerTests {
         i.reportedExpected = i.sent
         i.reportedLost = Int64((Double(i.sent) * loss).rounded())
         i.receivedBytes = UInt64(Double(i.bytes) * (1 - loss))
+        i.receivedSpanNanos = UInt64(seconds * 1e9)
         if let queueMs { i.queueingMs = [queueMs] }
         return i
     }
@@ -78,7 +81,7 @@ struct BitrateControllerTests {
         #expect(third < first)
     }
 
-    @Test("a clean link without a known capacity: up 25 % a second, never beyond twice the sent rate, to the ceiling")
+    @Test("a clean link without a known capacity: up 25 % a second, never beyond 1.2 × the sent rate + 40, to the ceiling")
     func growth() {
         var c = Self.controller(start: 600)
         var now: UInt64 = 0
@@ -86,9 +89,13 @@ struct BitrateControllerTests {
         Self.run(&c, from: &now, seconds: 1) { Self.reported(kbps: $0, seconds: 0.25, loss: 0) }
         #expect(abs(c.estimateKbps - 600 * 1.0625 * 1.0625 * 1.0625 * 1.0625) < 1)
         #expect(c.lastReason == .growth)
-        // A still scene sends 200 kbit/s of the 760 allowed: the estimate stops at 2 × 200 + 200.
+        // A still scene sends 200 kbit/s of the 765 allowed: the estimate grows no further.
+        let before = c.estimateKbps
         Self.run(&c, from: &now, seconds: 5) { _ in Self.reported(kbps: 200, seconds: 0.25, loss: 0) }
-        #expect(c.estimateKbps <= 760 * 1.07)
+        #expect(c.estimateKbps == before)
+        // It sends 700: the estimate goes to 1.2 × 700 + 40 and no further.
+        Self.run(&c, from: &now, seconds: 5) { _ in Self.reported(kbps: 700, seconds: 0.25, loss: 0) }
+        #expect(abs(c.estimateKbps - 880) < 1, "\(c.estimateKbps)")
         Self.run(&c, from: &now, seconds: 30) { Self.reported(kbps: $0, seconds: 0.25, loss: 0) }
         #expect(c.estimateKbps == 2000)
     }
@@ -209,5 +216,104 @@ struct BitrateControllerTests {
             c.update(FeedbackInterval(sent: 100, bytes: 1000, nacked: 90), nowNanos: now)
         }
         #expect(c.estimateKbps == 150)
+    }
+
+    /// `seconds` at `sentKbps`, of which our receiver got `receivedKbps`, with its queueing delay.
+    static func full(sentKbps: Double, receivedKbps: Double, queueMs: Double, seconds: Double = 0.25) -> FeedbackInterval {
+        var i = interval(kbps: sentKbps, seconds: seconds, loss: 0)
+        i.reportedExpected = i.sent
+        i.receivedBytes = UInt64(receivedKbps * 1000 / 8 * seconds)
+        i.receivedSpanNanos = UInt64(seconds * 1e9)
+        i.queueingMs = [queueMs]
+        return i
+    }
+
+    @Test("our receiver's queue: over 10 ms no growth; over 30 ms a cut at that report to 85 % of what got through, which becomes the capacity; a draining queue does not cut again, a growing one does")
+    func oneWayQueue() {
+        var c = Self.controller(start: 700)
+        var now: UInt64 = 0
+        c.update(FeedbackInterval(sent: 0, nacked: 0), nowNanos: now)
+        // 800 kbit/s into a 600 kbit/s link: the link is full, its buffer filling.
+        for queue in [2.0, 5] { now += 250 * Self.ms; c.update(Self.full(sentKbps: 800, receivedKbps: 600, queueMs: queue), nowNanos: now) }
+        #expect(c.lastReason == .growth)
+        let grown = c.estimateKbps
+        now += 250 * Self.ms
+        c.update(Self.full(sentKbps: 800, receivedKbps: 600, queueMs: 15), nowNanos: now)
+        #expect(c.lastReason == .hold)
+        #expect(c.estimateKbps == grown)
+        // One report of 20 packets, fewer than the interval needs: the queue cuts anyway.
+        now += 100 * Self.ms
+        c.update(Self.full(sentKbps: 800, receivedKbps: 600, queueMs: 40, seconds: 0.1), nowNanos: now)
+        #expect(c.lastReason == .queueing)
+        #expect(abs(c.estimateKbps - 0.85 * 600) < 2, "\(c.estimateKbps)")
+        #expect(c.capacityKbps.map { abs($0 - 600) < 2 } == true, "capacity \(String(describing: c.capacityKbps))")
+        let cut = c.estimateKbps
+        // Still full as the encoder slows down: rising within the spacing, then lower than its peak: no new cut.
+        for queue in [60.0, 50, 45] {
+            now += 250 * Self.ms
+            c.update(Self.full(sentKbps: 700, receivedKbps: 600, queueMs: queue), nowNanos: now)
+            #expect(c.estimateKbps == cut, "queue \(queue) ms: \(c.estimateKbps)")
+        }
+        // Higher than any report since the cut: the cut was not enough.
+        now += 250 * Self.ms
+        c.update(Self.full(sentKbps: 700, receivedKbps: 600, queueMs: 70), nowNanos: now)
+        #expect(c.estimateKbps < cut)
+        #expect(c.lastReason == .queueing)
+    }
+
+    @Test("the link's capacity is not learnt in the first 3 s, nor from a queue while the receiver got far less than the estimate")
+    func capacityLearning() {
+        var early = Self.controller(start: 1000, learnCapacityAfterNanos: 3_000_000_000)
+        early.update(FeedbackInterval(sent: 0, nacked: 0), nowNanos: 0)
+        early.update(Self.reported(kbps: 1000, seconds: 0.5, loss: 0.4), nowNanos: 500 * Self.ms)
+        #expect(early.estimateKbps < 1000)
+        #expect(early.capacityKbps == nil, "a start-up loss taken for the link")
+        early.update(Self.reported(kbps: 1000, seconds: 3, loss: 0.4), nowNanos: 3_500 * Self.ms)
+        #expect(early.capacityKbps != nil)
+        // A queue while 300 of the 800 allowed got through: a burst, not the link's rate.
+        var burst = Self.controller(start: 800)
+        var now: UInt64 = 0
+        burst.update(FeedbackInterval(sent: 0, nacked: 0), nowNanos: now)
+        for _ in 0..<3 { now += 250 * Self.ms; burst.update(Self.full(sentKbps: 300, receivedKbps: 300, queueMs: 0), nowNanos: now) }
+        now += 250 * Self.ms
+        burst.update(Self.full(sentKbps: 300, receivedKbps: 300, queueMs: 50), nowNanos: now)
+        #expect(burst.lastReason == .queueing)
+        #expect(burst.capacityKbps == nil)
+        #expect(burst.estimateKbps >= 400, "one cut takes at most half: \(burst.estimateKbps)")
+    }
+
+    @Test("an estimate above the capacity while the encoder sends less does not forget the capacity")
+    func forgetOnDelivered() {
+        var c = Self.controller(start: 1000)
+        var now: UInt64 = 500 * Self.ms
+        c.update(FeedbackInterval(sent: 0, nacked: 0), nowNanos: 0)
+        c.update(Self.reported(kbps: 1000, seconds: 0.5, loss: 0.4), nowNanos: now)
+        let capacity = try! #require(c.capacityKbps)
+        // A still scene: 300 kbit/s sent for 20 s; the estimate may sit above the capacity.
+        Self.run(&c, from: &now, seconds: 20) { _ in Self.reported(kbps: 300, seconds: 0.25, loss: 0) }
+        #expect(c.capacityKbps == capacity)
+    }
+
+    @Test("RTCP alone: the next cut waits 1.5 s for a report of its own, and heavy loss takes the rate no lower than 85 % of a fresh REMB")
+    func rtcpAlone() {
+        var c = Self.controller(start: 900)
+        c.update(FeedbackInterval(sent: 0, nacked: 0, rembKbps: 1000), nowNanos: 0)
+        // Chromium's RTCP: half of what was sent lost (a loss counted over the last second).
+        func rtcp(_ kbps: Double, loss: Double) -> FeedbackInterval {
+            var i = Self.interval(kbps: kbps, seconds: 0.5, loss: 0)
+            i.reportedExpected = i.sent
+            i.reportedLost = Int64(Double(i.sent) * loss)
+            i.rembKbps = 500
+            return i
+        }
+        c.update(rtcp(800, loss: 0.5), nowNanos: 500 * Self.ms)
+        #expect(c.lastReason == .heavyLoss)
+        #expect(abs(c.estimateKbps - 425) < 2, "0.85 × the REMB, not 0.9 × 400 × 0.5: \(c.estimateKbps)")
+        let first = c.estimateKbps
+        c.update(rtcp(600, loss: 0.4), nowNanos: 1_500 * Self.ms)
+        #expect(c.estimateKbps == first, "the second report counts the loss before the cut")
+        c.update(rtcp(400, loss: 0.1), nowNanos: 2_100 * Self.ms)
+        #expect(c.estimateKbps < first)
+        #expect(c.lastReason == .loss)
     }
 }

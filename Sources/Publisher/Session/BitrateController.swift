@@ -65,8 +65,28 @@ public struct BitrateController: Sendable {
         public var forgetCapacityNanos: UInt64 = 1_000_000_000
         public var minimumPackets: UInt64 = 40
         public var decreaseSpacingNanos: UInt64 = 700_000_000
+        /// The same when only RTCP reports the loss (see `update`).
+        public var rtcpDecreaseSpacingNanos: UInt64 = 1_500_000_000
         public var queueingMs = 80.0
-        public var oneWayQueueingMs = 50.0
+        /// Our receiver's one-way queueing delay over this cuts, at the report that shows
+        /// it (a 200 ms bottleneck buffer at 600 kbit/s fills in about a second from a
+        /// 20 % overshoot: judging it only with the loss interval was too late).
+        public var oneWayQueueingMs = 30.0
+        /// Over this, no growth: the link is full and a queue is starting.
+        public var oneWayHoldMs = 10.0
+        /// After a cut on queueing, the queue needs this long to drain before a second
+        /// cut on queueing (unless it has grown since).
+        public var queueDrainNanos: UInt64 = 1_500_000_000
+        /// Growth stops at this multiple of what was sent (plus 40 kbit/s): the encoder
+        /// takes a second to follow, and an estimate far ahead of it bursts into the
+        /// link at once when the picture moves (at 2 × + 200, 1 Mbit/s went into a
+        /// 600 kbit/s link and filled its 200 ms buffer in 0.3 s).
+        public var growthOverSent = 1.2
+        /// How long our receiver's byte counts are kept (`recentReceivedKbps` reads the
+        /// last half second of them).
+        public var receivedWindowNanos: UInt64 = 2_000_000_000
+        /// See `learnsCapacity`.
+        public var learnCapacityAfterNanos: UInt64 = 3_000_000_000
         public var baseWindowNanos: UInt64 = 20_000_000_000
         public var rembLifetimeNanos: UInt64 = 2_000_000_000
 
@@ -103,6 +123,12 @@ public struct BitrateController: Sendable {
     /// The last one-way queueing delay judged.
     public private(set) var lastQueueMs: Double?
     private var lastDecreaseNanos: UInt64?
+    /// The first update: the link's capacity is learnt only `learnCapacityAfterNanos` later.
+    private var startedNanos: UInt64?
+    /// When the last cut on queueing was, and the highest queueing delay reported since.
+    private var queueCut: (nanos: UInt64, peakMs: Double)?
+    /// Received bytes per report over the last `receivedWindowNanos`.
+    private var receivedSamples: [(nanos: UInt64, bytes: UInt64, spanNanos: UInt64)] = []
     private var roundTrips: [(nanos: UInt64, ms: Double)] = []
     private var rembAt: UInt64?
 
@@ -119,6 +145,7 @@ public struct BitrateController: Sendable {
     public mutating func update(_ interval: FeedbackInterval, nowNanos: UInt64) -> Int {
         let c = configuration
         if pendingSince == nil { pendingSince = nowNanos }
+        if startedNanos == nil { startedNanos = nowNanos }
         let since = pendingSince ?? nowNanos
         pending.sent += interval.sent
         pending.bytes += interval.bytes
@@ -126,12 +153,15 @@ public struct BitrateController: Sendable {
         pending.reportedExpected += interval.reportedExpected
         pending.reportedLost += interval.reportedLost
         pending.receivedBytes += interval.receivedBytes
+        pending.receivedSpanNanos += interval.receivedSpanNanos
         if let remb = interval.rembKbps { lastREMBKbps = remb; rembAt = nowNanos }
         // The receiver's queueing delay is relative to the lowest transit it saw; our
         // pacer's share is what its packets' age exceeds the lowest age it let out.
         if let age = interval.pacerAgeMs { notePacerAge(age, at: nowNanos) }
         let ownQueue = interval.pacerAgeMs.map { max(0, $0 - (pacerBaseMs ?? $0)) } ?? 0
-        if let queue = interval.queueingMs.max().map({ max(0, $0 - ownQueue) }) {
+        noteReceived(interval, at: nowNanos)
+        let reportQueue = interval.queueingMs.max().map { max(0, $0 - ownQueue) }
+        if let queue = reportQueue {
             pendingQueueMs = max(pendingQueueMs ?? queue, queue)
         }
         if let rtt = interval.roundTripsMs.min() {
@@ -143,6 +173,12 @@ public struct BitrateController: Sendable {
             estimateKbps = max(remb, Double(c.floorKbps))
             lastReason = .remb
         }
+        // A queue building: cut at once, whatever the interval (see `cutOnQueueing`).
+        if let queue = reportQueue {
+            let cut = queue > c.oneWayQueueingMs && cutOnQueueing(queue, at: nowNanos)
+            if let last = queueCut { queueCut = (last.nanos, max(last.peakMs, queue)) }
+            if cut { return clamp() }
+        }
         guard pending.sent >= c.minimumPackets else { return clamp() }
         // Reports when there are any (exact); NACKs otherwise. A GStreamer receiver NACKs
         // on a timer as well as on gaps, so a packet our pacer held back is NACKed too.
@@ -151,7 +187,8 @@ public struct BitrateController: Sendable {
         let seconds = Double(nowNanos &- since) / 1e9
         let sentKbps = seconds > 0.05 ? Double(pending.bytes) * 8 / seconds / 1000 : nil
         // What got through: what our receiver says it received, else what was sent less the loss.
-        let received = seconds > 0.05 && pending.receivedBytes > 0 ? Double(pending.receivedBytes) * 8 / seconds / 1000 : nil
+        let receivedSeconds = pending.receivedSpanNanos > 0 ? Double(pending.receivedSpanNanos) / 1e9 : seconds
+        let received = receivedSeconds > 0.05 && pending.receivedBytes > 0 ? Double(pending.receivedBytes) * 8 / receivedSeconds / 1000 : nil
         let delivered = received ?? sentKbps.map { $0 * (1 - loss) }
         pending = FeedbackInterval(sent: 0, nacked: 0)
         pendingSince = nowNanos
@@ -159,16 +196,25 @@ public struct BitrateController: Sendable {
         lastSentKbps = sentKbps
         // Only a round trip measured in this interval counts (a stale one would cut again and again).
         let rttRise = pendingRoundTripMs.flatMap { rtt in baseRoundTripMs.map { rtt - $0 > c.queueingMs } } ?? false
-        let queueing = rttRise || (pendingQueueMs ?? 0) > c.oneWayQueueingMs
+        // Our receiver's queueing is judged per report (above); here only the round trip's.
+        let queueing = rttRise
+        let filling = (pendingQueueMs ?? 0) > c.oneWayHoldMs
         lastQueueMs = pendingQueueMs
         pendingRoundTripMs = nil
         pendingQueueMs = nil
         let lossy = loss > c.decreaseLoss
         if lossy || queueing {
-            guard lastDecreaseNanos.map({ nowNanos &- $0 >= c.decreaseSpacingNanos }) ?? true else { return clamp() }
+            // RTCP alone (Chromium) reports about once a second, so the report after a cut
+            // still counts the packets lost before it: wait longer.
+            let spacing = received == nil ? c.rtcpDecreaseSpacingNanos : c.decreaseSpacingNanos
+            guard lastDecreaseNanos.map({ nowNanos &- $0 >= spacing }) ?? true else { return clamp() }
             var target: Double
             if loss > 0.2, let delivered {
                 target = 0.9 * delivered
+                // From RTCP alone, what got through is the interval's sent rate times a
+                // loss that may be older than it; a fresh REMB (the receiver's delay-based
+                // estimate) bounds how far that can take the rate down.
+                if received == nil, let remb = freshREMB(at: nowNanos) { target = max(target, min(0.85 * remb, estimateKbps)) }
                 lastReason = .heavyLoss
             } else {
                 target = estimateKbps * (1 - max(queueing ? 0.15 : 0.05, 0.5 * loss))
@@ -179,14 +225,16 @@ public struct BitrateController: Sendable {
             // The link as last seen: what our receiver got (media and retransmissions);
             // from RTCP alone, the larger of what was sent less the loss and the rate
             // allowed when the loss began less half of it.
-            if lossy {
+            if lossy, learnsCapacity(at: nowNanos) {
                 capacityKbps = received ?? max(delivered ?? 0, estimateKbps * (1 - 0.5 * loss))
             }
             estimateKbps = min(estimateKbps, target)
             aboveCapacitySince = nil
             lastDecreaseNanos = nowNanos
         } else if loss < c.increaseLoss {
-            if let capacity = capacityKbps, estimateKbps > capacity * c.nearCapacity {
+            // What got through, not the estimate, shows the link grew (an estimate above
+            // what the encoder sends proves nothing).
+            if let capacity = capacityKbps, let delivered, delivered > capacity * c.nearCapacity {
                 if let since = aboveCapacitySince {
                     if nowNanos &- since >= c.forgetCapacityNanos { capacityKbps = nil; aboveCapacitySince = nil }
                 } else {
@@ -200,10 +248,11 @@ public struct BitrateController: Sendable {
                 rate = probing ? c.aboveCapacityGrowthPerSecond : 0
             }
             if careful, let last = lastDecreaseNanos, nowNanos &- last < c.holdAfterDecreaseNanos { rate = 0 }
+            if filling { rate = 0 }
             var grown = estimateKbps * (1 + rate * min(seconds, 2))
-            if let sentKbps { grown = min(grown, max(estimateKbps, 2 * sentKbps + 200)) }
+            if let sentKbps { grown = min(grown, max(estimateKbps, c.growthOverSent * sentKbps + 40)) }
             estimateKbps = grown
-            lastReason = careful ? .careful : .growth
+            lastReason = filling ? .hold : careful ? .careful : .growth
         } else {
             lastReason = .hold
         }
@@ -212,6 +261,69 @@ public struct BitrateController: Sendable {
             lastReason = .remb
         }
         return clamp()
+    }
+
+    /// A cut on our receiver's one-way queueing delay (`queue` ms over the threshold):
+    /// the link is full and its buffer filling, so what the receiver got lately
+    /// (`recentReceivedKbps`) is the link's rate: the estimate goes under it (−15 %, the
+    /// queue drains) and it becomes the capacity (growth past it is careful, as after a
+    /// loss). Not within `decreaseSpacingNanos` of any cut, nor within `queueDrainNanos`
+    /// of the last cut on queueing unless the queue is higher than any report since. True
+    /// when it cut.
+    private mutating func cutOnQueueing(_ queue: Double, at nowNanos: UInt64) -> Bool {
+        let c = configuration
+        if let last = lastDecreaseNanos, nowNanos &- last < c.decreaseSpacingNanos { return false }
+        // The encoder takes a moment to slow down, so the queue goes on rising for a few
+        // hundred milliseconds after a cut: only one still rising past it cuts again.
+        if let cut = queueCut, nowNanos &- cut.nanos < c.queueDrainNanos, queue <= cut.peakMs { return false }
+        var target = estimateKbps * 0.85
+        // Never below half the estimate in one cut: a sender that sends less than it may
+        // (a still scene) sees a queue from others' traffic, not from its own rate.
+        // The link's rate only when the receiver got most of the estimate: far less, and the
+        // queue was a burst (the first keyframes of a stream), not a full link.
+        if let received = recentReceivedKbps(at: nowNanos) {
+            target = min(target, max(0.85 * received, 0.5 * estimateKbps))
+            if received >= 0.7 * estimateKbps, learnsCapacity(at: nowNanos) { capacityKbps = received }
+        }
+        estimateKbps = min(estimateKbps, target)
+        lastQueueMs = queue
+        lastReason = .queueing
+        aboveCapacitySince = nil
+        lastDecreaseNanos = nowNanos
+        queueCut = (nowNanos, queue)
+        return true
+    }
+
+    private func freshREMB(at nowNanos: UInt64) -> Double? {
+        guard let remb = lastREMBKbps, let at = rembAt, nowNanos &- at <= configuration.rembLifetimeNanos else { return nil }
+        return remb
+    }
+
+    /// Not in a stream's first seconds: its first keyframes are bursts that queue and
+    /// drop while the encoder still sends less than the link takes, so what got through
+    /// then is not the link's rate (taken as it, it made growth careful far below the
+    /// link, then fast, past it).
+    private func learnsCapacity(at nowNanos: UInt64) -> Bool {
+        startedNanos.map { nowNanos &- $0 >= configuration.learnCapacityAfterNanos } ?? false
+    }
+
+    private mutating func noteReceived(_ interval: FeedbackInterval, at nowNanos: UInt64) {
+        if interval.receivedSpanNanos > 0 { receivedSamples.append((nowNanos, interval.receivedBytes, interval.receivedSpanNanos)) }
+        receivedSamples.removeAll { nowNanos &- $0.nanos > configuration.receivedWindowNanos }
+    }
+
+    /// What our receiver got (kbit/s) lately: its bytes over the time they took, from
+    /// its newest reports back to half a second. While a queue builds the link is full,
+    /// so this is its rate (over a longer window it read the time before the queue too,
+    /// and took a 600 kbit/s link for 470).
+    private func recentReceivedKbps(at nowNanos: UInt64) -> Double? {
+        var bytes: UInt64 = 0, span: UInt64 = 0
+        for sample in receivedSamples.reversed() where span < 500_000_000 {
+            bytes += sample.bytes
+            span += sample.spanNanos
+        }
+        guard span >= 400_000_000, bytes > 0 else { return nil }
+        return Double(bytes) * 8 / (Double(span) / 1e9) / 1000
     }
 
     private mutating func clamp() -> Int {
