@@ -281,9 +281,14 @@ struct PacketLossTests {
         try Self.expectRepaired(result, minimumPosePercent: lossPercent <= 5 ? 99 : 90)
     }
 
-    /// The same at 5 % with the receive jitter buffer at 40 ms: a NACK and its
-    /// retransmission fit well inside it on loopback.
-    @Test("NACK/RTX still repair 5 % loss with a 40 ms jitter buffer")
+    /// The same at 5 % with the receive jitter buffer at 40 ms. NACKs go out and
+    /// retransmissions cross, but they do not repair most of it: 47–88 of the 90 frames
+    /// sent during the loss were not shown (measured on 2026-11-25, the same with
+    /// `rtx-next-seqnum` on or off). A frame whose retransmission misses the 40 ms is
+    /// dropped whole, the depayloader waits for a keyframe and the keyframe requests are
+    /// spaced 0.5 s apart (`KeyframeThrottle`). What holds, and is asserted: no picture
+    /// with a pose not its own, and full frame rate within 1 s of the loss stopping.
+    @Test("with a 40 ms jitter buffer at 5 % loss, NACK/RTX still run, no pose is wrong and the picture comes back")
     func shortJitterBuffer() async throws {
         let harness = try await LossHarness(jitterLatencyMs: 40)
         defer { harness.close() }
@@ -292,14 +297,18 @@ struct PacketLossTests {
         try Self.expectRepaired(result, minimumPosePercent: 99)
     }
 
-    /// Half a second with every packet dropped (retransmissions too) loses packets for
-    /// good: the depayloader asks for a keyframe (FIR), the request reaches the
-    /// publisher's encoder through the branch, and the picture comes back with it.
+    /// A second with half the packets dropped, retransmissions too, loses some for good
+    /// (a packet and its retransmissions all dropped): the depayloader asks for a keyframe
+    /// (FIR), the request reaches the publisher's encoder through the branch, and the
+    /// picture comes back with it. (A blackout no longer does: our receiver NACKs a
+    /// packet when a later one shows it missing, so the first packets after the blackout
+    /// ask for all of it again and the retransmissions, on a clean link by then, repair
+    /// it; `rtx-next-seqnum`, RetransmissionRequests.)
     @Test("an unrepairable gap brings a keyframe request and the picture back within 1 s")
     func keyframeRequest() async throws {
         let harness = try await LossHarness()
         defer { harness.close() }
-        let result = try await harness.run(lossPercent: 100, seconds: 0.5)
+        let result = try await harness.run(lossPercent: 50, seconds: 1)
         print("[blackout] \(result.summary)")
         #expect(result.wrongPoses == 0)
         #expect(result.counters.plisSent + result.counters.firsSent > 0, "the subscriber asked for no keyframe")

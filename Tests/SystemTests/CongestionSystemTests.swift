@@ -7,17 +7,17 @@ import Testing
 /// running on its stdin), the subscribers show frames and log each (`--frame-log`).
 ///
 /// - One subscriber: 5 s after it connects, the publisher's encoded bitrate stays under
-///   the cap, frames arrive with p95 latency under 200 ms, each with its own pose; the
-///   cap lifted, the allowed rate is back within 10 % of the ceiling (2 Mbit/s) within
-///   20 s (measured 9–15 s; issue 17 asks 15 s, the bound leaves room). Latency p95:
-///   issue 17 asks < 200 ms; measured 69–176 ms, and 200.1 ms once (the jitter buffer
-///   waits up to 200 ms for a retransmission), so the bound here is 250 ms. Issue 17 asks for no gap over 1 s between shown frames: met in 4 of the last 6
-///   runs (68–777 ms), not in two (1479 and 1915 ms, a probe past the link), so the
-///   bound here is 3 s and the issue stays open on it (docs/NETWORK.md).
+///   the cap, frames arrive with p95 latency under 200 ms, each with its own pose, with
+///   no gap over 1 s between shown frames (issue 17's figures; measured p95 59–89 ms and
+///   gaps of 113–144 ms in the last runs of this test, the probes ended by the queueing
+///   delay before the link's buffer overflows); the cap lifted, the allowed rate is back
+///   within 10 % of the ceiling (2 Mbit/s) within 20 s (measured 9–12 s; issue 17 asks
+///   15 s, and the worst case, a cut just before the lift, is estimated at about 16 s:
+///   docs/NETWORK.md).
 /// - Two subscribers on 600 kbit/s and 3 Mbit/s links: the documented policy (the
 ///   weakest link decides, docs/NETWORK.md) holds: the encoder settles under 600, both
-///   keep a moving picture with every pose; the weak one gone, the rate climbs back
-///   within 15 s.
+///   keep a moving picture with every pose, p95 under 200 ms and no gap over 1 s; the
+///   weak one gone, the rate climbs back within 15 s.
 @Suite("system: congestion control on a capped link", .serialized)
 struct CongestionSystemTests {
     /// One shown frame from a subscriber's frame log.
@@ -98,7 +98,7 @@ struct CongestionSystemTests {
         return (signaling, publisher, url)
     }
 
-    @Test("600 kbit/s link: under the cap within 5 s, then p95 < 250 ms (target 200), every pose, no freeze over 3 s (target 1 s); the cap lifted, back near the ceiling within 20 s (target 15 s)")
+    @Test("600 kbit/s link: under the cap within 5 s, then p95 < 200 ms, every pose, no freeze over 1 s; the cap lifted, back near the ceiling within 20 s (target 15 s)")
     func cappedLink() async throws {
         let dir = NSTemporaryDirectory() + "posecast-congestion-\(getpid())"
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
@@ -126,12 +126,12 @@ struct CongestionSystemTests {
         #expect(settled.filter { $0.sentKbps > 660 }.count <= 3, "more than 3 seconds over 660 kbit/s: \(settled.map(\.sentKbps))")
 
         Self.expectSmooth(Self.window(Self.frames(log), from: connected + 5_000_000_000, to: lifted),
-                          "capped link, after 5 s", p95Below: 250, longestGapBelowMs: 3000)
+                          "capped link, after 5 s", p95Below: 200, longestGapBelowMs: 1000)
         let after = Self.expectBackNearCeiling(samples, after: lifted, "cap lifted")
         #expect(after.suffix(3).map(\.sentKbps).max() ?? 0 >= 1400, "sent \(after.map(\.sentKbps))")
     }
 
-    @Test("subscribers on 600 kbit/s and 3 Mbit/s: the weakest link decides, both keep every posed frame; the weak one gone, the rate climbs back within 15 s")
+    @Test("subscribers on 600 kbit/s and 3 Mbit/s: the weakest link decides, both keep every posed frame, p95 < 200 ms, no freeze over 1 s; the weak one gone, the rate climbs back within 15 s")
     func twoSubscribers() async throws {
         let dir = NSTemporaryDirectory() + "posecast-congestion2-\(getpid())"
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
@@ -165,9 +165,8 @@ struct CongestionSystemTests {
         let mean = Double(settled.map(\.sentKbps).reduce(0, +)) / Double(max(settled.count, 1))
         #expect(mean < 600, "the encoder did not follow the weakest link: mean \(mean) kbit/s")
         for (name, log) in [("weak", weakLog), ("strong", strongLog)] {
-            // The policy, not the freeze target: the weak link's probes are the capped test's.
             Self.expectSmooth(Self.window(Self.frames(log), from: bothFrom + 2_000_000_000, to: weakLeaves),
-                              "two subscribers: \(name)", p95Below: 250, longestGapBelowMs: 2000)
+                              "two subscribers: \(name)", p95Below: 200, longestGapBelowMs: 1000)
         }
         _ = Self.expectBackNearCeiling(samples, after: weakLeaves, "weak subscriber gone")
     }

@@ -5,36 +5,42 @@ import RTCSession
 /// `estimateKbps`. `PublisherMedia` runs one per subscriber and gives the shared encoder
 /// the lowest (the weakest link decides; docs/NETWORK.md).
 ///
-/// Signals, judged over intervals of at least `minimumPackets` sent packets:
+/// Signals, judged over intervals of at least `minimumPackets` sent packets, but for
+/// our receiver's queueing delay, judged at each report:
 /// - **Loss**: the reception reports' fraction when the interval has any (RTCP's from
 ///   Chromium, about once a second; our receiver's own `ReceptionReport`s, five times
 ///   a second, since webrtcbin's RTCP stops carrying report blocks on a lossy link),
 ///   else the NACKed fraction (at once, but a GStreamer receiver undercounts long
 ///   runs and NACKs packets that are merely late).
-/// - **Delay**: the round trip from our sender reports to its reports; a rise of
-///   `queueingMs` over the lowest of the last `baseWindowNanos` means a queue is
-///   building at a bottleneck before it drops. Our own receiver measures the one-way
-///   queueing delay itself (`ReceptionReport.queueMs`): over `oneWayQueueingMs` is the
-///   same signal, sooner.
+/// - **Queueing**: our own receiver's one-way queueing delay (`ReceptionReport.queueMs`,
+///   less our pacer's own share): over `oneWayHoldMs` no growth, over
+///   `oneWayQueueingMs` a cut (`cutOnQueueing`). For receivers that only send RTCP, the
+///   round trip from our sender reports to its reports: `queueingMs` over the lowest of
+///   the last `baseWindowNanos`.
+/// - **What got through**: the bytes our receiver reported over the time its reports
+///   took (`recentReceivedKbps`), else the sent rate times 1 − loss.
 /// - **REMB**, when the receiver sends it (Chromium with `goog-remb`): its delay-based
 ///   estimate caps ours while fresh.
 ///
 /// Responses:
-/// - **Down fast** on congestion (loss above `decreaseLoss`, or queueing), at most once
-///   per `decreaseSpacingNanos` (the encoder needs that long to slow down, and its
-///   backlog's loss is not counted twice). Heavy loss (over 20 %) means the sender is far
-///   above the link: the estimate goes to what got through (the interval's sent rate
-///   times 1 − loss) less 10 %. Lighter loss or queueing: −(half the loss), at least
-///   −5 % and −15 % for queueing, never below that delivered rate less 10 %.
+/// - **Down on a queue** (`cutOnQueueing`): under what got through, which is then the
+///   link's rate.
+/// - **Down on loss** (over `decreaseLoss`, or the round trip's queueing), at most once
+///   per `decreaseSpacingNanos` (`rtcpDecreaseSpacingNanos` from RTCP alone; the encoder
+///   needs that long to slow down, and its backlog's loss is not counted twice). Heavy
+///   loss (over 20 %) means the sender is far above the link: the estimate goes to what
+///   got through less 10 % (from RTCP alone, no lower than 85 % of a fresh REMB).
+///   Lighter: −(half the loss), at least −5 % (−15 % on the round trip), never below what
+///   got through less 10 %.
 /// - **Up carefully**: under `increaseLoss` and without queueing. Near the rate that got
-///   through at the last congestion (`capacityKbps`: the link is about there, and an
-///   overshoot into a full link costs a keyframe): nothing for `holdAfterDecreaseNanos`
-///   after a decrease, then +`nearGrowthPerSecond` up to `probeFrom` times it, there
-///   nothing until `probeAfterNanos` after the decrease, then +`aboveCapacityGrowthPerSecond`
-///   (a probe); `forgetCapacityNanos` past `nearCapacity` times it without loss the link
-///   has grown: +`fastGrowthPerSecond` (600 kbit/s back to 2 Mbit/s in about 12 s). Never more than twice what the encoder actually sent plus
-///   200 kbit/s (a still scene sends less than asked; the estimate must not run away
-///   from what the link has been shown to carry).
+///   through at the last congestion (`capacityKbps`, learnt only `learnCapacityAfterNanos`
+///   after the start: the link is about there, and an overshoot into a full link costs
+///   a keyframe): nothing for `holdAfterDecreaseNanos` after a decrease, then
+///   +`nearGrowthPerSecond` up to `probeFrom` times it, there nothing until
+///   `probeAfterNanos` after the decrease, then +`aboveCapacityGrowthPerSecond` (a
+///   probe); once what got through has been `nearCapacity` times it for
+///   `forgetCapacityNanos`, the link has grown: +`fastGrowthPerSecond`. Never more than
+///   `growthOverSent` times what the encoder actually sent plus 40 kbit/s.
 /// - Between the two loss thresholds (the random loss of a radio link without
 ///   congestion, 2 % in the benchmark) it holds. (Cutting there when past the last
 ///   congestion point kept a probe from sitting in that band above the link, but in
@@ -71,17 +77,18 @@ public struct BitrateController: Sendable {
         /// Our receiver's one-way queueing delay over this cuts, at the report that shows
         /// it (a 200 ms bottleneck buffer at 600 kbit/s fills in about a second from a
         /// 20 % overshoot: judging it only with the loss interval was too late).
-        public var oneWayQueueingMs = 30.0
+        public var oneWayQueueingMs = 20.0
         /// Over this, no growth: the link is full and a queue is starting.
-        public var oneWayHoldMs = 10.0
+        public var oneWayHoldMs = 8.0
         /// After a cut on queueing, the queue needs this long to drain before a second
         /// cut on queueing (unless it has grown since).
         public var queueDrainNanos: UInt64 = 1_500_000_000
         /// Growth stops at this multiple of what was sent (plus 40 kbit/s): the encoder
         /// takes a second to follow, and an estimate far ahead of it bursts into the
         /// link at once when the picture moves (at 2 × + 200, 1 Mbit/s went into a
-        /// 600 kbit/s link and filled its 200 ms buffer in 0.3 s).
-        public var growthOverSent = 1.2
+        /// 600 kbit/s link and filled its 200 ms buffer in 0.3 s; at 1.2 ×, 755 kbit/s
+        /// into it overflowed it before the cut took effect).
+        public var growthOverSent = 1.1
         /// How long our receiver's byte counts are kept (`recentReceivedKbps` reads the
         /// last half second of them).
         public var receivedWindowNanos: UInt64 = 2_000_000_000
@@ -283,7 +290,7 @@ public struct BitrateController: Sendable {
         // queue was a burst (the first keyframes of a stream), not a full link.
         if let received = recentReceivedKbps(at: nowNanos) {
             target = min(target, max(0.85 * received, 0.5 * estimateKbps))
-            if received >= 0.7 * estimateKbps, learnsCapacity(at: nowNanos) { capacityKbps = received }
+            if received >= 0.7 * estimateKbps { capacityKbps = received }
         }
         estimateKbps = min(estimateKbps, target)
         lastQueueMs = queue
@@ -299,10 +306,11 @@ public struct BitrateController: Sendable {
         return remb
     }
 
-    /// Not in a stream's first seconds: its first keyframes are bursts that queue and
+    /// From loss, not in a stream's first seconds: its first keyframes are bursts that
     /// drop while the encoder still sends less than the link takes, so what got through
     /// then is not the link's rate (taken as it, it made growth careful far below the
-    /// link, then fast, past it).
+    /// link, then fast, past it). A queue's reading needs no such wait: it counts only
+    /// when the receiver got most of the estimate (`cutOnQueueing`).
     private func learnsCapacity(at nowNanos: UInt64) -> Bool {
         startedNanos.map { nowNanos &- $0 >= configuration.learnCapacityAfterNanos } ?? false
     }
