@@ -132,7 +132,7 @@ struct BitrateControllerTests {
         }
         #expect(cutAgain, "the probe past the link's rate found its loss")
         #expect(c.estimateKbps < 640)
-        // The link grows to 3 Mbit/s: past 1.15 × the last capacity for 1 s, growth is fast again.
+        // The link grows to 3 Mbit/s: past 1.1 × the last capacity for 0.5 s, growth is fast again.
         Self.run(&c, from: &now, seconds: 20) { Self.reported(kbps: $0, seconds: 0.25, loss: 0) }
         #expect(c.capacityKbps == nil)
         #expect(c.estimateKbps == 2000)

@@ -67,8 +67,8 @@ public struct BitrateController: Sendable {
         public var probeAfterNanos: UInt64 = 6_000_000_000
         /// How far above the last congestion point growth stays careful, and how long
         /// beyond it without loss before the point is forgotten (the link grew).
-        public var nearCapacity = 1.15
-        public var forgetCapacityNanos: UInt64 = 1_000_000_000
+        public var nearCapacity = 1.1
+        public var forgetCapacityNanos: UInt64 = 500_000_000
         public var minimumPackets: UInt64 = 40
         public var decreaseSpacingNanos: UInt64 = 700_000_000
         /// The same when only RTCP reports the loss (see `update`).
