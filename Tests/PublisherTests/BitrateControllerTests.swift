@@ -100,7 +100,7 @@ struct BitrateControllerTests {
         #expect(c.estimateKbps == 2000)
     }
 
-    @Test("after congestion: hold 2 s, back to 95 % of the link, probe only 6 s after the cut, forget the link once well past it")
+    @Test("after congestion: hold 1.5 s, back to 95 % of the link, probe only 4 s after the cut, forget the link once well past it")
     func carefulPhases() {
         var c = Self.controller(start: 1000)
         var now: UInt64 = 0
@@ -114,14 +114,14 @@ struct BitrateControllerTests {
         #expect(abs(c.estimateKbps - 540) < 2)
         guard let capacity = c.capacityKbps else { Issue.record("no capacity after the loss"); return }
         let cut = now
-        Self.run(&c, from: &now, seconds: 1.75, link)
-        #expect(abs(c.estimateKbps - 540) < 2, "held for 2 s after the cut")
+        Self.run(&c, from: &now, seconds: 1.25, link)
+        #expect(abs(c.estimateKbps - 540) < 2, "held for 1.5 s after the cut")
         Self.run(&c, from: &now, seconds: 2, link)
         #expect(c.estimateKbps > 560 && c.estimateKbps <= capacity * 0.95 * 1.03, "\(c.estimateKbps)")
         #expect(c.lastReason == .careful)
-        // Until 6 s after the cut it stays there; then it probes and finds the link (one
+        // Until 4 s after the cut it stays there; then it probes and finds the link (one
         // that loses 10 % or more beyond 600 kbit/s).
-        while now < cut + 5_750 * Self.ms { now += 250 * Self.ms; c.update(link(c.estimateKbps), nowNanos: now) }
+        while now < cut + 3_750 * Self.ms { now += 250 * Self.ms; c.update(link(c.estimateKbps), nowNanos: now) }
         #expect(c.estimateKbps <= capacity * 0.95 * 1.03)
         var cutAgain = false
         for _ in 0..<40 {

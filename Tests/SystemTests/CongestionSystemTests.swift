@@ -11,9 +11,8 @@ import Testing
 ///   no gap over 1 s between shown frames (issue 17's figures; measured p95 59–89 ms and
 ///   gaps of 113–144 ms in the last runs of this test, the probes ended by the queueing
 ///   delay before the link's buffer overflows); the cap lifted, the allowed rate is back
-///   within 10 % of the ceiling (2 Mbit/s) within 20 s (measured 9–12 s; issue 17 asks
-///   15 s, and the worst case, a cut just before the lift, is estimated at about 16 s:
-///   docs/NETWORK.md).
+///   within 10 % of the ceiling (2 Mbit/s) within 15 s (measured 8–13 s, the 13 s when a
+///   cut came just before the lift: docs/NETWORK.md).
 /// - Two subscribers on 600 kbit/s and 3 Mbit/s links: the documented policy (the
 ///   weakest link decides, docs/NETWORK.md) holds: the encoder settles under 600, both
 ///   keep a moving picture with every pose, p95 under 200 ms and no gap over 1 s; the
@@ -98,7 +97,7 @@ struct CongestionSystemTests {
         return (signaling, publisher, url)
     }
 
-    @Test("600 kbit/s link: under the cap within 5 s, then p95 < 200 ms, every pose, no freeze over 1 s; the cap lifted, back near the ceiling within 20 s (target 15 s)")
+    @Test("600 kbit/s link: under the cap within 5 s, then p95 < 200 ms, every pose, no freeze over 1 s; the cap lifted, back near the ceiling within 15 s")
     func cappedLink() async throws {
         let dir = NSTemporaryDirectory() + "posecast-congestion-\(getpid())"
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
@@ -115,7 +114,7 @@ struct CongestionSystemTests {
         try await Self.sample(publisher, seconds: 20, into: &samples)
         let lifted = Self.now()
         publisher.send("link none")
-        try await Self.sample(publisher, seconds: 20, into: &samples)
+        try await Self.sample(publisher, seconds: 15, into: &samples)
 
         let settled = samples.filter { $0.atNs >= connected + 5_000_000_000 && $0.atNs < lifted }
         print("capped link: sent kbps after 5 s: \(settled.map(\.sentKbps)); allowed \(settled.map(\.allowedKbps))")

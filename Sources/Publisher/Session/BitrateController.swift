@@ -59,12 +59,12 @@ public struct BitrateController: Sendable {
         public var aboveCapacityGrowthPerSecond = 0.05
         /// No growth this long after a decrease (the encoder and the link settle; the
         /// next probe comes later, so fewer probes overshoot into a full link).
-        public var holdAfterDecreaseNanos: UInt64 = 2_000_000_000
+        public var holdAfterDecreaseNanos: UInt64 = 1_500_000_000
         /// Up to `probeFrom` times the last congestion point growth is +`nearGrowthPerSecond`;
         /// beyond it only `probeAfterNanos` after the last decrease (each probe into a
         /// full link costs broken frames: fewer, further apart).
         public var probeFrom = 0.95
-        public var probeAfterNanos: UInt64 = 6_000_000_000
+        public var probeAfterNanos: UInt64 = 4_000_000_000
         /// How far above the last congestion point growth stays careful, and how long
         /// beyond it without loss before the point is forgotten (the link grew).
         public var nearCapacity = 1.1
