@@ -297,8 +297,9 @@ struct PacketLossTests {
         try Self.expectRepaired(result, minimumPosePercent: 99)
     }
 
-    /// A second with half the packets dropped, retransmissions too, loses some for good
-    /// (a packet and its retransmissions all dropped): the depayloader asks for a keyframe
+    /// A second with 90 % of the packets dropped, retransmissions too, loses some for good
+    /// (a packet and every retransmission of it within the jitter buffer's 200 ms all
+    /// dropped; at 50 % one run in two repaired everything): the depayloader asks for a keyframe
     /// (FIR), the request reaches the publisher's encoder through the branch, and the
     /// picture comes back with it. (A blackout no longer does: our receiver NACKs a
     /// packet when a later one shows it missing, so the first packets after the blackout
@@ -308,7 +309,7 @@ struct PacketLossTests {
     func keyframeRequest() async throws {
         let harness = try await LossHarness()
         defer { harness.close() }
-        let result = try await harness.run(lossPercent: 50, seconds: 1)
+        let result = try await harness.run(lossPercent: 90, seconds: 1)
         print("[blackout] \(result.summary)")
         #expect(result.wrongPoses == 0)
         #expect(result.counters.plisSent + result.counters.firsSent > 0, "the subscriber asked for no keyframe")
