@@ -88,6 +88,9 @@ let package = Package(
             .product(name: "NIOSSL", package: "swift-nio-ssl"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+        ], resources: [
+            // The browser console (plain HTML, JavaScript, CSS), served at `/`.
+            .copy("Console"),
         ]),
         // How the executables speak: events and status as JSON lines or text, termination
         // signals, the process's own resources.

@@ -17,15 +17,19 @@ public struct SignalingServerConfiguration: Sendable {
     public var access: AccessPolicy
     /// Serve `wss://` with this certificate and key; nil: plain `ws://`.
     public var tls: SignalingServerTLS?
+    /// Serve the browser console (`ConsoleFiles`) to plain HTTP GETs on the same port.
+    public var serveConsole: Bool
 
     public init(host: String = "127.0.0.1", port: Int = 8443, path: String = "/",
-                limits: HubLimits = .init(), access: AccessPolicy = .open, tls: SignalingServerTLS? = nil) {
+                limits: HubLimits = .init(), access: AccessPolicy = .open, tls: SignalingServerTLS? = nil,
+                serveConsole: Bool = true) {
         self.host = host
         self.port = port
         self.path = path
         self.limits = limits
         self.access = access
         self.tls = tls
+        self.serveConsole = serveConsole
     }
 
     /// Largest message the hub may be asked to read; bigger limits are refused at start.
@@ -135,8 +139,14 @@ public final class SignalingServer: Sendable {
             }
         }
         let (startup, startupContinuation) = AsyncStream.makeStream(of: Startup.self)
+        // GETs that do not ask for a WebSocket upgrade: the console's files, read from the
+        // package's resources (a missing folder is a start-up error, not a silent 404).
+        let router = Router()
+        if configuration.serveConsole {
+            router.add(middleware: FileMiddleware(try ConsoleFiles.directory(), searchForIndexHtml: true, logger: logger))
+        }
         let app = Application(
-            router: Router(),
+            router: router,
             server: server,
             configuration: .init(address: .hostname(configuration.host, port: configuration.port)),
             onServerRunning: { channel in
@@ -166,6 +176,9 @@ public final class SignalingServer: Sendable {
             let scheme = configuration.tls == nil ? "ws" : "wss"
             let url = "\(scheme)://\(urlHost(configuration.host)):\(port)\(configuration.path)"
             logger.info("signaling server listening", metadata: ["url": "\(url)"])
+            if configuration.serveConsole {
+                logger.info("console served", metadata: ["url": "\(configuration.tls == nil ? "http" : "https")://\(urlHost(configuration.host)):\(port)/"])
+            }
             let interval = Duration.seconds(min(1, max(0.05, configuration.limits.listenerTimeout / 4)))
             let sweepTask = Task {
                 while !Task.isCancelled {

@@ -9,6 +9,7 @@ import Signaling
 
 extension RoomRole: ExpressibleByArgument {}
 extension LatencyProfile: ExpressibleByArgument {}
+extension PoseTransport: ExpressibleByArgument {}
 
 /// The remote expert's side: receive, decode and show the field camera; taps become
 /// annotations anchored in the world from the pose of the frame on screen.
@@ -43,6 +44,8 @@ struct Subscriber: AsyncParsableCommand {
     @Option(help: "Write one JSON line per shown frame here (frame id, capture, decode and shown times, pose hash; headless only).")
     var frameLog: String?
     @OptionGroup var network: NetworkOptions
+    @Option(help: "How the frames carry their pose: headerExtension (an RTP header extension in every packet) or trailer (at the end of each encoded frame, as browsers get it; docs/POSE_WIRE_FORMAT.md).")
+    var poseTransport: PoseTransport = .headerExtension
     @Flag(help: "Look for the publisher's annotation marks in the decoded frames: an annotationVisible event per annotation we place, markerReport events on `checkmarkers N`. Taps are then drawn magenta (#FF00FF) so the marks can be found by colour (docs/SUBSCRIBER.md).")
     var checkMarkers = false
 
@@ -65,6 +68,7 @@ struct Subscriber: AsyncParsableCommand {
         node.signalingTLS = signalingCa.map { SignalingClientTLS(caCertificatePath: $0) }
         node.placement = try PlacementOption.parse(placement)
         node.controlDelay = .milliseconds(controlDelayMs)
+        node.media.poseTransport = poseTransport
         node.media.apply(latencyProfile)
         if let jitterLatency { node.media.rtc.jitterBufferLatencyMs = jitterLatency }
         node.adaptJitterLatency = !fixedJitterLatency

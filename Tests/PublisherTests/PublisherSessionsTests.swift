@@ -36,7 +36,7 @@ struct PublisherHarness {
         #expect(build.branchesBuilt == [id])
         let built = handle(.branchBuilt(sessionId: id))
         #expect(built.negotiated == [id])
-        #expect(built.events.contains { if case .sessionStarted(id, "c-\(id)", role) = $0 { true } else { false } })
+        #expect(built.events.contains { if case .sessionStarted(id, "c-\(id)", role, _) = $0 { true } else { false } })
         #expect(handle(.offerCreated(sessionId: id, sdp: "v=0 offer \(id)")).sent.count == 1)
     }
 }
@@ -44,7 +44,7 @@ struct PublisherHarness {
 extension [PublisherSessions.Effect] {
     var sent: [ClientMessage] { compactMap { if case .send(let m) = $0 { m } else { nil } } }
     var events: [PublisherNodeEvent] { compactMap { if case .emit(let e) = $0 { e } else { nil } } }
-    var branchesBuilt: [String] { compactMap { if case .buildBranch(let id, _) = $0 { id } else { nil } } }
+    var branchesBuilt: [String] { compactMap { if case .buildBranch(let id, _, _) = $0 { id } else { nil } } }
     var negotiated: [String] { compactMap { if case .negotiate(let id) = $0 { id } else { nil } } }
     var removed: [String] { compactMap { if case .removeBranch(let id) = $0 { id } else { nil } } }
     var replies: [ControlReply] { compactMap { if case .sendControl(let r, _) = $0 { r } else { nil } } }

@@ -16,9 +16,11 @@ extension EventOutput {
         case let .roomBusy(room, details, retryIn):
             self.event(.roomBusy, ["room": room, "details": details, "retryInMs": Int(RetryBackoff.nanos(retryIn) / 1_000_000)],
                        human: "signaling: room \(room) is busy (\(details)); asking again in \(retryIn)")
-        case let .sessionStarted(sessionId, consumer, role):
-            self.event(.sessionStarted, ["sessionId": sessionId, "consumer": consumer, "role": role.rawValue],
-                       human: "session \(sessionId): \(role.rawValue) \(consumer) joining")
+        case let .sessionStarted(sessionId, consumer, role, poseTransport):
+            self.event(.sessionStarted, ["sessionId": sessionId, "consumer": consumer, "role": role.rawValue,
+                                         "poseTransport": poseTransport.rawValue],
+                       human: "session \(sessionId): \(role.rawValue) \(consumer) joining"
+                           + (poseTransport == .trailer ? " (pose in a trailer on each frame)" : ""))
         case .subscriberWithoutPose(let sessionId):
             self.event(.subscriberWithoutPose, ["sessionId": sessionId, "extension": PoseHeaderExtension.uri],
                        human: "session \(sessionId): its answer does not take the pose extension (\(PoseHeaderExtension.uri)): "

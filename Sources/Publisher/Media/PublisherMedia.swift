@@ -106,12 +106,20 @@ final class ByteCounter: Sendable {
     var total: UInt64 { value.load(ordering: .relaxed) }
 }
 
-/// source → convert → caps → **pose attach** → encoder → payloader (+ pose extension) → tee,
-/// then one queue → webrtcbin branch per subscriber (one encode for all).
+/// source → convert → caps → **pose attach** → encoder → encoded tee, then two payloaders:
+/// - payloader (+ pose header extension) → tee, for GStreamer peers;
+/// - **pose trailer** → payloader (no extension) → trailer tee, for browsers
+///   (`PoseTransport.trailer`, asked for in the consumer's signaling meta);
+/// then one queue → webrtcbin branch per subscriber, from the tee of its pose transport
+/// (one encode for all).
 public final class PublisherMedia: @unchecked Sendable {
     public let pipeline: Pipeline
     public let config: PublisherMediaConfig
     private let tee: Element
+    /// The trailer payloader's output (`PoseTransport.trailer` sessions).
+    private let trailerTee: Element
+    private let trailerPayloaderSource: Pad
+    private let trailerWriter = PoseTrailerWriter()
     /// Source → … → encoder queue: what `restartSourcePath` cycles.
     private let sourcePath: [Element]
     private let payloaderSource: Pad
@@ -134,7 +142,7 @@ public final class PublisherMedia: @unchecked Sendable {
     private let branchDrops = ByteCounter()
 
     private struct State {
-        var peers: [ObjectIdentifier: (peer: WebRTCPeer, queue: Element, teePad: Pad)] = [:]
+        var peers: [ObjectIdentifier: (peer: WebRTCPeer, queue: Element, teePad: Pad, tee: Element)] = [:]
         /// One bandwidth estimate per subscriber (`adaptBitrate`).
         var controllers: [ObjectIdentifier: BitrateController] = [:]
         /// The rate congestion control allows (kbit/s): the lowest estimate.
@@ -191,12 +199,21 @@ public final class PublisherMedia: @unchecked Sendable {
         payloaderSource = payloader.staticPad("src")!
         tee = try ElementFactory.make("tee", name: "fanout")
         tee.set("allow-not-linked", true)
+        // The trailer is in the payload: no extension to leave room for.
+        let trailerPayloader = try config.codec.makePayloader(mtu: config.pathMTU)
+        trailerPayloaderSource = trailerPayloader.staticPad("src")!
+        trailerTee = try ElementFactory.make("tee", name: "trailerfanout")
+        trailerTee.set("allow-not-linked", true)
+        let encodedTee = try ElementFactory.make("tee", name: "encodedfanout")
         chain.append(caps)
         if config.clockSync { chain.append(try ElementFactory.make("clocksync", name: "sendclocksync")) }
         sourcePath = chain + [queue]
-        chain += [queue, encoder, payloader, tee]
-        for e in chain { pipeline.add(e) }
+        chain += [queue, encoder, encodedTee]
+        for e in chain + [payloader, tee, trailerPayloader, trailerTee] { pipeline.add(e) }
         try pipeline.link(chain)
+        try pipeline.link([encodedTee, payloader, tee])
+        try pipeline.link([encodedTee, trailerPayloader, trailerTee])
+        trailerWriter.install(on: trailerPayloader.staticPad("sink")!)
 
         // Pose attach, then the annotation overlay drawn with that pose: on the raw frame,
         // after conversion, before the encoder.
@@ -226,8 +243,9 @@ public final class PublisherMedia: @unchecked Sendable {
         // within the spacing are not lost but merged: one keyframe at its end.
         let keyframeRequests = keyframeRequestCount, merged = keyframeRequestsThrottled
         let throttle = KeyframeThrottle(spacingNanos: Self.keyframeRequestSpacingNanos)
-        let payloaderSink = payloader.staticPad("sink")!
-        _ = payloaderSink.addProbe(GST_PAD_PROBE_TYPE_EVENT_UPSTREAM) { [weak payloaderSink] info in
+        // On the encoder's source pad: requests from both payloaders' branches pass here.
+        let encoderSource = encoder.staticPad("src")!
+        _ = encoderSource.addProbe(GST_PAD_PROBE_TYPE_EVENT_UPSTREAM) { [weak encoderSource] info in
             guard let event = gst_pad_probe_info_get_event(info), gst_video_event_is_force_key_unit(event) != 0 else {
                 return GST_PAD_PROBE_OK
             }
@@ -241,7 +259,7 @@ public final class PublisherMedia: @unchecked Sendable {
             case .deferred(let nanos):
                 merged.add(1)
                 // Not from this streaming thread: the event travels up through the encoder.
-                if let pad = payloaderSink {
+                if let pad = encoderSource {
                     DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(nanos))) { Self.requestKeyframe(via: pad) }
                 }
                 return GST_PAD_PROBE_DROP
@@ -376,11 +394,16 @@ public final class PublisherMedia: @unchecked Sendable {
         poseExtension.counters.written
     }
 
+    /// Trailer counters: encoded frames given a pose trailer (for `trailer` sessions).
+    public var trailerStats: PoseTrailerWriterStats { trailerWriter.stats }
+
     /// Adds a subscriber branch (tee → queue → new webrtcbin) and returns its peer; the
     /// caller drives the offer. Call after `start()`: the branch's codec preferences are
-    /// the payloader's negotiated caps (with the pose `extmap`), so the offer is exact.
-    public func addPeer(name: String) async throws(RTCError) -> WebRTCPeer {
-        let preferences = try await sendCaps()
+    /// its payloader's negotiated caps (with the pose `extmap` for `.headerExtension`,
+    /// without for `.trailer`), so the offer is exact.
+    public func addPeer(name: String, poseTransport: PoseTransport = .headerExtension) async throws(RTCError) -> WebRTCPeer {
+        let (source, tee) = poseTransport == .trailer ? (trailerPayloaderSource, trailerTee) : (payloaderSource, self.tee)
+        let preferences = try await sendCaps(from: source)
         var rtc = config.rtc
         rtc.linkConditions = state.withLock { $0.linkConditions }
         rtc.pacingKbps = Self.pacingKbps(forEncoderKbps: bitrateKbps)
@@ -420,7 +443,7 @@ public final class PublisherMedia: @unchecked Sendable {
         queue.syncStateWithParent()
         peer.webrtc.syncStateWithParent()
         try teePad.link(to: queue.staticPad("sink")!)
-        state.withLock { $0.peers[ObjectIdentifier(peer)] = (peer, queue, teePad) }
+        state.withLock { $0.peers[ObjectIdentifier(peer)] = (peer, queue, teePad, tee) }
         return peer
     }
 
@@ -435,7 +458,7 @@ public final class PublisherMedia: @unchecked Sendable {
     /// answer (PLI/FIR for keyframes, NACK; REMB is added to the offer's text, as
     /// webrtcbin drops it from caps: `SessionDescription.addingFeedback`). Waits up to 5 s for the first frame's caps
     /// (`notify::caps` on the payloader's source pad, no polling).
-    private func sendCaps() async throws(RTCError) -> String {
+    private func sendCaps(from payloaderSource: Pad) async throws(RTCError) -> String {
         guard await payloaderSource.waitForCaps(timeout: .seconds(5)),
               // Per-stream and per-keyframe fields would pin the branch to one caps
               // instance (sprop-parameter-sets changes with H.264 parameter sets).
@@ -473,7 +496,7 @@ public final class PublisherMedia: @unchecked Sendable {
             return s.peers.removeValue(forKey: ObjectIdentifier(peer))
         }) else { return }
         entry.peer.close()
-        let (tee, pipeline) = (self.tee, self.pipeline)
+        let (tee, pipeline) = (entry.tee, self.pipeline)
         let sinkPad = entry.queue.staticPad("sink")!
         entry.teePad.unlinkWhenIdle(from: sinkPad) {
             StateWorker.shared.submit {

@@ -38,7 +38,7 @@ public enum PublisherNodeEvent: Sendable {
     /// The server refused us the room (`roomFull`: it has a publisher, or no place):
     /// we declare ourselves again after `retryIn`.
     case roomBusy(room: String, details: String, retryIn: Duration)
-    case sessionStarted(sessionId: String, consumer: String, role: RoomRole)
+    case sessionStarted(sessionId: String, consumer: String, role: RoomRole, poseTransport: PoseTransport)
     case subscriberConnected(sessionId: String)
     /// The candidate pair the session's media goes over (`relay` with a relay-only policy).
     case mediaRoute(sessionId: String, route: ICERoute)
@@ -158,9 +158,9 @@ public final class PublisherNode: Sendable {
         switch effect {
         case .send(let message):
             try? link.send(message)  // not reached: `step` sends
-        case let .buildBranch(sessionId, name):
+        case let .buildBranch(sessionId, name, poseTransport):
             // Negotiation awaits the pipeline; never block the message loop on it.
-            Task { await self.buildBranch(sessionId, name: name) }
+            Task { await self.buildBranch(sessionId, name: name, poseTransport: poseTransport) }
         case .negotiate(let sessionId):
             await negotiate(sessionId)
         case let .applyAnswer(sessionId, sdp):
@@ -215,9 +215,9 @@ public final class PublisherNode: Sendable {
         state.withLock { $0.branches[sessionId]?.peer }
     }
 
-    private func buildBranch(_ sessionId: String, name: String) async {
+    private func buildBranch(_ sessionId: String, name: String, poseTransport: PoseTransport) async {
         do throws(RTCError) {
-            let peer = try await media.addPeer(name: name)
+            let peer = try await media.addPeer(name: name, poseTransport: poseTransport)
             // A subscriber that dies while no signaling server can tell us (one restarted
             // meanwhile) is then found by ICE itself, and its session ended.
             peer.enableKeepaliveChecks()

@@ -74,7 +74,7 @@ public struct PublisherSessions: Sendable {
     public enum Effect: Sendable {
         case send(ClientMessage)
         /// Build a webrtcbin branch called `name` for the session, then `branchBuilt` or `setupFailed`.
-        case buildBranch(sessionId: String, name: String)
+        case buildBranch(sessionId: String, name: String, poseTransport: PoseTransport)
         /// Watch the peer's events, create the control channel and the offer, then
         /// `offerCreated` or `setupFailed`.
         case negotiate(sessionId: String)
@@ -126,6 +126,8 @@ public struct PublisherSessions: Sendable {
         public var pendingCandidates: [ICECandidate] = []
         /// The signaling connection (its number) the session was set up through.
         public var connection: Int
+        /// How its frames carry their pose (its consumer's meta asked).
+        public var poseTransport: PoseTransport = .headerExtension
     }
 
     private struct Starting: Sendable {
@@ -133,6 +135,7 @@ public struct PublisherSessions: Sendable {
         var at: UInt64
         var role: RoomRole
         var connection: Int
+        var poseTransport: PoseTransport = .headerExtension
         var endedMeanwhile = false
     }
 
@@ -203,8 +206,9 @@ public struct PublisherSessions: Sendable {
             }
             sessions[sessionId] = Session(role: start.role, consumer: start.consumer, startedAt: start.at,
                                           limiter: ControlRateLimiter(limit: config.controlRate, now: now),
-                                          connection: start.connection)
-            return [.emit(.sessionStarted(sessionId: sessionId, consumer: start.consumer, role: start.role)),
+                                          connection: start.connection, poseTransport: start.poseTransport)
+            return [.emit(.sessionStarted(sessionId: sessionId, consumer: start.consumer, role: start.role,
+                                          poseTransport: start.poseTransport)),
                     .negotiate(sessionId: sessionId)]
         case let .setupFailed(sessionId, reason):
             starting[sessionId] = nil
@@ -280,9 +284,18 @@ public struct PublisherSessions: Sendable {
         }
     }
 
+    /// The pose transport a consumer asked for in its meta (`PoseTransport.metaKey`);
+    /// absent: the header extension. Anything else is said, and the header extension used.
+    static func poseTransport(asked value: JSONValue?) -> (PoseTransport, problem: String?) {
+        guard let value, value != .null else { return (.headerExtension, nil) }
+        if let name = value.stringValue, let transport = PoseTransport(rawValue: name) { return (transport, nil) }
+        let names = PoseTransport.allCases.map(\.rawValue).joined(separator: " | ")
+        return (.headerExtension, "\(PoseTransport.metaKey) \(value) is not one of \(names): sending the header extension")
+    }
+
     private mutating func handle(_ message: ServerMessage, now: UInt64) -> [Effect] {
         switch message {
-        case let .startSession(consumer, sessionId, role, _):
+        case let .startSession(consumer, sessionId, role, meta):
             guard sessions[sessionId] == nil, starting[sessionId] == nil else {
                 return [.debug("startSession for session \(sessionId), which we already have: ignored")]
             }
@@ -291,9 +304,12 @@ public struct PublisherSessions: Sendable {
                         .emit(.error("session \(sessionId) of \(consumer) refused: \(refusal)"))]
             }
             sessionNumber += 1
-            starting[sessionId] = Starting(consumer: consumer, at: now, role: role ?? .viewer, connection: connection ?? 0)
-            return [.buildBranch(sessionId: sessionId, name: "session\(sessionNumber)"),
-                    .wake(at: now + RetryBackoff.nanos(config.setupTimeout))]
+            let (transport, problem) = Self.poseTransport(asked: meta?[PoseTransport.metaKey])
+            starting[sessionId] = Starting(consumer: consumer, at: now, role: role ?? .viewer, connection: connection ?? 0,
+                                           poseTransport: transport)
+            return (problem.map { [.emit(.error("session \(sessionId) of \(consumer): \($0)"))] } ?? [])
+                + [.buildBranch(sessionId: sessionId, name: "session\(sessionNumber)", poseTransport: transport),
+                   .wake(at: now + RetryBackoff.nanos(config.setupTimeout))]
         case .peer(let message):
             guard sessions[message.sessionId] != nil else { return [.debug("peer message for an unknown session \(message.sessionId)")] }
             switch message.payload {
@@ -308,7 +324,9 @@ public struct PublisherSessions: Sendable {
                         + endSession(message.sessionId, reason: "bad answer: \(refusal)", tellServer: true)
                 }
                 if sessions[message.sessionId]?.step == .awaitingAnswer { sessions[message.sessionId]?.step = .answered }
-                let withoutPose: [Effect] = AnswerCheck.acceptsPoseExtension(sdp.sdp)
+                // A trailer session was offered no extension: its pose is in the frames.
+                let withoutPose: [Effect] = sessions[message.sessionId]?.poseTransport == .trailer
+                    || AnswerCheck.acceptsPoseExtension(sdp.sdp)
                     ? [] : [.emit(.subscriberWithoutPose(sessionId: message.sessionId))]
                 return [.applyAnswer(sessionId: message.sessionId, sdp: sdp.sdp)] + withoutPose
             case .ice(let ice):

@@ -27,6 +27,10 @@ public struct SubscriberMediaConfig: Sendable {
     /// Each frame's decode timing and the moment the sink rendered it (the window: the
     /// moment it reached the window's sink), on the streaming thread (keep it quick).
     public var onShown: (@Sendable (ShownFrameTiming) -> Void)?
+    /// How the frames should carry their pose: asked for in our signaling meta
+    /// (`PoseTransport.metaKey`); with `.trailer` each frame's trailer is stripped after
+    /// the depayloader and its pose attached as meta (`PoseTrailerReader`).
+    public var poseTransport: PoseTransport = .headerExtension
     public init() {}
 }
 
@@ -35,6 +39,8 @@ public struct SubscriberMediaStats: Sendable {
     public var framesWithPose: UInt64 = 0
     public var framesWithoutPose: UInt64 = 0
     public var posesRejected: [String: Int] = [:]
+    /// With `poseTransport == .trailer`: frames whose trailer was read, and problems.
+    public var trailer: PoseTrailerReaderStats?
 }
 
 /// webrtcbin → depayloader (pose extension from the negotiated extmap) → decoder →
@@ -48,6 +54,7 @@ public final class SubscriberMedia: @unchecked Sendable {
 
     private struct State {
         var readers: [PoseReader] = []
+        var trailerReaders: [PoseTrailerReader] = []
         var branches: [Element] = []
         var windows: [VideoWindow] = []
         /// The window made with the pipeline, waiting for the first stream.
@@ -98,10 +105,17 @@ public final class SubscriberMedia: @unchecked Sendable {
     public var decodeBranchCount: Int { state.withLock { $0.readers.count } }
 
     public var stats: SubscriberMediaStats {
-        let readers = state.withLock { $0.readers }
+        let (readers, trailerReaders) = state.withLock { ($0.readers, $0.trailerReaders) }
         let decoded = readers.reduce(0) { $0 + $1.framesDecoded }, withPose = readers.reduce(0) { $0 + $1.framesWithPose }
+        var trailer: PoseTrailerReaderStats?
+        if config.poseTransport == .trailer {
+            trailer = trailerReaders.map(\.stats).reduce(into: PoseTrailerReaderStats()) { sum, s in
+                sum.framesWithTrailer += s.framesWithTrailer; sum.framesWithoutTrailer += s.framesWithoutTrailer
+                sum.malformed += s.malformed; sum.nanos += s.nanos; sum.lastProblem = s.lastProblem ?? sum.lastProblem
+            }
+        }
         return SubscriberMediaStats(framesDecoded: decoded, framesWithPose: withPose,
-                                    framesWithoutPose: decoded - withPose, posesRejected: rejections.byReason)
+                                    framesWithoutPose: decoded - withPose, posesRejected: rejections.byReason, trailer: trailer)
     }
 
     /// Adds the receive transceiver (with the offer's extmap), applies the offer and
@@ -172,6 +186,11 @@ public final class SubscriberMedia: @unchecked Sendable {
         let reader = PoseReader(codec: codec, readStamps: config.readFrameStamps, rejections: rejections,
                                 onFrame: onFrame, onPicture: config.onPicture)
         reader.install(on: decoder.staticPad("src")!)
+        if config.poseTransport == .trailer {
+            let trailerReader = PoseTrailerReader(rejections: rejections)
+            trailerReader.install(on: chain[0].staticPad("src")!)
+            state.withLock { $0.trailerReaders.append(trailerReader) }
+        }
         for e in chain { e.syncStateWithParent() }
         try pad.link(to: chain[0].staticPad("sink")!)
         state.withLock { $0.branches += chain; $0.readers.append(reader) }

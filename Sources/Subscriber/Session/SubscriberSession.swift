@@ -327,7 +327,10 @@ public struct SubscriberSession: Sendable {
     /// Declares us in the room, then lists its producers (the list's answer confirms the declaration).
     private mutating func declare() -> [Effect] {
         declaration = .pending
-        return send(.setPeerStatus(PeerStatus(roles: [.listener, .consumer], room: config.room,
+        // Our pose transport rides in the meta the publisher gets with `startSession`.
+        let meta: JSONValue? = config.media.poseTransport == .headerExtension ? nil
+            : .object([PoseTransport.metaKey: .string(config.media.poseTransport.rawValue)])
+        return send(.setPeerStatus(PeerStatus(roles: [.listener, .consumer], meta: meta, room: config.room,
                                               role: config.role, token: config.token))) + send(.list)
     }
 

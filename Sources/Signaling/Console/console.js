@@ -1,0 +1,655 @@
+// The PoseCast expert console: joins a room (docs/SIGNALING.md), answers the
+// publisher's offer asking for the pose trailer (docs/POSE_WIRE_FORMAT.md), keys each
+// frame's pose by RTP timestamp (pose-worker.js), and turns clicks on the frame on
+// screen into annotations and camera requests (docs/CONTROL_CHANNEL.md).
+//
+// `window.posecastConsole` exposes the state and counters for tests and the curious.
+"use strict";
+
+const $ = (id) => document.getElementById(id);
+const query = new URLSearchParams(location.search);
+
+// ---------------------------------------------------------------- settings
+
+function defaultSignaling() {
+  return `${location.protocol === "https:" ? "wss" : "ws"}://${location.host || "127.0.0.1:8443"}/`;
+}
+
+const settings = {
+  signaling: query.get("signaling") || defaultSignaling(),
+  room: query.get("room") || "default",
+  role: query.get("role") === "viewer" ? "viewer" : "expert",
+  token: query.get("token") || "",
+  turn: query.get("turn"),
+  turnUser: query.get("turnUser"),
+  turnPassword: query.get("turnPassword"),
+  relayOnly: query.get("relayOnly") === "1",
+};
+
+// ---------------------------------------------------------------- state
+
+const POSES_KEPT = 900;            // 30 s at 30 fps: frames wait far less in the jitter buffer
+const PRESENTED_KEPT = 3000;
+
+const state = {
+  phase: "idle",                   // idle, connecting, waiting, negotiating, connected, reconnecting
+  attempt: 0,
+  peerId: null, producer: null, sessionId: null,
+  connectionState: null,
+  poses: new Map(),                // rtpTimestamp → {pose, receivedAt}
+  worker: {frames: 0, withTrailer: 0, malformed: 0, stripNanos: 0},
+  presented: {count: 0, withPose: 0},
+  presentedLog: [],                // [{rtpTimestamp, frameId|null, at}] for tests
+  current: null,                   // the frame on screen: {rtpTimestamp, pose, width, height}
+  frozen: null,                    // the frozen frame (same shape) while frozen
+  latencies: [],                   // [{at, ms}] over the last 2 s
+  fpsTimes: [],
+  annotations: [],
+  scene: null,
+  pending: new Map(),              // request id → {type, sentAt, click?}
+  clicks: [],                      // every click and what became of it, for tests
+  errors: [],                      // every error reply, {code, message, shown}
+  nextId: 1,
+  transformAvailable: typeof RTCRtpScriptTransform !== "undefined",
+};
+
+// ---------------------------------------------------------------- messages to the person
+
+function say(text, kind = "info") {
+  const item = document.createElement("li");
+  item.className = kind;
+  item.textContent = `${new Date().toLocaleTimeString()} ${text}`;
+  const log = $("log");
+  log.prepend(item);
+  while (log.children.length > 40) log.lastChild.remove();
+}
+
+const plainWords = {
+  notAllowed: "Not allowed: you joined as a viewer; only an expert may annotate or steer the camera.",
+  rateLimited: "Too many requests at once; the publisher will take more in a moment.",
+  invalidValue: "The publisher refused a value",
+  missingField: "The request missed a field",
+  notFound: "Not found",
+  unsupported: "The camera cannot do that",
+  limitReached: "Too many annotations: remove some first.",
+  malformed: "The publisher could not read the request",
+  unknownType: "The publisher does not know this request",
+  tooLarge: "The request is too large",
+};
+
+function explain(code, message) {
+  const words = plainWords[code] || `Refused (${code})`;
+  return message ? `${words} (${message})` : words;
+}
+
+const signalingWords = {
+  unauthorized: "The room needs a token, and this one is wrong or missing.",
+  roomFull: "The room is full or the publisher busy; trying again.",
+  wrongRole: "That role cannot do this here.",
+  rateLimited: "Signaling refused us for sending too fast; trying again.",
+  idleTimeout: "The server dropped us for waiting without a session; trying again.",
+};
+
+// ---------------------------------------------------------------- signaling and the peer
+
+let socket = null, pc = null, control = null, worker = null, statsTimer = null, retryTimer = null;
+let stopped = true;
+
+function send(message) {
+  if (socket && socket.readyState === WebSocket.OPEN) socket.send(JSON.stringify(message));
+}
+
+function setPhase(phase, detail) {
+  state.phase = phase;
+  const badge = $("connection");
+  badge.textContent = detail ? `${phase}: ${detail}` : phase;
+  badge.className = "badge " + ({connected: "ok", reconnecting: "warn", waiting: "warn", failed: "bad"}[phase] || "");
+  $("s-connection").textContent = badge.textContent;
+}
+
+function join() {
+  stopped = false;
+  document.body.classList.toggle("viewer", settings.role === "viewer");
+  $("join-button").hidden = true;
+  $("leave-button").hidden = false;
+  connect();
+}
+
+function leave() {
+  stopped = true;
+  clearTimeout(retryTimer);
+  teardown("left");
+  if (socket) { socket.onclose = null; socket.close(); socket = null; }
+  setPhase("idle");
+  $("join-button").hidden = false;
+  $("leave-button").hidden = true;
+}
+
+function scheduleReconnect(reason) {
+  if (stopped) return;
+  teardown(reason);
+  if (socket) { socket.onclose = null; socket.close(); socket = null; }
+  const delay = Math.min(8000, 1000 * 2 ** Math.min(state.attempt, 3));
+  state.attempt += 1;
+  setPhase("reconnecting", `${reason}; again in ${Math.round(delay / 1000)} s`);
+  clearTimeout(retryTimer);
+  retryTimer = setTimeout(connect, delay);
+}
+
+function connect() {
+  if (stopped) return;
+  setPhase("connecting", settings.signaling);
+  try {
+    socket = new WebSocket(settings.signaling);
+  } catch (error) {
+    say(`Cannot open ${settings.signaling}: ${error.message}`, "error");
+    return scheduleReconnect("bad server address");
+  }
+  socket.onopen = () => setPhase("connecting", "joining the room");
+  socket.onerror = () => {};
+  socket.onclose = (event) => scheduleReconnect(`signaling closed (${event.code})`);
+  socket.onmessage = (event) => {
+    let message;
+    try { message = JSON.parse(event.data); } catch { return say("The server sent something that is not JSON.", "error"); }
+    onSignaling(message);
+  };
+}
+
+function declare() {
+  const status = {type: "setPeerStatus", roles: ["listener", "consumer"], room: settings.room, role: settings.role,
+                  meta: {name: "posecast-console", poseTransport: state.transformAvailable ? "trailer" : "headerExtension"}};
+  if (settings.token) status.token = settings.token;
+  send(status);
+  send({type: "list"});
+}
+
+function startSession(producer) {
+  if (state.sessionId || state.producer) return;
+  state.producer = producer;
+  setPhase("negotiating", "asking the publisher for a session");
+  send({type: "startSession", peerId: producer});
+}
+
+async function onSignaling(message) {
+  switch (message.type) {
+  case "welcome":
+    state.peerId = message.peerId;
+    declare();
+    break;
+  case "list": {
+    const producer = (message.producers || [])[0];
+    if (producer) startSession(producer.id);
+    else setPhase("waiting", `no publisher in room ${settings.room} yet`);
+    break;
+  }
+  case "peerStatusChanged":
+    if ((message.roles || []).includes("producer") && !state.sessionId && !state.producer) startSession(message.peerId);
+    break;
+  case "sessionStarted":
+    state.sessionId = message.sessionId;
+    break;
+  case "peer":
+    if (message.sessionId !== state.sessionId) return;
+    if (message.sdp) await onOffer(message.sdp);
+    else if (message.ice && pc) {
+      let text = message.ice.candidate || "";
+      if (text.startsWith("a=")) text = text.slice(2);
+      pc.addIceCandidate({candidate: text, sdpMLineIndex: message.ice.sdpMLineIndex ?? 0})
+        .catch((error) => say(`A candidate from the publisher was refused: ${error.message}`, "error"));
+    }
+    break;
+  case "endSession":
+    if (message.sessionId === state.sessionId) scheduleReconnect("the publisher ended the session");
+    break;
+  case "error": {
+    const words = signalingWords[message.code] || "The signaling server refused a message";
+    say(`${words} (${message.details || message.code})`, "error");
+    if (message.code === "unauthorized" || message.code === "wrongRole") {
+      setPhase("failed", words);
+      stopped = true;
+      $("join-button").hidden = false;
+      $("leave-button").hidden = true;
+      if (socket) { socket.onclose = null; socket.close(); socket = null; }
+    } else if (["roomFull", "idleTimeout", "rateLimited"].includes(message.code)) {
+      scheduleReconnect(message.code);
+    }
+    break;
+  }
+  }
+}
+
+function iceConfiguration() {
+  const configuration = {iceServers: [], bundlePolicy: "max-bundle"};
+  if (settings.turn) {
+    const server = {urls: settings.turn};
+    if (settings.turnUser !== null) server.username = settings.turnUser;
+    if (settings.turnPassword !== null) server.credential = settings.turnPassword;
+    configuration.iceServers.push(server);
+  }
+  if (settings.relayOnly) configuration.iceTransportPolicy = "relay";
+  return configuration;
+}
+
+async function onOffer(sdp) {
+  if (sdp.type !== "offer") return say(`Expected an offer from the publisher, got ${sdp.type}.`, "error");
+  pc = new RTCPeerConnection(iceConfiguration());
+  const session = state.sessionId;
+  pc.onicecandidate = (event) => {
+    if (event.candidate && event.candidate.candidate) {
+      send({type: "peer", sessionId: session,
+            ice: {candidate: event.candidate.candidate, sdpMLineIndex: event.candidate.sdpMLineIndex ?? 0}});
+    }
+  };
+  pc.ontrack = (event) => {
+    if (event.track.kind !== "video") return;
+    if (state.transformAvailable) {
+      worker = new Worker("pose-worker.js");
+      worker.onmessage = onWorkerMessage;
+      event.receiver.transform = new RTCRtpScriptTransform(worker, {side: "receive"});
+    } else {
+      say("This browser has no RTCRtpScriptTransform: the video plays without poses, and clicks cannot be placed.", "error");
+    }
+    const video = $("video");
+    video.srcObject = event.streams[0] || new MediaStream([event.track]);
+    video.play().catch((error) => say(`The video does not play: ${error.message}`, "error"));
+    video.requestVideoFrameCallback(onPresented);
+  };
+  pc.ondatachannel = (event) => {
+    if (event.channel.label !== "control") return;
+    control = event.channel;
+    control.onmessage = (m) => onControl(m.data);
+    control.onopen = () => say("Control channel open.", "ok");
+    control.onclose = () => { control = null; };
+  };
+  pc.onconnectionstatechange = () => {
+    state.connectionState = pc.connectionState;
+    if (pc.connectionState === "connected") {
+      state.attempt = 0;
+      setPhase("connected", `session ${session}`);
+    } else if (pc.connectionState === "failed") {
+      scheduleReconnect("the media connection failed");
+    } else if (pc.connectionState === "disconnected") {
+      setPhase("reconnecting", "media interrupted");
+      setTimeout(() => { if (pc && pc.connectionState === "disconnected") scheduleReconnect("the media stayed interrupted"); }, 5000);
+    }
+  };
+  try {
+    await pc.setRemoteDescription(sdp);
+    const answer = await pc.createAnswer();
+    await pc.setLocalDescription(answer);
+    send({type: "peer", sessionId: session, sdp: {type: "answer", sdp: pc.localDescription.sdp}});
+    setPhase("negotiating", "connecting the media");
+  } catch (error) {
+    say(`The publisher's offer could not be answered: ${error.message}`, "error");
+    scheduleReconnect("negotiation failed");
+  }
+  clearInterval(statsTimer);
+  statsTimer = setInterval(refreshStatus, 500);
+}
+
+function teardown(reason) {
+  if (pc) { pc.onconnectionstatechange = null; pc.close(); pc = null; }
+  if (worker) { worker.terminate(); worker = null; }
+  control = null;
+  state.sessionId = null; state.producer = null; state.current = null;
+  for (const [id, request] of state.pending) {
+    if (request.click) request.click.outcome = {code: "lost", message: reason};
+  }
+  state.pending.clear();
+  clearInterval(statsTimer);
+  $("stage-note").hidden = false;
+  $("stage-note").textContent = reason ? `No video: ${reason}` : "Waiting for video…";
+}
+
+// ---------------------------------------------------------------- frames and poses
+
+function onWorkerMessage(event) {
+  const m = event.data;
+  if (m.type === "pose") {
+    state.poses.set(m.rtpTimestamp, {pose: m.pose, receivedAt: m.receivedAt});
+    if (state.poses.size > POSES_KEPT) state.poses.delete(state.poses.keys().next().value);
+  } else if (m.type === "counts") {
+    state.worker = m.counts;
+  } else if (m.type === "problem") {
+    say(`A frame's pose could not be read: ${m.text}`, "error");
+  }
+}
+
+const copy = document.createElement("canvas");   // the frame on screen, copied as it is presented
+const copyContext = copy.getContext("2d", {willReadFrequently: true});
+
+function onPresented(now, metadata) {
+  const video = $("video");
+  video.requestVideoFrameCallback(onPresented);
+  const entry = state.poses.get(metadata.rtpTimestamp);
+  const pose = entry ? entry.pose : null;
+  state.presented.count += 1;
+  if (pose) state.presented.withPose += 1;
+  state.presentedLog.push({rtpTimestamp: metadata.rtpTimestamp, frameId: pose ? pose.frameId : null,
+                           captureTimeNs: pose ? pose.captureTimeNs.toString() : null});
+  if (state.presentedLog.length > PRESENTED_KEPT) state.presentedLog.splice(0, state.presentedLog.length - PRESENTED_KEPT);
+  const shownAt = performance.timeOrigin + (metadata.expectedDisplayTime || now);
+  state.fpsTimes.push(shownAt);
+  if (pose) state.latencies.push({at: shownAt, ms: shownAt - pose.captureTimeMs});
+  if (copy.width !== metadata.width || copy.height !== metadata.height) {
+    copy.width = metadata.width; copy.height = metadata.height;
+  }
+  // The pixels of this very frame, for a click that comes before the next one.
+  copyContext.drawImage(video, 0, 0, copy.width, copy.height);
+  state.current = {rtpTimestamp: metadata.rtpTimestamp, pose, width: metadata.width, height: metadata.height};
+  $("stage-note").hidden = true;
+  if (state.frozen) drawMarks();
+}
+
+// The frame a click lands on: the frozen one, else the one on screen (whose pixels
+// were copied when it was presented).
+function clickedFrame() { return state.frozen || state.current; }
+
+function setFrozen(on) {
+  const canvas = $("frozen");
+  if (on && state.current) {
+    canvas.width = copy.width; canvas.height = copy.height;
+    canvas.getContext("2d").drawImage(copy, 0, 0);
+    state.frozen = Object.assign({}, state.current);
+    canvas.hidden = false;
+    $("freeze").textContent = "Back to live";
+  } else {
+    state.frozen = null;
+    canvas.hidden = true;
+    $("freeze").textContent = "Freeze frame";
+  }
+  $("stage").classList.toggle("frozen", !!state.frozen);
+  drawMarks();
+}
+
+// Where the picture sits in the stage (object-fit: contain) and a point's place in it.
+function pictureRect(frame) {
+  const stage = $("stage").getBoundingClientRect();
+  const w = frame ? frame.width : 640, h = frame ? frame.height : 480;
+  const scale = Math.min(stage.width / w, stage.height / h);
+  return {left: stage.left + (stage.width - w * scale) / 2, top: stage.top + (stage.height - h * scale) / 2,
+          width: w * scale, height: h * scale};
+}
+
+function normalisedPoint(event, frame) {
+  const rect = pictureRect(frame);
+  return {x: (event.clientX - rect.left) / rect.width, y: (event.clientY - rect.top) / rect.height};
+}
+
+// While frozen: the annotations as the frozen frame's pose sees them (the publisher
+// draws them into live frames itself).
+function drawMarks() {
+  const canvas = $("marks");
+  const stage = $("stage").getBoundingClientRect();
+  canvas.width = Math.round(stage.width); canvas.height = Math.round(stage.height);
+  const context = canvas.getContext("2d");
+  context.clearRect(0, 0, canvas.width, canvas.height);
+  const frame = state.frozen;
+  if (!frame || !frame.pose) return;
+  const rect = pictureRect(frame);
+  for (const a of state.annotations) {
+    const p = PoseCast.project(frame.pose, [a.position.x, a.position.y, a.position.z]);
+    if (!p) continue;
+    const x = rect.left - stage.left + p.u * rect.width, y = rect.top - stage.top + p.v * rect.height;
+    context.strokeStyle = a.color || "#ff00ff"; context.lineWidth = 2;
+    context.beginPath(); context.arc(x, y, 7, 0, 2 * Math.PI); context.stroke();
+    context.beginPath(); context.moveTo(x - 11, y); context.lineTo(x + 11, y); context.moveTo(x, y - 11); context.lineTo(x, y + 11); context.stroke();
+  }
+}
+
+// ---------------------------------------------------------------- control requests
+
+function request(message, extra = {}) {
+  const id = `c${state.nextId++}`;
+  message.id = id;
+  if (!control || control.readyState !== "open") {
+    say("Not connected to the publisher yet: the request was not sent.", "error");
+    return null;
+  }
+  state.pending.set(id, Object.assign({type: message.type, sentAt: performance.now()}, extra));
+  control.send(JSON.stringify(message));
+  return id;
+}
+
+function annotateAt(event) {
+  const frame = clickedFrame();
+  const point = normalisedPoint(event, frame);
+  const click = {at: Date.now(), point, rtpTimestamp: frame ? frame.rtpTimestamp : null,
+                 frameId: frame && frame.pose ? frame.pose.frameId : null, frozen: !!state.frozen, outcome: null};
+  state.clicks.push(click);
+  if (!(point.x >= 0 && point.x <= 1 && point.y >= 0 && point.y <= 1)) {
+    click.outcome = {code: "outside", message: "the click is beside the picture"};
+    return;
+  }
+  if (!frame || !frame.pose) {
+    click.outcome = {code: "noPose", message: "this frame has no pose"};
+    return say("This frame has no pose yet, so the click cannot be placed; try again in a moment.", "error");
+  }
+  const mode = $("placement").value;
+  const message = {type: "annotate", frameId: frame.pose.frameId, tap: point, kind: $("kind").value, color: $("color").value};
+  const label = $("label").value.trim();
+  if (label) message.label = label;
+  const ray = PoseCast.ray(frame.pose, point.x, point.y);
+  let plane = [0, 1, 0, 0];
+  if (mode === "plane") {
+    plane = $("plane").value.split(",").map(Number);
+    if (plane.length !== 4 || !plane.every(Number.isFinite) || Math.hypot(plane[0], plane[1], plane[2]) === 0) {
+      click.outcome = {code: "badPlane", message: "the plane is not nx,ny,nz,d"};
+      return say("The plane must be four numbers nx,ny,nz,d with a non-zero normal.", "error");
+    }
+  }
+  const world = PoseCast.meetPlane(ray, plane.slice(0, 3), plane[3]);
+  click.world = world;
+  if (mode === "depth") {
+    message.placement = "publisherDepth";
+  } else if (mode === "auto") {
+    message.placement = "auto";
+    if (world) message.position = {x: world[0], y: world[1], z: world[2]};
+  } else {
+    if (!world) {
+      click.outcome = {code: "noSurface", message: "the click's ray meets no plane in front of the camera"};
+      return say("That point is above the horizon: its ray never meets the plane.", "error");
+    }
+    message.placement = "world";
+    message.position = {x: world[0], y: world[1], z: world[2]};
+  }
+  click.request = request(message, {click});
+  flashMark(event);
+}
+
+function flashMark(event) {
+  const stage = $("stage").getBoundingClientRect();
+  const canvas = $("marks");
+  if (!state.frozen) { canvas.width = Math.round(stage.width); canvas.height = Math.round(stage.height); }
+  const context = canvas.getContext("2d");
+  context.strokeStyle = "#ffffff"; context.lineWidth = 1.5;
+  context.beginPath(); context.arc(event.clientX - stage.left, event.clientY - stage.top, 12, 0, 2 * Math.PI); context.stroke();
+  if (!state.frozen) setTimeout(() => { if (!state.frozen) context.clearRect(0, 0, canvas.width, canvas.height); }, 400);
+}
+
+function onControl(text) {
+  let message;
+  try { message = JSON.parse(text); } catch { return say("The publisher sent something that is not JSON.", "error"); }
+  switch (message.type) {
+  case "ack": {
+    const request = state.pending.get(message.id);
+    state.pending.delete(message.id);
+    if (request && request.click) {
+      request.click.outcome = {code: "ack", annotationId: message.annotationId};
+    }
+    if (request && request.type !== "annotate") say(`${request.type}: done.`, "ok");
+    break;
+  }
+  case "error": {
+    const request = message.id ? state.pending.get(message.id) : null;
+    if (message.id) state.pending.delete(message.id);
+    const shown = explain(message.code, message.message);
+    if (request && request.click) request.click.outcome = {code: message.code, message: message.message};
+    state.errors.push({code: message.code, message: message.message, shown, type: request ? request.type : null});
+    say(request ? `${request.type}: ${shown}` : shown, "error");
+    break;
+  }
+  case "annotations":
+    state.annotations = message.annotations || [];
+    renderAnnotations();
+    drawMarks();
+    break;
+  case "sceneStatus":
+    state.scene = message;
+    renderScene();
+    break;
+  }
+}
+
+function renderAnnotations() {
+  const list = $("annotations");
+  list.replaceChildren();
+  for (const a of state.annotations) {
+    const item = document.createElement("li");
+    const swatch = document.createElement("span");
+    swatch.className = "swatch"; swatch.style.background = a.color || "#ff00ff";
+    const p = a.position;
+    const text = document.createTextNode(`${a.kind}${a.label ? ` “${a.label}”` : ""} at ${p.x.toFixed(2)}, ${p.y.toFixed(2)}, ${p.z.toFixed(2)} m`
+      + (a.placement ? ` (${a.placement})` : ""));
+    const remove = document.createElement("button");
+    remove.textContent = "×"; remove.title = "Remove"; remove.type = "button";
+    remove.onclick = () => request({type: "removeAnnotation", annotationId: a.id});
+    item.append(swatch, text, remove);
+    list.append(item);
+  }
+}
+
+function removeNewest() {
+  const newest = state.annotations[state.annotations.length - 1];
+  if (newest) request({type: "removeAnnotation", annotationId: newest.id});
+}
+
+function routineText(routine, unit, value) {
+  if (!routine) return "—";
+  return `${routine.state}${value !== undefined && value !== null ? `, ${value}${unit}` : ""}`;
+}
+
+function renderScene() {
+  const s = state.scene;
+  if (!s) return;
+  const r = s.routines || {}, v = s.values || {};
+  const lock = s.lockRemaining !== undefined && s.lockRemaining !== null ? `, lock ${Number(s.lockRemaining).toFixed(1)} s` : "";
+  $("s-focus").textContent = `${s.focusMode || ""} ${routineText(r.focus, "", v.lensPosition !== undefined ? `lens ${Number(v.lensPosition).toFixed(3)}` : null)}${lock}`;
+  $("s-exposure").textContent = routineText(r.exposure, "", v.exposureMs !== undefined ? `${Number(v.exposureMs).toFixed(1)} ms, gain ${Number(v.gain ?? 0).toFixed(2)}` : null);
+  $("s-wb").textContent = routineText(r.whiteBalance, "", v.whiteBalanceKelvin !== undefined ? `${Math.round(v.whiteBalanceKelvin)} K` : null);
+}
+
+// ---------------------------------------------------------------- the focus and metering menu
+
+function openMenu(event) {
+  const frame = clickedFrame();
+  const point = normalisedPoint(event, frame);
+  if (!(point.x >= 0 && point.x <= 1 && point.y >= 0 && point.y <= 1)) return;
+  const menu = $("menu");
+  menu.replaceChildren();
+  const stage = $("stage").getBoundingClientRect();
+  const group = (text) => { const g = document.createElement("div"); g.className = "group"; g.textContent = text; menu.append(g); };
+  const item = (text, action) => {
+    const b = document.createElement("button");
+    b.type = "button"; b.textContent = text;
+    b.onclick = () => { closeMenu(); action(); };
+    menu.append(b);
+  };
+  group("Focus");
+  item("Focus here", () => request({type: "focus", point, mode: "tapToAutoFocus"}));
+  item("Focus here and lock", () => request({type: "focus", point, mode: "tapToLockFocus"}));
+  item("Continuous auto focus", () => request({type: "focus", point, mode: "auto"}));
+  group("Metering");
+  const mode = document.createElement("label");
+  mode.innerHTML = 'Mode <select id="menu-mode"><option>spot</option><option>weighted</option><option>uniform</option></select>';
+  const duration = document.createElement("label");
+  duration.innerHTML = 'Lock for <select id="menu-lock"><option value="0">until unlocked</option><option value="5">5 s</option><option value="15">15 s</option><option value="60">60 s</option></select>';
+  menu.append(mode, duration);
+  const meter = () => {
+    const message = {type: "meter", point, meteringMode: $("menu-mode").value};
+    const seconds = Number($("menu-lock").value);
+    if (seconds > 0) message.lockDuration = seconds;
+    request(message);
+  };
+  item("Meter here", meter);
+  item("Lock exposure, focus and white balance", () => request({type: "lock"}));
+  item("Unlock (continuous metering)", () => request({type: "unlock"}));
+  menu.hidden = false;
+  const x = Math.min(event.clientX - stage.left, stage.width - 240), y = Math.min(event.clientY - stage.top, stage.height - 300);
+  menu.style.left = `${Math.max(0, x)}px`; menu.style.top = `${Math.max(0, y)}px`;
+}
+
+function closeMenu() { $("menu").hidden = true; }
+
+// ---------------------------------------------------------------- status
+
+function refreshStatus() {
+  const now = performance.timeOrigin + performance.now();
+  state.fpsTimes = state.fpsTimes.filter((t) => now - t < 1000);
+  state.latencies = state.latencies.filter((l) => now - l.at < 2000);
+  const current = state.current;
+  $("s-video").textContent = current ? `${current.width}×${current.height}, ${state.fpsTimes.length} fps` : "—";
+  const p = state.presented;
+  $("s-pose").textContent = p.count ? `${(100 * p.withPose / p.count).toFixed(1)} % of ${p.count}` : "—";
+  if (!state.transformAvailable) {
+    $("s-latency").textContent = "unknown: no poses in this browser";
+  } else if (state.latencies.length) {
+    const sorted = state.latencies.map((l) => l.ms).sort((a, b) => a - b);
+    const median = sorted[Math.floor(sorted.length / 2)];
+    // The capture time is the publisher's wall clock: only meaningful with clocks in step.
+    $("s-latency").textContent = median < -5 || median > 10000
+      ? `clocks differ (capture time ${median.toFixed(0)} ms from here)`
+      : `${median.toFixed(0)} ms capture to screen (clocks assumed in step)`;
+  } else {
+    $("s-latency").textContent = "—";
+  }
+}
+
+// ---------------------------------------------------------------- input
+
+function wireInput() {
+  const stage = $("stage");
+  let pressTimer = null, longPressed = false;
+  stage.addEventListener("contextmenu", (event) => { event.preventDefault(); openMenu(event); });
+  stage.addEventListener("pointerdown", (event) => {
+    if (event.target.closest("#menu")) return;
+    stage.focus();
+    if (event.pointerType === "touch") {
+      longPressed = false;
+      pressTimer = setTimeout(() => { longPressed = true; openMenu(event); }, 600);
+    }
+  });
+  stage.addEventListener("pointerup", () => clearTimeout(pressTimer));
+  stage.addEventListener("pointercancel", () => clearTimeout(pressTimer));
+  stage.addEventListener("click", (event) => {
+    if (event.target.closest("#menu")) return;
+    if (!$("menu").hidden) { closeMenu(); return; }
+    if (longPressed) { longPressed = false; return; }
+    if (event.button === 0) annotateAt(event);
+  });
+  document.addEventListener("keydown", (event) => {
+    if (event.target.matches("input, select, textarea")) return;
+    if (event.key === "Escape") { closeMenu(); setFrozen(false); }
+    else if (event.key === "Delete" || event.key === "Backspace") { event.preventDefault(); removeNewest(); }
+    else if (event.key === " ") { event.preventDefault(); setFrozen(!state.frozen); }
+  });
+  $("freeze").onclick = () => setFrozen(!state.frozen);
+  $("clear").onclick = () => request({type: "clearAnnotations"});
+  $("placement").onchange = () => { $("plane-row").hidden = $("placement").value !== "plane"; };
+  window.addEventListener("resize", drawMarks);
+  const form = $("join");
+  form.room.value = settings.room; form.role.value = settings.role; form.token.value = settings.token;
+  form.signaling.value = settings.signaling;
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    settings.room = form.room.value.trim() || "default"; settings.role = form.role.value;
+    settings.token = form.token.value; settings.signaling = form.signaling.value.trim() || defaultSignaling();
+    state.attempt = 0;
+    join();
+  });
+  $("leave-button").onclick = leave;
+}
+
+wireInput();
+window.posecastConsole = {state, settings, copy, setFrozen, join, leave, pictureRect};
+if (query.get("join") !== "0") join();

@@ -1,0 +1,109 @@
+// PoseCast pose wire format (docs/POSE_WIRE_FORMAT.md), the pose trailer, and the
+// camera geometry the console needs: a click's ray, its meeting with a plane, a world
+// point's projection. Shared by the page and the trailer worker (a classic script:
+// `importScripts` in the worker, `<script>` in the page); defines `PoseCast`.
+"use strict";
+
+(function (global) {
+  const FIXED_SIZE = 58;
+  const MAX_ELEMENT = 255;
+  const MAGIC = [0x50, 0x43, 0x50, 0x54];   // "PCPT"
+  const FOOTER = 6;                          // u16 LE length + magic
+  const MAX_ESCAPED = Math.floor(MAX_ELEMENT * 3 / 2);
+
+  // Strips H.264-style emulation prevention: a 0x03 after two zero bytes.
+  function unescape(bytes) {
+    const out = new Uint8Array(bytes.length);
+    let n = 0, zeros = 0;
+    for (let i = 0; i < bytes.length; i++) {
+      const b = bytes[i];
+      if (zeros >= 2 && b === 3) { zeros = 0; continue; }
+      out[n++] = b;
+      zeros = b === 0 ? zeros + 1 : 0;
+    }
+    return out.subarray(0, n);
+  }
+
+  // The trailer at the end of an encoded frame: {element, mediaLength} (the element
+  // unescaped, not yet decoded), {problem} when the end says trailer but its length
+  // cannot be right, or null when the frame has none.
+  function findTrailer(frame) {
+    const count = frame.length;
+    if (count < FOOTER) return null;
+    for (let i = 0; i < 4; i++) if (frame[count - 4 + i] !== MAGIC[i]) return null;
+    const length = frame[count - 6] | (frame[count - 5] << 8);
+    if (length < FIXED_SIZE || length > MAX_ESCAPED) return {problem: `trailer length ${length} is not in ${FIXED_SIZE}…${MAX_ESCAPED}`};
+    if (length + FOOTER > count) return {problem: `trailer length ${length} is longer than the frame (${count} bytes)`};
+    const mediaLength = count - FOOTER - length;
+    return {element: unescape(frame.subarray(mediaLength, mediaLength + length)), mediaLength};
+  }
+
+  // Decodes a pose element with the wire format's strict rules; throws an Error that
+  // says which rule failed.
+  function decodePose(bytes) {
+    if (bytes.length < FIXED_SIZE || bytes.length > MAX_ELEMENT) throw new Error(`pose element of ${bytes.length} bytes`);
+    const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    const version = view.getUint8(0);
+    if (version !== 1) throw new Error(`pose version ${version}`);
+    const flags = view.getUint8(1);
+    if (flags & ~3) throw new Error(`reserved pose flag bits ${flags}`);
+    const f = (offset) => view.getFloat32(offset, true);
+    const pose = {
+      late: (flags & 1) !== 0,
+      missing: (flags & 2) !== 0,
+      frameId: view.getUint32(2, true),
+      captureTimeNs: view.getBigUint64(6, true),
+      position: [f(14), f(18), f(22)],
+      orientation: [f(26), f(30), f(34), f(38)],
+      intrinsics: {fx: f(42), fy: f(46), cx: f(50), cy: f(54)},
+      applicationBytes: bytes.length - FIXED_SIZE,
+    };
+    const floats = [...pose.position, ...pose.orientation, pose.intrinsics.fx, pose.intrinsics.fy, pose.intrinsics.cx, pose.intrinsics.cy];
+    if (!floats.every(Number.isFinite)) throw new Error("non-finite value in the pose");
+    const norm = Math.hypot(...pose.orientation);
+    if (Math.abs(norm - 1) > 1e-3) throw new Error(`orientation norm ${norm.toFixed(4)} is not 1`);
+    if (pose.intrinsics.fx <= 0 || pose.intrinsics.fy <= 0) throw new Error("focal length ≤ 0");
+    pose.captureTimeMs = Number(pose.captureTimeNs / 1000000n) + Number(pose.captureTimeNs % 1000000n) / 1e6;
+    return pose;
+  }
+
+  // Rotates v by the unit quaternion q = [x, y, z, w].
+  function rotate(q, v) {
+    const [x, y, z, w] = q;
+    const tx = 2 * (y * v[2] - z * v[1]), ty = 2 * (z * v[0] - x * v[2]), tz = 2 * (x * v[1] - y * v[0]);
+    return [v[0] + w * tx + (y * tz - z * ty), v[1] + w * ty + (z * tx - x * tz), v[2] + w * tz + (x * ty - y * tx)];
+  }
+
+  // The world ray through image point (u, v) ∈ [0, 1]² (top-left origin) of a frame
+  // taken with `pose`: camera looks down −Z, +Y up, intrinsics normalised.
+  function ray(pose, u, v) {
+    const k = pose.intrinsics;
+    const d = [(u - k.cx) / k.fx, -(v - k.cy) / k.fy, -1];
+    const length = Math.hypot(...d);
+    return {origin: pose.position.slice(), direction: rotate(pose.orientation, d.map((c) => c / length))};
+  }
+
+  // Where a ray meets the plane n·p = offset (n need not be unit), in front of the
+  // camera; null when it runs parallel or the plane is behind.
+  function meetPlane(r, normal, offset) {
+    const dot = (a, b) => a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
+    const denominator = dot(normal, r.direction);
+    if (Math.abs(denominator) < 1e-9) return null;
+    const t = (offset - dot(normal, r.origin)) / denominator;
+    if (!(t > 0) || !Number.isFinite(t)) return null;
+    return r.origin.map((c, i) => c + r.direction[i] * t);
+  }
+
+  // The image point (u, v) where `pose` sees world point p, and its depth; null behind.
+  function project(pose, p) {
+    const [x, y, z, w] = pose.orientation;
+    const rel = [p[0] - pose.position[0], p[1] - pose.position[1], p[2] - pose.position[2]];
+    const c = rotate([-x, -y, -z, w], rel);
+    const depth = -c[2];
+    if (!(depth > 1e-3)) return null;
+    const k = pose.intrinsics;
+    return {u: k.cx + k.fx * c[0] / depth, v: k.cy - k.fy * c[1] / depth, depth};
+  }
+
+  global.PoseCast = {FIXED_SIZE, FOOTER, MAGIC, findTrailer, unescape, decodePose, rotate, ray, meetPlane, project};
+})(typeof self !== "undefined" ? self : window);
