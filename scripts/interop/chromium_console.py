@@ -1,0 +1,411 @@
+#!/usr/bin/env python3
+"""Drives the PoseCast browser console (served by the signaling server at /) in Debian's
+real Chromium, headless, as an expert and then as a viewer, and says what it saw.
+
+Chromium is started and driven over the DevTools protocol as in chromium_subscriber.py
+(the same Chromium and DevTools classes): input goes in as real mouse and key events
+(Input.dispatchMouseEvent / dispatchKeyEvent), the page's state is read through
+`window.posecastConsole`, pixels from the console's copy of the frame on screen.
+
+Checks (issue 14), each reported in the summary line:
+1. poses: of the frames the page presented (requestVideoFrameCallback), the share
+   that found a pose by RTP timestamp, and every found pose's frame id and capture
+   time compared with the publisher's --frame-log.
+2. discs: the console is frozen on a frame; each named disc is found by colour in the
+   canvas copy of that frame, near where the frame's pose projects its centre (ground
+   truth from --features, `posecast-scene features`), and clicked there; the
+   annotation's world point is compared with the disc's centre. Then, live, later
+   frames' pins (magenta) are found within a few pixels of where those frames'
+   poses project the annotations.
+3. remove (the list's × on one pin, then Delete on the newest) and Clear take the pins
+   away; a right click's "Focus here and lock" reaches `locked` in sceneStatus; a
+   viewer sees no tools and its click shows `notAllowed` in plain words.
+4. screenshots of the console (--screenshots DIR).
+
+Stdout: progress lines {"step": …} and a last {"summary": true, "ok": …, …}. Exit 0
+when every check ran (the caller judges the figures), 1 otherwise.
+
+Usage:
+    .build/interop-venv/bin/python3 scripts/interop/chromium_console.py \
+        --console http://127.0.0.1:PORT/ --frame-log FRAMES.jsonl --features FEATURES.txt \
+        [--screenshots DIR] [--timeout 120] [--verbose]
+"""
+
+import argparse
+import asyncio
+import base64
+import json
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import chromium_subscriber as chromium   # noqa: E402  (Chromium, DevTools, Failure)
+
+try:
+    import websockets
+except ImportError as error:  # pragma: no cover
+    print(json.dumps({"summary": True, "ok": False, "reasons": [f"missing Python package: {error}"]}), flush=True)
+    sys.exit(2)
+
+START = time.monotonic()
+WIDTH, HEIGHT = 1280, 800
+
+# Disc colours in the decoded picture (shaded and compressed, so loose bounds).
+DISCS = {
+    "red": "r > 150 && g < 80 && b < 80",
+    "green": "g > 110 && r < 100 && b < 110",
+    "yellow": "r > 180 && g > 150 && b < 100",
+    "cyan": "b > 150 && g > 150 && r < 100",
+    "blue": "b > 150 && r < 90 && g < 120",
+}
+MAGENTA = "r > 150 && b > 150 && g < 110"
+DISC_RADIUS = 0.09   # metres, every disc of SyntheticScene.standard
+MIN_DISC_AREA = 500  # picture pixels: nearer than about 3 m, not edge-on
+
+# Helpers put into the page (not part of the console): pixels of the console's copy
+# of the frame on screen (or the frozen canvas) and a blob's centroid.
+HELPERS = """
+window.__t = {
+  snapshot(frozen) {
+    const c = posecastConsole.state;
+    const frame = frozen ? c.frozen : c.current;
+    const canvas = frozen ? document.getElementById('frozen') : posecastConsole.copy;
+    if (!frame || !frame.pose) return null;
+    return {frame, canvas};
+  },
+  // Centroid of the pixels `test` accepts within `radius` of (cx, cy), median-trimmed.
+  blob(canvas, cx, cy, radius, test) {
+    const x0 = Math.max(0, Math.floor(cx - radius)), y0 = Math.max(0, Math.floor(cy - radius));
+    const x1 = Math.min(canvas.width, Math.ceil(cx + radius)), y1 = Math.min(canvas.height, Math.ceil(cy + radius));
+    if (x1 <= x0 || y1 <= y0) return {count: 0};
+    const data = canvas.getContext('2d').getImageData(x0, y0, x1 - x0, y1 - y0).data;
+    let sx = 0, sy = 0, n = 0;
+    for (let y = y0; y < y1; y++) for (let x = x0; x < x1; x++) {
+      if ((x - cx) ** 2 + (y - cy) ** 2 > radius * radius) continue;
+      const i = ((y - y0) * (x1 - x0) + (x - x0)) * 4;
+      if (test(data[i], data[i + 1], data[i + 2])) { sx += x + 0.5; sy += y + 0.5; n++; }
+    }
+    return n ? {x: sx / n, y: sy / n, count: n} : {count: 0};
+  },
+  // Where a frame's pose puts world point p, in picture pixels, and the page point of a picture pixel.
+  project(pose, p, w, h) {
+    const q = PoseCast.project(pose, p);
+    return q ? {x: q.u * w, y: q.v * h} : null;
+  },
+  page(frame, x, y) {
+    const r = posecastConsole.pictureRect(frame);
+    return {x: r.left + x / frame.width * r.width, y: r.top + y / frame.height * r.height};
+  },
+};
+"""
+
+
+def log(message):
+    print(f"[chromium-console {time.monotonic() - START:6.2f}s] {message}", file=sys.stderr, flush=True)
+
+
+def step(step_name, **fields):
+    print(json.dumps({"step": step_name, **fields}), flush=True)
+
+
+class Page:
+    def __init__(self, devtools):
+        self.dt = devtools
+
+    async def js(self, expression, timeout=15):
+        return await self.dt.evaluate(expression, timeout)
+
+    async def until(self, what, expression, timeout):
+        deadline = time.monotonic() + timeout
+        guarded = f"(() => {{ try {{ return ({expression}); }} catch (error) {{ return null; }} }})()"
+        while time.monotonic() < deadline:
+            value = await self.js(guarded)
+            if value:
+                return value
+            await asyncio.sleep(0.1)
+        raise chromium.Failure(f"{what}: not within {timeout:.0f} s")
+
+    async def click(self, x, y, button="left"):
+        for kind in ("mouseMoved", "mousePressed", "mouseReleased"):
+            params = {"type": kind, "x": x, "y": y, "button": button if kind != "mouseMoved" else "none",
+                      "clickCount": 1 if kind != "mouseMoved" else 0}
+            await self.dt.call("Input.dispatchMouseEvent", params)
+
+    async def key(self, key, code, key_code):
+        for kind in ("keyDown", "keyUp"):
+            await self.dt.call("Input.dispatchKeyEvent", {"type": kind, "key": key, "code": code,
+                                                           "windowsVirtualKeyCode": key_code})
+
+    async def click_element(self, selector):
+        box = await self.js(f"""(() => {{ const e = document.querySelector({json.dumps(selector)});
+            if (!e) return null; const r = e.getBoundingClientRect();
+            return {{x: r.left + r.width / 2, y: r.top + r.height / 2}}; }})()""")
+        if not box:
+            raise chromium.Failure(f"no element {selector} to click")
+        await self.click(box["x"], box["y"])
+
+    async def screenshot(self, directory, name, shots):
+        if not directory:
+            return
+        data = await self.dt.call("Page.captureScreenshot", {"format": "png"})
+        path = os.path.join(directory, f"{name}.png")
+        with open(path, "wb") as file:
+            file.write(base64.b64decode(data["data"]))
+        shots.append(path)
+
+
+def read_features(path):
+    """`posecast-scene features` lines: NAME KIND (X, Y, Z)."""
+    features = {}
+    with open(path) as file:
+        for line in file:
+            parts = line.split(None, 2)
+            if len(parts) == 3 and parts[0].startswith("disc."):
+                xyz = [float(v) for v in parts[2].strip().strip("()").split(",")]
+                features[parts[0][len("disc."):]] = xyz
+    return features
+
+
+def read_frame_log(path):
+    frames = {}
+    with open(path) as file:
+        for line in file:
+            try:
+                entry = json.loads(line)
+            except ValueError:
+                continue
+            if entry.get("frameId") is not None:
+                frames[entry["frameId"]] = entry.get("captureNs")
+    return frames
+
+
+async def wait_for_video(page, seconds):
+    await page.until("the console connected and showing frames with poses",
+                     "(() => { const s = posecastConsole.state; return s.phase === 'connected' && s.current"
+                     " && s.current.pose && s.presented.count > 30; })()", seconds)
+
+
+async def expert(page, args, summary, shots):
+    await wait_for_video(page, 45)
+    step("connected")
+    # 1. Poses by RTP timestamp, counted over 10 s after the first second of video.
+    await page.js("posecastConsole.state.presented = {count: 0, withPose: 0}; posecastConsole.state.presentedLog = []; 1")
+    await asyncio.sleep(10)
+    presented = await page.js("(() => { const s = posecastConsole.state; return {presented: s.presented,"
+                              " log: s.presentedLog, worker: s.worker}; })()")
+    summary["presented"] = presented["presented"]["count"]
+    summary["presented_with_pose"] = presented["presented"]["withPose"]
+    summary["worker"] = presented["worker"]
+    frames = read_frame_log(args.frame_log)
+    compared, mismatches = 0, []
+    for entry in presented["log"]:
+        if entry["frameId"] is None:
+            continue
+        compared += 1
+        logged = frames.get(entry["frameId"])
+        if logged is None or str(logged) != entry["captureTimeNs"]:
+            mismatches.append({"frameId": entry["frameId"], "page": entry["captureTimeNs"], "log": logged})
+    summary["poses_compared"] = compared
+    summary["pose_mismatches"] = mismatches[:10]
+    summary["pose_mismatch_count"] = len(mismatches)
+    step("poses", presented=summary["presented"], with_pose=summary["presented_with_pose"], compared=compared,
+         mismatches=len(mismatches))
+    await page.screenshot(args.screenshots, "console-live", shots)
+
+    # 2. Discs: freeze, find each by colour near its projected centre, click it.
+    features = read_features(args.features)
+    placed = []
+    for attempt in range(8):
+        if len(placed) >= 3:
+            break
+        await page.key(" ", "Space", 32)
+        await page.until("frozen", "!!posecastConsole.state.frozen", 5)
+        found = await page.js(f"""(() => {{
+            const snap = __t.snapshot(true); if (!snap) return null;
+            const {{frame, canvas}} = snap; const out = []; const DISC_RADIUS = {DISC_RADIUS}, MIN_DISC_AREA = {MIN_DISC_AREA};
+            const features = {json.dumps(features)}; const tests = {{{", ".join(f'"{k}": (r, g, b) => {v}' for k, v in DISCS.items())}}};
+            for (const name of Object.keys(tests)) {{
+              if (!features[name]) continue;
+              const p = __t.project(frame.pose, features[name], frame.width, frame.height);
+              if (!p || p.x < 20 || p.y < 20 || p.x > frame.width - 20 || p.y > frame.height - 20) continue;
+              // The disc's rim as this frame sees it: its area in pixels, and how far it reaches.
+              const rim = [];
+              for (let i = 0; i < 32; i++) {{
+                const t = i / 32 * 2 * Math.PI, c = features[name];
+                const q = __t.project(frame.pose, [c[0] + DISC_RADIUS * Math.cos(t), c[1], c[2] + DISC_RADIUS * Math.sin(t)], frame.width, frame.height);
+                if (!q) break;
+                rim.push(q);
+              }}
+              if (rim.length < 32) continue;
+              let area = 0, reach = 0;
+              rim.forEach((q, i) => {{ const n = rim[(i + 1) % rim.length]; area += q.x * n.y - n.x * q.y;
+                                      reach = Math.max(reach, Math.hypot(q.x - p.x, q.y - p.y)); }});
+              area = Math.abs(area) / 2;
+              const b = __t.blob(canvas, p.x, p.y, reach + 2, tests[name]);
+              // Wholly in view: a disc partly hidden (by a box, a sphere, a pin) has its centroid elsewhere.
+              // Large enough that a pixel is a few millimetres of ground (a far disc seen edge-on is not).
+              if (area < MIN_DISC_AREA || b.count < 0.8 * area) continue;
+              out.push({{name, projected: p, found: b, area, page: __t.page(frame, b.x, b.y), frameId: frame.pose.frameId}});
+            }}
+            return out.sort((a, b) => b.area - a.area), out; }})()""")
+        for disc in found or []:
+            if len(placed) >= 3 or any(p["name"] == disc["name"] for p in placed):
+                continue
+            before = await page.js("posecastConsole.state.clicks.length")
+            await page.click(disc["page"]["x"], disc["page"]["y"])
+            click = await page.until(f"the {disc['name']} disc's annotation acknowledged",
+                                     f"(() => {{ const c = posecastConsole.state.clicks[{before}];"
+                                     " return c && c.outcome ? c : null; })()", 10)
+            if click["outcome"]["code"] != "ack":
+                raise chromium.Failure(f"the click on the {disc['name']} disc was refused: {click['outcome']}")
+            annotation = await page.until("the annotation in the list",
+                                          f"posecastConsole.state.annotations.find((a) => a.id === {json.dumps(click['outcome']['annotationId'])})", 5)
+            truth = features[disc["name"]]
+            position = [annotation["position"][k] for k in ("x", "y", "z")]
+            error_cm = sum((a - b) ** 2 for a, b in zip(position, truth)) ** 0.5 * 100
+            placed.append({"name": disc["name"], "frameId": click["frameId"], "clicked_px": [disc["found"]["x"], disc["found"]["y"]],
+                           "projected_px": [disc["projected"]["x"], disc["projected"]["y"]], "area_px": disc["area"], "world": position,
+                           "truth": truth, "error_cm": error_cm, "placement": annotation.get("placement"),
+                           "annotationId": annotation["id"]})
+            step("disc", **placed[-1])
+        if len(placed) == 3 or attempt == 7:
+            await page.screenshot(args.screenshots, "console-frozen-pins", shots)
+        await page.key("Escape", "Escape", 27)
+        await page.until("live again", "!posecastConsole.state.frozen", 5)
+        if len(placed) < 3:
+            await asyncio.sleep(1.5)   # the orbit brings other discs into view
+    summary["discs"] = placed
+    if len(placed) < 3:
+        raise chromium.Failure(f"only {len(placed)} discs found and clicked in 8 frozen frames")
+
+    # Later live frames: each pin (magenta) where that frame's pose projects it.
+    await asyncio.sleep(1.0)
+    offsets = []
+    for _ in range(12):
+        result = await page.js(f"""(() => {{
+            const snap = __t.snapshot(false); if (!snap) return null;
+            const {{frame, canvas}} = snap; const out = [];
+            for (const a of posecastConsole.state.annotations) {{
+              const p = __t.project(frame.pose, [a.position.x, a.position.y, a.position.z], frame.width, frame.height);
+              if (!p || p.x < 12 || p.y < 12 || p.x > frame.width - 12 || p.y > frame.height - 12) continue;
+              const b = __t.blob(canvas, p.x, p.y, 12, (r, g, b) => {MAGENTA});
+              out.push({{id: a.id, frameId: frame.pose.frameId, count: b.count,
+                        offset: b.count ? Math.hypot(b.x - p.x, b.y - p.y) : null}});
+            }}
+            return out; }})()""")
+        for entry in result or []:
+            offsets.append(entry)
+        await asyncio.sleep(0.25)
+    measured = [o for o in offsets if o["count"] >= 6]
+    summary["pin_checks"] = len(offsets)
+    summary["pins_found"] = len(measured)
+    summary["pin_offset_max_px"] = max((o["offset"] for o in measured), default=None)
+    summary["pin_offsets_px"] = sorted(round(o["offset"], 2) for o in measured)
+    step("pins", checks=len(offsets), found=len(measured), max_offset_px=summary["pin_offset_max_px"])
+    await page.screenshot(args.screenshots, "console-pins-live", shots)
+
+    # 3. Remove one with its ×, the newest with Delete, the rest with Clear.
+    count = await page.js("posecastConsole.state.annotations.length")
+    await page.click_element("#annotations li:first-child button")
+    await page.until("one annotation removed by its ×", f"posecastConsole.state.annotations.length === {count - 1}", 5)
+    await page.key("Delete", "Delete", 46)
+    await page.until("the newest removed by Delete", f"posecastConsole.state.annotations.length === {count - 2}", 5)
+    # Two more pins, then Clear.
+    for _ in range(2):
+        centre = await page.js("(() => { const f = posecastConsole.state.current; const r = posecastConsole.pictureRect(f);"
+                               " return {x: r.left + r.width * 0.5, y: r.top + r.height * 0.8}; })()")
+        await page.click(centre["x"], centre["y"])
+        await asyncio.sleep(0.3)
+    await page.until("two more pins", f"posecastConsole.state.annotations.length === {count - 2 + 2}", 5)
+    await page.click_element("#clear")
+    await page.until("Clear empties the list", "posecastConsole.state.annotations.length === 0", 5)
+    await asyncio.sleep(1.0)
+    magenta_left = await page.js(f"""(() => {{ const snap = __t.snapshot(false); if (!snap) return -1;
+        return __t.blob(snap.canvas, snap.canvas.width / 2, snap.canvas.height / 2, 2000, (r, g, b) => {MAGENTA}).count; }})()""")
+    summary["removed"] = True
+    summary["magenta_pixels_after_clear"] = magenta_left
+    step("removed", magenta_pixels_after_clear=magenta_left)
+
+    # Focus: right click, "Focus here and lock", until sceneStatus says locked.
+    point = await page.js("(() => { const f = posecastConsole.state.current; const r = posecastConsole.pictureRect(f);"
+                          " return {x: r.left + r.width * 0.45, y: r.top + r.height * 0.55}; })()")
+    await page.click(point["x"], point["y"], button="right")
+    await page.until("the menu open", "!document.getElementById('menu').hidden", 5)
+    await page.screenshot(args.screenshots, "console-menu", shots)
+    await page.js("[...document.querySelectorAll('#menu button')].find((b) => b.textContent === 'Focus here and lock')"
+                  ".setAttribute('id', 'lock-focus'); 1")
+    await page.click_element("#lock-focus")
+    started = time.monotonic()
+    await page.until("focus locked", "(() => { const s = posecastConsole.state.scene;"
+                     " return s && s.routines && s.routines.focus && s.routines.focus.state === 'locked'; })()", 15)
+    summary["focus_locked_s"] = round(time.monotonic() - started, 2)
+    summary["focus_status_text"] = await page.js("document.getElementById('s-focus').textContent")
+    step("focus", locked_after_s=summary["focus_locked_s"], shown=summary["focus_status_text"])
+    await page.screenshot(args.screenshots, "console-focus-locked", shots)
+
+
+async def viewer(page, args, summary, shots):
+    await wait_for_video(page, 45)
+    tools_shown = await page.js("getComputedStyle(document.getElementById('tools')).display !== 'none'")
+    centre = await page.js("(() => { const f = posecastConsole.state.current; const r = posecastConsole.pictureRect(f);"
+                           " return {x: r.left + r.width * 0.5, y: r.top + r.height * 0.7}; })()")
+    await page.click(centre["x"], centre["y"])
+    error = await page.until("the viewer's click refused", "posecastConsole.state.errors.find((e) => e.code === 'notAllowed')", 10)
+    shown = await page.js("[...document.querySelectorAll('#log li.error')].map((l) => l.textContent).join(' | ')")
+    summary["viewer_tools_shown"] = tools_shown
+    summary["viewer_error"] = error
+    summary["viewer_message_shown"] = shown
+    step("viewer", tools_shown=tools_shown, shown=shown)
+    await page.screenshot(args.screenshots, "console-viewer", shots)
+
+
+async def run(args, summary, shots):
+    browser = chromium.Chromium(args.verbose)
+    try:
+        browser.start()
+        port = await browser.devtools_port(30)
+        async with websockets.connect(chromium.page_target(port), max_size=None) as socket:
+            devtools = chromium.DevTools(socket, chromium.console_printer(args.verbose))
+            for domain in ("Runtime", "Log", "Page"):
+                await devtools.call(f"{domain}.enable")
+            await devtools.call("Emulation.setDeviceMetricsOverride",
+                                {"width": WIDTH, "height": HEIGHT, "deviceScaleFactor": 1, "mobile": False})
+            await devtools.call("Page.addScriptToEvaluateOnNewDocument", {"source": HELPERS})
+            page = Page(devtools)
+            base = args.console.rstrip("/") + "/"
+            await devtools.call("Page.navigate", {"url": base + "?role=expert"})
+            await expert(page, args, summary, shots)
+            await devtools.call("Page.navigate", {"url": base + "?role=viewer"})
+            await viewer(page, args, summary, shots)
+    finally:
+        browser.stop()
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--console", required=True, help="the console's URL (http://HOST:PORT/)")
+    parser.add_argument("--frame-log", required=True, help="the publisher's --frame-log")
+    parser.add_argument("--features", required=True, help="`posecast-scene features` output")
+    parser.add_argument("--screenshots", help="directory for PNG screenshots of the console")
+    parser.add_argument("--timeout", type=float, default=150)
+    parser.add_argument("--verbose", action="store_true")
+    args = parser.parse_args()
+    if args.screenshots:
+        os.makedirs(args.screenshots, exist_ok=True)
+    summary, shots, reasons = {}, [], []
+    try:
+        asyncio.run(asyncio.wait_for(run(args, summary, shots), args.timeout))
+    except chromium.Failure as error:
+        reasons.append(str(error))
+    except asyncio.TimeoutError:
+        reasons.append(f"the run took over {args.timeout:.0f} s")
+    except KeyboardInterrupt:
+        reasons.append("interrupted")
+    summary.update({"summary": True, "ok": not reasons, "reasons": reasons, "screenshots": shots})
+    print(json.dumps(summary), flush=True)
+    sys.exit(0 if not reasons else 1)
+
+
+if __name__ == "__main__":
+    main()
