@@ -35,7 +35,12 @@ package final class PoseTrailerWriter: Sendable {
                 return GST_PAD_PROBE_OK
             }
             guard let buffer = ProbeInfo.writableBuffer(info) else { return GST_PAD_PROBE_OK }
-            let trailer = PoseTrailer.make(element: element)
+            // The media's last two bytes: zeros there count towards a start code.
+            let size = Int(gst_buffer_get_size(buffer))
+            var tail: [UInt8] = [0, 0]
+            let tailCount = min(2, size)
+            _ = tail.withUnsafeMutableBytes { gst_buffer_extract(buffer, gsize(size - tailCount), $0.baseAddress, gsize(tailCount)) }
+            let trailer = PoseTrailer.make(element: element, mediaTail: tail.suffix(tailCount))
             guard let memory = Self.memory(holding: trailer) else { return GST_PAD_PROBE_OK }
             gst_buffer_append_memory(buffer, memory)   // takes the memory
             let spent = MonotonicClock.nanos() &- started
@@ -92,7 +97,7 @@ package final class PoseTrailerReader: Sendable {
             let started = MonotonicClock.nanos()
             guard let shared = gst_pad_probe_info_get_buffer(info) else { return GST_PAD_PROBE_OK }
             let size = Int(gst_buffer_get_size(shared))
-            let tailCount = min(size, PoseTrailer.maxEscapedSize + PoseTrailer.footerSize)
+            let tailCount = min(size, PoseTrailer.maxEscapedSize + PoseTrailer.footerSize + 2)   // + the media's last two
             var tail = [UInt8](repeating: 0, count: tailCount)
             _ = tail.withUnsafeMutableBytes { gst_buffer_extract(shared, gsize(size - tailCount), $0.baseAddress, gsize(tailCount)) }
             switch PoseTrailer.find(in: tail) {
@@ -102,7 +107,8 @@ package final class PoseTrailerReader: Sendable {
                 counters.withLock { $0.malformed += 1; $0.lastProblem = problem }
             case let .trailer(element, mediaCount):
                 guard let buffer = ProbeInfo.writableBuffer(info) else { return GST_PAD_PROBE_OK }
-                let bytes = PoseTrailer.unescape(tail[element])
+                let before = tail[max(0, element.lowerBound - 2)..<element.lowerBound]
+                let bytes = PoseTrailer.unescape(tail[element], precedingZeros: PoseTrailer.trailingZeros(before))
                 gst_buffer_resize(buffer, 0, gssize(size - tailCount + mediaCount))
                 do throws(PoseWireError) {
                     _ = try PoseWireFormat.decode(bytes)

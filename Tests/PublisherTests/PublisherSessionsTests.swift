@@ -1,4 +1,5 @@
 import PoseCastKit
+import PoseMedia
 import Publisher
 import RTCSession
 import Signaling
@@ -258,5 +259,36 @@ struct PublisherRoomBusyTests {
             #expect(refused.events.contains { if case .serverError(let c, "no") = $0 { c == code } else { false } })
         }
         #expect(h.handle(.tick, after: 60_000 * Self.ms).sent.isEmpty)
+    }
+
+    @Test("a consumer's meta picks the pose transport: trailer on its branch only, no missing-extension warning for it; anything else is said and gets the extension")
+    func poseTransport() {
+        var h = PublisherHarness.connected()
+        func build(_ id: String, meta: JSONValue?) -> [PublisherSessions.Effect] {
+            h.handle(.server(.startSession(peerId: "c-\(id)", sessionId: id, role: .expert, meta: meta)))
+        }
+        func transport(_ effects: [PublisherSessions.Effect]) -> PoseTransport? {
+            effects.compactMap { if case .buildBranch(_, _, let t) = $0 { t } else { nil } }.first
+        }
+        #expect(transport(build("plain", meta: .object(["name": .string("gst")]))) == .headerExtension)
+        #expect(transport(build("browser", meta: .object([PoseTransport.metaKey: .string("trailer")]))) == .trailer)
+        let odd = build("odd", meta: .object([PoseTransport.metaKey: .number(3)]))
+        #expect(transport(odd) == .headerExtension)
+        #expect(odd.events.contains { if case .error(let text) = $0 { text.contains("poseTransport") && text.contains("headerExtension | trailer") } else { false } })
+        let unknown = build("unknown", meta: .object([PoseTransport.metaKey: .string("sei")]))
+        #expect(transport(unknown) == .headerExtension && !unknown.events.isEmpty)
+
+        let built = h.handle(.branchBuilt(sessionId: "browser"))
+        #expect(built.events.contains { if case .sessionStarted("browser", _, _, .trailer) = $0 { true } else { false } })
+        _ = h.handle(.offerCreated(sessionId: "browser", sdp: "v=0 offer"))
+        // Its answer has no pose extmap (it was offered none): not a subscriber without pose.
+        let bare = AnswerCheckTests.vp8Answer.replacingOccurrences(of: "a=extmap:1 \(PoseHeaderExtension.uri)\n", with: "")
+        #expect(bare != AnswerCheckTests.vp8Answer)
+        let answer = h.handle(.server(.peer(PeerMessage(sessionId: "browser", payload: .sdp(SignalingSDP(type: "answer", sdp: bare))))))
+        #expect(!answer.events.contains { if case .subscriberWithoutPose = $0 { true } else { false } })
+        _ = h.handle(.branchBuilt(sessionId: "plain"))
+        _ = h.handle(.offerCreated(sessionId: "plain", sdp: "v=0 offer"))
+        let plainAnswer = h.handle(.server(.peer(PeerMessage(sessionId: "plain", payload: .sdp(SignalingSDP(type: "answer", sdp: bare))))))
+        #expect(plainAnswer.events.contains { if case .subscriberWithoutPose = $0 { true } else { false } })
     }
 }

@@ -8,13 +8,14 @@
   const FIXED_SIZE = 58;
   const MAX_ELEMENT = 255;
   const MAGIC = [0x50, 0x43, 0x50, 0x54];   // "PCPT"
-  const FOOTER = 6;                          // u16 LE length + magic
+  const FOOTER = 6;                          // length (2 bytes of 7 bits, top bit set) + magic
   const MAX_ESCAPED = Math.floor(MAX_ELEMENT * 3 / 2);
 
   // Strips H.264-style emulation prevention: a 0x03 after two zero bytes.
-  function unescape(bytes) {
+  // `precedingZeros`: zero bytes just before (the media's last ones, at most 2).
+  function unescape(bytes, precedingZeros = 0) {
     const out = new Uint8Array(bytes.length);
-    let n = 0, zeros = 0;
+    let n = 0, zeros = precedingZeros;
     for (let i = 0; i < bytes.length; i++) {
       const b = bytes[i];
       if (zeros >= 2 && b === 3) { zeros = 0; continue; }
@@ -31,11 +32,15 @@
     const count = frame.length;
     if (count < FOOTER) return null;
     for (let i = 0; i < 4; i++) if (frame[count - 4 + i] !== MAGIC[i]) return null;
-    const length = frame[count - 6] | (frame[count - 5] << 8);
+    const low = frame[count - 6], high = frame[count - 5];
+    if (!(low & 0x80) || !(high & 0x80)) return {problem: `trailer length bytes ${low}, ${high} lack their top bit`};
+    const length = (low & 0x7f) | ((high & 0x7f) << 7);
     if (length < FIXED_SIZE || length > MAX_ESCAPED) return {problem: `trailer length ${length} is not in ${FIXED_SIZE}…${MAX_ESCAPED}`};
     if (length + FOOTER > count) return {problem: `trailer length ${length} is longer than the frame (${count} bytes)`};
     const mediaLength = count - FOOTER - length;
-    return {element: unescape(frame.subarray(mediaLength, mediaLength + length)), mediaLength};
+    let zeros = 0;
+    for (let i = Math.max(0, mediaLength - 2); i < mediaLength; i++) zeros = frame[i] === 0 ? zeros + 1 : 0;
+    return {element: unescape(frame.subarray(mediaLength, mediaLength + length), zeros), mediaLength};
   }
 
   // Decodes a pose element with the wire format's strict rules; throws an Error that
