@@ -39,6 +39,8 @@ struct PublisherStatusSampler {
             "bitrate_kbps": media.bitrateKbps, "encoder_kbps": media.encoderTargetKbps,
             "keyframe_requests": Int(media.keyframeRequests), "keyframe_requests_dropped": Int(media.keyframeRequestsDropped),
             "branch_queue_drops": Int(media.branchQueueDrops),
+            // RTP packets written with the pose header extension (64 bytes each), in all.
+            "pose_extension_packets": Int(media.packetsWithPose),
         ]
         var human = String(format: "subscribers %d (%d sessions)  %.1f fps  %.0f kbit/s  frames sent with pose %llu  annotations %d",
                            connected, total, fpsNow, kbps, frames, annotations)
@@ -51,6 +53,14 @@ struct PublisherStatusSampler {
             if let error = render.lastError { fields["render_error"] = error; human += "  render error: \(error)" }
             human += String(format: "  render %.1f ms", ms)
             if render.framesDropped > 0 { human += "  dropped before encoding \(render.framesDropped)" }
+        }
+        // The pose trailer for browsers: frames given one, their bytes and the CPU to add them.
+        let trailer = media.trailerStats
+        if trailer.framesWithTrailer > 0 {
+            let n = Double(trailer.framesWithTrailer)
+            fields["trailer_frames"] = Int(trailer.framesWithTrailer)
+            fields["trailer_bytes_per_frame"] = (Double(trailer.trailerBytes) / n * 10).rounded() / 10
+            fields["trailer_add_us"] = (Double(trailer.nanos) / n / 1000 * 100).rounded() / 100
         }
         if let st = media.cameraMeter?.status {
             fields.merge(st.statusFields) { _, new in new }

@@ -37,6 +37,14 @@ extension EventOutput {
             "rejected_poses": node.rejections?.total ?? 0,
         ]
         fields["latency_ms_p50"] = w.latencyMsP50.map { ($0 * 10).rounded() / 10 }
+        if let trailer = node.trailerStats {
+            fields["trailer_frames"] = Int(trailer.framesWithTrailer)
+            fields["trailer_malformed"] = Int(trailer.malformed)
+            if trailer.framesWithTrailer > 0 {
+                fields["trailer_strip_us"] = (Double(trailer.nanos) / Double(trailer.framesWithTrailer) / 1000 * 100).rounded() / 100
+            }
+            if let problem = trailer.lastProblem { fields["trailer_problem"] = problem }
+        }
         var scene = ""
         // The camera's state is the publisher's: not shown once the session is gone.
         if node.isConnected, let st = node.sceneStatus {

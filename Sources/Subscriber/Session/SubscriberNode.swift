@@ -141,6 +141,8 @@ public final class SubscriberNode: Sendable {
     /// The publisher camera's latest `sceneStatus` (nil until one arrives).
     public var sceneStatus: SceneStatus? { state.withLock { $0.sceneStatus } }
     public var rejections: PoseRejectionCounter? { state.withLock { $0.media?.rejections } }
+    /// The current session's pose trailer counters (`media.poseTransport == .trailer`).
+    public var trailerStats: PoseTrailerReaderStats? { state.withLock { $0.media }?.stats.trailer }
     /// The newest annotation this subscriber placed that the publisher still shows.
     public var lastOwnAnnotation: String? { state.withLock { $0.ownAnnotations.last } }
     /// Shows `text` over the picture in the window (the HUD), when there is one.
