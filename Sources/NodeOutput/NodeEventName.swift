@@ -51,4 +51,5 @@ public enum NodeEventName: String, CaseIterable, Sendable {
     case annotationPlaced
     case windowNotice
     case windowClosed
+    case snapshot
 }

@@ -44,6 +44,8 @@ struct Subscriber: AsyncParsableCommand {
     @Option(help: "Write one JSON line per shown frame here (frame id, capture, decode and shown times, pose hash; headless only).")
     var frameLog: String?
     @OptionGroup var network: NetworkOptions
+    @Flag(help: "Copy decoded pictures out so that the `snapshot FILE.png` command can write one (what the expert sees, annotations included).")
+    var snapshots = false
     @Option(help: "How the frames carry their pose: headerExtension (an RTP header extension in every packet) or trailer (at the end of each encoded frame, as browsers get it; docs/POSE_WIRE_FORMAT.md).")
     var poseTransport: PoseTransport = .headerExtension
     @Flag(help: "Look for the publisher's annotation marks in the decoded frames: an annotationVisible event per annotation we place, markerReport events on `checkmarkers N`. Taps are then drawn magenta (#FF00FF) so the marks can be found by colour (docs/SUBSCRIBER.md).")
@@ -75,7 +77,7 @@ struct Subscriber: AsyncParsableCommand {
         network.apply(to: &node.media.rtc)
         var config = SubscriberAppConfig(node: node)
         config.headless = headless; config.scriptPath = script; config.exitAfterScript = exitAfterScript
-        config.json = json; config.frameLogPath = frameLog; config.checkMarkers = checkMarkers
+        config.json = json; config.frameLogPath = frameLog; config.checkMarkers = checkMarkers; config.snapshots = snapshots
         do throws(AppExit) {
             let app = try SubscriberApp.build(config)
             await app.run()

@@ -62,6 +62,11 @@ extension SubscriberApp {
                     out.event(.commandError, ["message": error.description], human: "error: \(error)")
                 }
             case .sleep(let seconds): try? await Task.sleep(for: .seconds(seconds))
+            case .snapshot(let path):
+                guard let snapshot else {
+                    throw ControlError(id: nil, code: .unsupported, message: "snapshot needs --snapshots (or --check-markers)")
+                }
+                snapshot.request(path)
             case .quit: return false
             }
         } catch {

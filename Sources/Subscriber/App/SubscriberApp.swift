@@ -22,6 +22,8 @@ public struct SubscriberAppConfig: Sendable {
     public var frameLogPath: String?
     /// Look for the publisher's annotation marks in the decoded frames (`--check-markers`).
     public var checkMarkers = false
+    /// Copy decoded pictures out so that `snapshot PATH` can write one (a copy per frame).
+    public var snapshots = false
     /// Where the display check looks for DISPLAY and WAYLAND_DISPLAY.
     public var environment = ProcessInfo.processInfo.environment
     public init(node: SubscriberNodeConfig) { self.node = node }
@@ -36,13 +38,16 @@ public final class SubscriberApp: Sendable {
     let out: EventOutput
     let config: SubscriberAppConfig
     private let frames: FrameLog?
+    /// `snapshot PATH` (with `config.snapshots` or `config.checkMarkers`).
+    let snapshot: PictureSnapshot?
     /// The window's input state (double clicks, the focus point, the HUD).
     let windowControls = Mutex(WindowControls())
     /// Quit asked from the window (a key, its close button).
     private let quitRequests: (stream: AsyncStream<Void>, continuation: AsyncStream<Void>.Continuation)
 
-    private init(node: SubscriberNode, out: EventOutput, config: SubscriberAppConfig, frames: FrameLog?) {
-        self.node = node; self.out = out; self.config = config; self.frames = frames
+    private init(node: SubscriberNode, out: EventOutput, config: SubscriberAppConfig, frames: FrameLog?,
+                 snapshot: PictureSnapshot?) {
+        self.node = node; self.out = out; self.config = config; self.frames = frames; self.snapshot = snapshot
         quitRequests = AsyncStream.makeStream(of: Void.self)
     }
 
@@ -61,10 +66,25 @@ public final class SubscriberApp: Sendable {
             throw failure("\(error)")
         }
         if let frames { nodeConfig.media.onShown = { frames.record($0) } }
-        if config.checkMarkers {
-            let watcher = MarkerWatcher { event in out.event(event.name, event.fields, human: event.human) }
-            nodeConfig.markerWatcher = watcher
-            nodeConfig.media.onPicture = { watcher.observe($0) }
+        var snapshot: PictureSnapshot?
+        if config.snapshots || config.checkMarkers {
+            snapshot = PictureSnapshot { result in
+                switch result {
+                case let .success((path, frameId)):
+                    out.event(.snapshot, ["path": path, "frameId": frameId.map { Int($0) } as Any],
+                              human: "snapshot: \(path)" + (frameId.map { " (frame \($0))" } ?? ""))
+                case .failure(let error):
+                    out.event(.commandError, ["message": error.description], human: "error: \(error)")
+                }
+            }
+        }
+        let watcher = config.checkMarkers ? MarkerWatcher { event in out.event(event.name, event.fields, human: event.human) } : nil
+        nodeConfig.markerWatcher = watcher
+        if watcher != nil || snapshot != nil {
+            nodeConfig.media.onPicture = { [snapshot] picture in
+                watcher?.observe(picture)
+                snapshot?.observe(picture)
+            }
         }
         // Window input needs the app, which needs the node, which needs the input handler
         // in its config: the box is filled right after the app is made.
@@ -75,7 +95,7 @@ public final class SubscriberApp: Sendable {
             out.subscriberEvent(event)
             if let line = Self.hudLine(for: event) { box.withLock { $0 }?.noteForHUD(line) }
         }
-        let app = SubscriberApp(node: node, out: out, config: config, frames: frames)
+        let app = SubscriberApp(node: node, out: out, config: config, frames: frames, snapshot: snapshot)
         box.withLock { $0 = app }
         return app
     }

@@ -22,12 +22,14 @@ public enum SubscriberCommand: Equatable, Sendable {
     /// Look for every listed annotation's mark over the next N decoded frames (`--check-markers`).
     case checkMarkers(frames: Int)
     case sleep(Double)
+    /// Write the next decoded picture to this path as a PNG (`--snapshots`).
+    case snapshot(String)
     case quit
 
     public static let help = """
     commands: tap X Y [LABEL] | tapnaive X Y [LABEL] | tapworld WX WY WZ [naive] [LABEL] | focus X Y [auto|tapToAutoFocus|tapToLockFocus] | meter [X Y] [LOCK_SECONDS] [routines=exposure,focus,whiteBalance] [mode=uniform|spot|weighted] [strict] | \
     meteringmode uniform|spot|weighted | \
-    lock | unlock | remove ANNOTATION_ID | undo | clear | pose | status | checkmarkers N | sleep SECONDS | quit   (X, Y normalised 0…1)
+    lock | unlock | remove ANNOTATION_ID | undo | clear | pose | status | checkmarkers N | snapshot FILE.png | sleep SECONDS | quit   (X, Y normalised 0…1)
     """
 
     /// Parses a line; nil for blank lines and `#` comments.
@@ -131,6 +133,9 @@ public enum SubscriberCommand: Equatable, Sendable {
             let s = try number(0, "SECONDS")
             guard s >= 0 else { throw CommandError("sleep: SECONDS must not be negative") }
             return .sleep(s)
+        case "snapshot":
+            guard args.count == 1 else { throw CommandError("snapshot: give one file path (no spaces)") }
+            return .snapshot(args[0])
         case "quit", "exit": return .quit
         default:
             throw CommandError("unknown command \"\(verb)\"; \(help)")
