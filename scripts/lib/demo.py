@@ -10,6 +10,7 @@ TAP_EVERY = 2.0   # seconds between taps
 
 def port_free(port):
     with socket.socket() as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)   # as the server binds: TIME_WAIT is no obstacle
         try:
             s.bind(("127.0.0.1", port))
             return True
@@ -128,7 +129,7 @@ def main():
     summary = {
         "summary": True,
         "seconds": round(time.monotonic() - started, 1) if statuses else 0,
-        "latency_ms_p50": statistics.median(latencies) if latencies else None,
+        "latency_ms_p50": round(statistics.median(latencies), 1) if latencies else None,
         "frames": last.get("frames"), "frames_with_own_pose_pct": last.get("pose_pct"),
         "taps": len(placements), "taps_refused": len(refusals),
         "error_cm_median": round(statistics.median(cm), 2) if cm else None, "error_cm_max": round(max(cm), 2) if cm else None,
