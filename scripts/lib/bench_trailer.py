@@ -6,6 +6,7 @@ import argparse, asyncio, json, os, subprocess, sys, tempfile, time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "interop"))
 from procs import ProcessGroup   # noqa: E402
+from events import EVENT   # noqa: E402
 import plots   # noqa: E402
 import chromium_subscriber as chromium   # noqa: E402
 import websockets   # noqa: E402
@@ -33,7 +34,7 @@ async def console_counts(url, seconds):
 def last_status(group, name):
     status = None
     for event in group.tails[name].lines():
-        if event.get("event") == "status":
+        if event.get("event") == EVENT.status:
             status = event
     return status
 
@@ -48,12 +49,12 @@ def main():
     try:
         group.start("publisher", ["posecast-publisher", "--source", "synthetic", "--listen", "127.0.0.1:0", "--json",
                                   "--ice-address", "127.0.0.1"])
-        url = group.wait_event("publisher", lambda e: e.get("event") == "listening", 30, "listening")["url"]
+        url = group.wait_event("publisher", lambda e: e.get("event") == EVENT.listening, 30, "listening")["url"]
         for name, extra in (("extension", []), ("trailer", ["--pose-transport", "trailer"])):
             group.start(name, ["posecast-subscriber", "--headless", "--json", "--signaling", url, "--role", "viewer", *extra],
                         stdin=subprocess.PIPE)
         browser = asyncio.run(console_counts(url.replace("ws://", "http://") + "?role=viewer", args.seconds))
-        publisher = group.wait_event("publisher", lambda e: e.get("event") == "status" and e.get("trailer_frames"), 5,
+        publisher = group.wait_event("publisher", lambda e: e.get("event") == EVENT.status and e.get("trailer_frames"), 5,
                                      "a status with trailer figures")
         time.sleep(1.2)
         publisher = last_status(group, "publisher") or publisher

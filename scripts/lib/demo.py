@@ -4,6 +4,7 @@ import argparse, json, os, signal, socket, statistics, subprocess, sys, time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from procs import ProcessGroup   # noqa: E402
+from events import EVENT   # noqa: E402
 
 TAP_EVERY = 2.0   # seconds between taps
 
@@ -48,7 +49,7 @@ def main():
     try:
         group.start("publisher", ["posecast-publisher", "--source", "synthetic", "--pose", "orbit",
                                   "--listen", f"127.0.0.1:{port}", "--json"])
-        url = group.wait_event("publisher", lambda e: e.get("event") == "listening", 30, "its signaling server")["url"]
+        url = group.wait_event("publisher", lambda e: e.get("event") == EVENT.listening, 30, "its signaling server")["url"]
         console = url.replace("ws://", "http://")
         print(f"demo: publisher on the synthetic camera, orbiting at 30°/s; signaling {url}")
         print(f"demo: open the console in a browser: {console}")
@@ -57,7 +58,7 @@ def main():
         # at that moment would be placed on the sphere, where the publisher's depth is).
         expert = group.start("expert", ["posecast-subscriber", "--headless", "--json", "--signaling", url,
                                         "--snapshots", "--placement", "ground"], stdin=subprocess.PIPE)
-        group.wait_event("expert", lambda e: e.get("event") == "controlOpen", 40, "its control channel")
+        group.wait_event("expert", lambda e: e.get("event") == EVENT.controlOpen, 40, "its control channel")
         print("demo: the expert is connected; tapping a disc every 2 s where the frame on screen shows it "
               "(placed on the ground plane with that frame's pose)")
         started, next_tap, taps_sent = time.monotonic(), time.monotonic() + 1.0, 0
@@ -73,19 +74,19 @@ def main():
             nonlocal publisher_status, snapshot
             for e in group.tails["expert"].lines():
                 kind = e.get("event")
-                if kind == "placement":
+                if kind == EVENT.placement:
                     placements.append(e)
                     px = e.get("error_px")
                     print(f"  tap {e.get('annotationId')} ({e.get('placement')}): {e['error_cm']:.2f} cm"
                           + (f", {px:.2f} px" if px is not None else "") + " from the disc's centre")
-                elif kind == "commandError":
+                elif kind == EVENT.commandError:
                     refusals.append(e.get("message"))
-                elif kind == "status":
+                elif kind == EVENT.status:
                     statuses.append(e)
-                elif kind == "snapshot":
+                elif kind == EVENT.snapshot:
                     snapshot = e
             for e in group.tails["publisher"].lines():
-                if e.get("event") == "status":
+                if e.get("event") == EVENT.status:
                     publisher_status = e
 
         last_print = 0
