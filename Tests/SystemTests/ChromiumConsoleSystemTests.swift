@@ -96,4 +96,37 @@ struct ChromiumConsoleSystemTests {
         #expect(transports.filter { $0 == "trailer" }.count >= 2, "sessions by transport: \(transports)")
         #expect(transports.contains("headerExtension"))
     }
+
+    @Test("console through a TURN relay (coturn): Chromium and the publisher both relay-only, every presented frame with its own pose",
+          .enabled(if: FileManager.default.isExecutableFile(atPath: Coturn.binary), "needs coturn (scripts/setup installs it)"))
+    func throughTURN() async throws {
+        let work = NSTemporaryDirectory() + "posecast-console-turn-\(getpid())"
+        try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: work) }
+        let coturn = try await Coturn.start(directory: work)
+        defer { coturn.process.signal(SIGTERM) }
+        let frameLog = work + "/frames.jsonl", features = work + "/features.txt"
+        try "".write(toFile: features, atomically: true, encoding: .utf8)
+        let publisher = try ManagedProcess("posecast-publisher", [
+            "--source", "synthetic", "--listen", "127.0.0.1:0", "--json", "--frame-log", frameLog,
+            "--turn", coturn.url, "--ice-transport-policy", "relay"], name: "publisher")
+        defer { publisher.signal(SIGTERM) }
+        let (listening, _) = try await publisher.waitForEvent("embedded signaling", timeout: 20) { $0.is(.listening) }
+        let console = try #require(listening.string("url")).replacingOccurrences(of: "ws://", with: "http://")
+        let (run, summary) = try await AiortcPython.run([
+            AiortcPython.script("chromium_console.py"), "--console", console, "--frame-log", frameLog, "--features", features,
+            "--poses-only", "--turn", coturn.browserURL, "--turn-user", coturn.user, "--turn-password", coturn.password,
+            "--relay-only", "--timeout", "90"], timeout: 110)
+        #expect(summary["ok"] as? Bool == true, "chromium_console.py: \(summary["reasons"] ?? "?"); stderr:\n\(run.stderrTail)")
+        let route = summary["route"] as? [String: Any] ?? [:]
+        let (publisherRoute, _) = try await publisher.waitForEvent("the publisher's media route", timeout: 10) { $0.is(.mediaRoute) }
+        let presented = Self.number(summary, "presented") ?? 0, withPose = Self.number(summary, "presented_with_pose") ?? 0
+        print("console through TURN: Chromium \(route), publisher \(publisherRoute.string("local") ?? "?") ↔ "
+              + "\(publisherRoute.string("remote") ?? "?"); \(Int(withPose)) of \(Int(presented)) presented frames with their pose")
+        #expect(route["local"] as? String == "relay" && route["remote"] as? String == "relay", "Chromium's route: \(route)")
+        #expect(publisherRoute.string("local") == "relay", "\(publisherRoute)")
+        #expect(presented >= 200 && withPose >= 0.99 * presented, "\(withPose) of \(presented) presented frames found their pose")
+        #expect(Self.number(summary, "pose_mismatch_count") == 0, "\(summary["pose_mismatches"] ?? "?")")
+        #expect(coturn.process.output.contains { $0.contains("username=<posecast>") && $0.contains("new") }, "coturn logged no allocation")
+    }
 }

@@ -7,26 +7,18 @@ import Testing
 /// relay`), so media can only flow through the relay. A subscriber with a wrong password
 /// gets nothing: the policy leaves it no other way.
 @Suite("system: TURN relay (coturn)", .serialized,
-       .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/turnserver"),
+       .enabled(if: FileManager.default.isExecutableFile(atPath: Coturn.binary),
                 "needs coturn's /usr/bin/turnserver (apt: coturn; scripts/setup installs it)"))
 struct TURNSystemTests {
     @Test("relay-only publisher and subscriber through coturn: posed frames flow, both sides report a relay pair, coturn saw the allocations; a wrong password gets no media")
     func relayOnly() async throws {
-        let port = 34_000 + Int(getpid() % 500) * 2
-        let password = "pw\(UInt32.random(in: 0...UInt32.max))"
         let dir = NSTemporaryDirectory() + "posecast-turn-\(getpid())"
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let turn = try ManagedProcess("/usr/bin/turnserver", [
-            "-n", "-v", "--listening-ip", "127.0.0.1", "--listening-port", String(port), "--relay-ip", "127.0.0.1",
-            "--min-port", String(port + 2000), "--max-port", String(port + 2200), "--lt-cred-mech",
-            "--user", "posecast:\(password)", "--realm", "posecast", "--allow-loopback-peers", "--no-cli", "--no-tls",
-            "--no-dtls", "--fingerprint", "--log-file", "stdout", "--pidfile", "\(dir)/turnserver.pid",
-            "--userdb", "\(dir)/turndb", "--no-stun-backward-compatibility",
-        ], name: "coturn")
+        let coturn = try await Coturn.start(directory: dir)
+        let turn = coturn.process
         defer { turn.signal(SIGTERM) }
-        try await turn.waitForLine("coturn listening", timeout: 15) { $0.contains("Total General servers") || $0.contains("turn server id=") }
-        let url = "turn://posecast:\(password)@127.0.0.1:\(port)"
+        let (url, port) = (coturn.url, coturn.port)
 
         let signaling = try ManagedProcess("posecast-signaling", ["--port", "0"], name: "signaling")
         defer { signaling.signal(SIGTERM) }

@@ -25,10 +25,14 @@ Checks (issue 14), each reported in the summary line:
 Stdout: progress lines {"step": …} and a last {"summary": true, "ok": …, …}. Exit 0
 when every check ran (the caller judges the figures), 1 otherwise.
 
+With --poses-only only check 1 runs (and the media's route is reported): with --turn
+URL --turn-user U --turn-password P --relay-only, the console through a TURN relay.
+
 Usage:
     .build/interop-venv/bin/python3 scripts/interop/chromium_console.py \
         --console http://127.0.0.1:PORT/ --frame-log FRAMES.jsonl --features FEATURES.txt \
-        [--screenshots DIR] [--timeout 120] [--verbose]
+        [--screenshots DIR] [--timeout 120] [--verbose] \
+        [--poses-only [--turn turn:HOST:PORT?transport=udp --turn-user U --turn-password P --relay-only]]
 """
 
 import argparse
@@ -38,6 +42,7 @@ import json
 import os
 import sys
 import time
+import urllib.parse
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import chromium_subscriber as chromium   # noqa: E402  (Chromium, DevTools, Failure)
@@ -189,6 +194,8 @@ async def wait_for_video(page, seconds):
 async def expert(page, args, summary, shots):
     await wait_for_video(page, 45)
     step("connected")
+    summary["route"] = await page.until("the media's route", "posecastConsole.state.route", 10)
+    step("route", **summary["route"])
     # 1. Poses by RTP timestamp, counted over 10 s after the first second of video.
     await page.js("posecastConsole.state.presented = {count: 0, withPose: 0}; posecastConsole.state.presentedLog = []; 1")
     await asyncio.sleep(10)
@@ -212,6 +219,8 @@ async def expert(page, args, summary, shots):
     step("poses", presented=summary["presented"], with_pose=summary["presented_with_pose"], compared=compared,
          mismatches=len(mismatches))
     await page.screenshot(args.screenshots, "console-live", shots)
+    if args.poses_only:
+        return
 
     # 2. Discs: freeze, find each by colour near its projected centre, click it.
     features = read_features(args.features)
@@ -374,10 +383,16 @@ async def run(args, summary, shots):
             await devtools.call("Page.addScriptToEvaluateOnNewDocument", {"source": HELPERS})
             page = Page(devtools)
             base = args.console.rstrip("/") + "/"
-            await devtools.call("Page.navigate", {"url": base + "?role=expert"})
+            query = {"role": "expert"}
+            if args.turn:
+                query.update(turn=args.turn, turnUser=args.turn_user or "", turnPassword=args.turn_password or "")
+            if args.relay_only:
+                query["relayOnly"] = "1"
+            await devtools.call("Page.navigate", {"url": base + "?" + urllib.parse.urlencode(query)})
             await expert(page, args, summary, shots)
-            await devtools.call("Page.navigate", {"url": base + "?role=viewer"})
-            await viewer(page, args, summary, shots)
+            if not args.poses_only:
+                await devtools.call("Page.navigate", {"url": base + "?role=viewer"})
+                await viewer(page, args, summary, shots)
     finally:
         browser.stop()
 
@@ -390,6 +405,11 @@ def main():
     parser.add_argument("--screenshots", help="directory for PNG screenshots of the console")
     parser.add_argument("--timeout", type=float, default=150)
     parser.add_argument("--verbose", action="store_true")
+    parser.add_argument("--poses-only", action="store_true", help="only the poses check (and the route)")
+    parser.add_argument("--turn", help="a TURN server for Chromium (turn:HOST:PORT?transport=udp)")
+    parser.add_argument("--turn-user")
+    parser.add_argument("--turn-password")
+    parser.add_argument("--relay-only", action="store_true", help="Chromium sends media only through --turn")
     args = parser.parse_args()
     if args.screenshots:
         os.makedirs(args.screenshots, exist_ok=True)

@@ -46,6 +46,7 @@ const state = {
   fpsTimes: [],
   annotations: [],
   scene: null,
+  route: null,                     // the selected ICE pair: {local, remote, protocol} candidate types
   pending: new Map(),              // request id → {type, sentAt, click?}
   clicks: [],                      // every click and what became of it, for tests
   errors: [],                      // every error reply, {code, message, shown}
@@ -583,12 +584,37 @@ function closeMenu() { $("menu").hidden = true; }
 
 // ---------------------------------------------------------------- status
 
+// The media's route (host, srflx, relay) from the selected candidate pair.
+async function refreshRoute() {
+  if (!pc) return;
+  try {
+    const stats = await pc.getStats();
+    let pair = null;
+    stats.forEach((s) => {
+      if (s.type === "transport" && s.selectedCandidatePairId) pair = stats.get(s.selectedCandidatePairId);
+    });
+    if (!pair) stats.forEach((s) => { if (s.type === "candidate-pair" && s.nominated && s.state === "succeeded") pair = s; });
+    if (!pair) return;
+    const local = stats.get(pair.localCandidateId), remote = stats.get(pair.remoteCandidateId);
+    state.route = {local: local && local.candidateType, remote: remote && remote.candidateType,
+                   protocol: local && (local.relayProtocol || local.protocol)};
+  } catch (error) {
+    state.route = null;
+  }
+}
+
+let statusTicks = 0;
+
 function refreshStatus() {
+  if (statusTicks++ % 4 === 0) refreshRoute();   // every 2 s
   const now = performance.timeOrigin + performance.now();
   state.fpsTimes = state.fpsTimes.filter((t) => now - t < 1000);
   state.latencies = state.latencies.filter((l) => now - l.at < 2000);
   const current = state.current;
   $("s-video").textContent = current ? `${current.width}×${current.height}, ${state.fpsTimes.length} fps` : "—";
+  if (state.phase === "connected" && state.route) {
+    $("s-connection").textContent = `connected, ${state.route.local} ↔ ${state.route.remote} (${state.route.protocol})`;
+  }
   const p = state.presented;
   $("s-pose").textContent = p.count ? `${(100 * p.withPose / p.count).toFixed(1)} % of ${p.count}` : "—";
   if (!state.transformAvailable) {
