@@ -129,4 +129,40 @@ struct ChromiumConsoleSystemTests {
         #expect(Self.number(summary, "pose_mismatch_count") == 0, "\(summary["pose_mismatches"] ?? "?")")
         #expect(coturn.process.output.contains { $0.contains("username=<posecast>") && $0.contains("new") }, "coturn logged no allocation")
     }
+
+    @Test("console reconnects by itself: the publisher killed and restarted on the same port, the page is back in a new session with posed frames")
+    func reconnects() async throws {
+        let work = NSTemporaryDirectory() + "posecast-console-restart-\(getpid())"
+        try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: work) }
+        let frameLog = work + "/frames.jsonl", features = work + "/features.txt"
+        try "".write(toFile: features, atomically: true, encoding: .utf8)
+        let port = try Fault.freeLoopbackPort()
+        func publisher(_ name: String) throws -> ManagedProcess {
+            try ManagedProcess("posecast-publisher", ["--source", "synthetic", "--listen", "127.0.0.1:\(port)", "--json",
+                                                      "--frame-log", frameLog], name: name)
+        }
+        let first = try publisher("publisher")
+        defer { first.signal(SIGKILL) }
+        try await first.waitForEvent("embedded signaling", timeout: 20) { $0.is(.listening) }
+        let python = try #require(AiortcPython.path)
+        let driver = try ManagedProcess(python[0], Array(python.dropFirst()) + [
+            AiortcPython.script("chromium_console.py"), "--console", "http://127.0.0.1:\(port)/", "--frame-log", frameLog,
+            "--features", features, "--poses-only", "--await-restart", "--timeout", "150"], name: "chromium console")
+        defer { driver.signal(SIGTERM) }
+        try await driver.waitForLine("the console's poses checked", timeout: 90) { $0.contains("\"awaiting-restart\"") }
+        first.signal(SIGKILL)
+        try? await Task.sleep(for: .seconds(2))
+        let second = try publisher("publisher (restarted)")
+        defer { second.signal(SIGTERM) }
+        let (line, _) = try await driver.waitForLine("the driver's summary", timeout: 100) { $0.contains("\"summary\": true") }
+        let summary = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+        print("console restart: \(driver.output.filter { $0.hasPrefix("{\"step\"") }.joined(separator: " "))")
+        #expect(summary["ok"] as? Bool == true, "\(summary["reasons"] ?? "?"); stderr: \(driver.stderrTail)")
+        #expect(summary["reconnected"] as? Bool == true)
+        #expect(Self.number(summary, "frames_after_reconnect") ?? 0 >= 60, "\(summary)")
+        #expect(Self.number(summary, "with_pose_after_reconnect") == Self.number(summary, "frames_after_reconnect"))
+        #expect(second.events.contains { $0.is(.sessionStarted) && $0.string("poseTransport") == "trailer" })
+    }
 }
+

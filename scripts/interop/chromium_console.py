@@ -27,6 +27,9 @@ when every check ran (the caller judges the figures), 1 otherwise.
 
 With --poses-only only check 1 runs (and the media's route is reported): with --turn
 URL --turn-user U --turn-password P --relay-only, the console through a TURN relay.
+With --await-restart (and --poses-only) it then prints {"step": "awaiting-restart"}
+and waits (up to 60 s) for the console to be back by itself in a new session, with
+frames finding their poses again: the caller kills and restarts the publisher.
 
 Usage:
     .build/interop-venv/bin/python3 scripts/interop/chromium_console.py \
@@ -187,8 +190,8 @@ def read_frame_log(path):
 
 async def wait_for_video(page, seconds):
     await page.until("the console connected and showing frames with poses",
-                     "(() => { const s = posecastConsole.state; return s.phase === 'connected' && s.current"
-                     " && s.current.pose && s.presented.count > 30; })()", seconds)
+                     "(() => { const s = posecastConsole.state; return s.phase === 'connected' && !!s.current"
+                     " && !!s.current.pose && s.presented.count > 30; })()", seconds)
 
 
 async def expert(page, args, summary, shots):
@@ -220,6 +223,8 @@ async def expert(page, args, summary, shots):
          mismatches=len(mismatches))
     await page.screenshot(args.screenshots, "console-live", shots)
     if args.poses_only:
+        if args.await_restart:
+            await await_restart(page, summary)
         return
 
     # 2. Discs: freeze, find each by colour near its projected centre, click it.
@@ -354,6 +359,30 @@ async def expert(page, args, summary, shots):
     await page.screenshot(args.screenshots, "console-focus-locked", shots)
 
 
+async def await_restart(page, summary):
+    before = await page.js("posecastConsole.state.sessionId")
+    step("awaiting-restart", session=before)
+    lost = await page.until("the console noticing the publisher gone",
+                            "posecastConsole.state.phase !== 'connected' ? posecastConsole.state.phase : null", 30)
+    noticed = time.monotonic()
+    step("lost", phase=lost)
+    await page.until("the console back in a new session with posed frames",
+                     f"(() => {{ const s = posecastConsole.state; return s.phase === 'connected' && s.sessionId"
+                     f" && s.sessionId !== {json.dumps(before)} && !!s.current && !!s.current.pose; }})()", 60)
+    start = await page.js("({count: posecastConsole.state.presented.count, withPose: posecastConsole.state.presented.withPose})")
+    await asyncio.sleep(3)
+    after = await page.js("(() => { const s = posecastConsole.state; return {count: s.presented.count,"
+                          " withPose: s.presented.withPose, session: s.sessionId,"
+                          " log: [...document.querySelectorAll('#log li')].map((l) => l.textContent).slice(0, 6)}; })()")
+    summary["reconnected"] = True
+    summary["reconnect_s"] = round(time.monotonic() - noticed, 2)
+    summary["frames_after_reconnect"] = after["count"] - start["count"]
+    summary["with_pose_after_reconnect"] = after["withPose"] - start["withPose"]
+    summary["messages_after_reconnect"] = after["log"]
+    step("reconnected", after_s=summary["reconnect_s"], frames=summary["frames_after_reconnect"],
+         with_pose=summary["with_pose_after_reconnect"], session=after["session"])
+
+
 async def viewer(page, args, summary, shots):
     await wait_for_video(page, 45)
     tools_shown = await page.js("getComputedStyle(document.getElementById('tools')).display !== 'none'")
@@ -406,6 +435,8 @@ def main():
     parser.add_argument("--timeout", type=float, default=150)
     parser.add_argument("--verbose", action="store_true")
     parser.add_argument("--poses-only", action="store_true", help="only the poses check (and the route)")
+    parser.add_argument("--await-restart", action="store_true",
+                        help="with --poses-only: then wait for the console to reconnect to a restarted publisher")
     parser.add_argument("--turn", help="a TURN server for Chromium (turn:HOST:PORT?transport=udp)")
     parser.add_argument("--turn-user")
     parser.add_argument("--turn-password")

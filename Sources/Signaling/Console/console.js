@@ -253,7 +253,9 @@ async function onOffer(sdp) {
     const video = $("video");
     video.srcObject = event.streams[0] || new MediaStream([event.track]);
     video.play().catch((error) => say(`The video does not play: ${error.message}`, "error"));
-    video.requestVideoFrameCallback(onPresented);
+    // One callback chain per page: a new session's track must not start a second one.
+    if (frameCallback !== null) video.cancelVideoFrameCallback(frameCallback);
+    frameCallback = video.requestVideoFrameCallback(onPresented);
   };
   pc.ondatachannel = (event) => {
     if (event.channel.label !== "control") return;
@@ -319,9 +321,11 @@ function onWorkerMessage(event) {
 const copy = document.createElement("canvas");   // the frame on screen, copied as it is presented
 const copyContext = copy.getContext("2d", {willReadFrequently: true});
 
+let frameCallback = null;
+
 function onPresented(now, metadata) {
   const video = $("video");
-  video.requestVideoFrameCallback(onPresented);
+  frameCallback = video.requestVideoFrameCallback(onPresented);
   const entry = state.poses.get(metadata.rtpTimestamp);
   const pose = entry ? entry.pose : null;
   state.presented.count += 1;
