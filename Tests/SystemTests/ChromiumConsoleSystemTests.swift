@@ -40,7 +40,13 @@ struct ChromiumConsoleSystemTests {
                                                                  "--pose-transport", "trailer"], name: "subscriber (trailer)")
         defer { trailer.signal(SIGTERM) }
 
+        try await Fault.expectPosedFrames(plain)
+        try await Fault.expectPosedFrames(trailer)
+        // The publisher's level with the two GStreamer calls: the browser's sessions must give back what they take.
+        let base = try await Fault.steadyResources(publisher, sessions: 2)
+
         try? FileManager.default.removeItem(atPath: Self.artifacts)
+        let mark = publisher.output.count
         let (run, summary) = try await AiortcPython.run([
             AiortcPython.script("chromium_console.py"), "--console", console, "--frame-log", frameLog,
             "--features", features, "--screenshots", Self.artifacts, "--timeout", "170"], timeout: 190)
@@ -92,6 +98,13 @@ struct ChromiumConsoleSystemTests {
             #expect(frames >= 600, "the \(name) subscriber decoded \(frames) frames")
             #expect(posed == frames, "the \(name) subscriber: \(posed) of \(frames) frames with pose")
         }
+        // Chromium is gone: its two sessions (expert, viewer) end, and their branches, sockets and threads go.
+        let (left, _) = try await publisher.waitForEvent("resources back to \(base) after Chromium", timeout: 30, after: mark) {
+            $0.is(.status) && $0.int("sessions") == 2
+                && $0.int("open_fds") <= base.fds && $0.int("threads") <= base.threads + Fault.idleThreadSlack
+        }
+        print("console: publisher open_fds/threads \(base.fds)/\(base.threads) before Chromium, "
+              + "\(left.int("open_fds"))/\(left.int("threads")) after")
         let transports = publisher.events.filter { $0.is(.sessionStarted) }.compactMap { $0.string("poseTransport") }
         #expect(transports.filter { $0 == "trailer" }.count >= 2, "sessions by transport: \(transports)")
         #expect(transports.contains("headerExtension"))
