@@ -211,7 +211,8 @@ async function onSignaling(message) {
       $("join-button").hidden = false;
       $("leave-button").hidden = true;
       if (socket) { socket.onclose = null; socket.close(); socket = null; }
-    } else if (["roomFull", "idleTimeout", "rateLimited"].includes(message.code)) {
+    } else if (["roomFull", "idleTimeout", "rateLimited"].includes(message.code) || state.phase === "negotiating") {
+      // Refused while asking for a session (the publisher just left, say): start over.
       scheduleReconnect(message.code);
     }
     break;
@@ -409,6 +410,7 @@ function request(message, extra = {}) {
   message.id = id;
   if (!control || control.readyState !== "open") {
     say("Not connected to the publisher yet: the request was not sent.", "error");
+    if (extra.click) extra.click.outcome = {code: "notConnected", message: "no control channel"};
     return null;
   }
   state.pending.set(id, Object.assign({type: message.type, sentAt: performance.now()}, extra));
