@@ -25,6 +25,13 @@ measures for --seconds:
 
 Prints one JSON object per subscriber count as its last lines; writes frame logs,
 process output and PNG plots under --out.
+
+With --anchors (and --anchor-python, a Python with aiortc and websockets) it then runs,
+on the same frames (the orbit rendered by `posecast-scene frames` at the same size,
+1°/frame as the publisher's orbit), an aiortc pair (anchor_aiortc.py) and a headless
+Chromium pair (anchor_chromium.py), each for --seconds after --warmup, one at a time,
+and prints one {"anchor": …} line each; the first subscriber count's line gets their
+p50s over PoseCast's (`anchors`). Each anchor's docstring says how its latency is taken.
 """
 import argparse
 import json
@@ -212,6 +219,8 @@ def main():
     ap.add_argument("--warmup", type=float, default=3)
     ap.add_argument("--no-baseline", action="store_true")
     ap.add_argument("--out", default="out/bench-loopback")
+    ap.add_argument("--anchors", action="store_true", help="also run the aiortc and Chromium anchors")
+    ap.add_argument("--anchor-python", default=None, help="a Python with aiortc and websockets (scripts/interop-setup)")
     a = ap.parse_args()
     counts = [int(x) for x in a.subscribers.split(",")]
     if any(c < 1 or c > 16 for c in counts):
@@ -270,19 +279,70 @@ def main():
                                                 and t["pub_beyond_encoder_cpu_pct"] <= 30),
         }
         lines.append(out)
+    anchors = run_anchors(a, bins) if a.anchors else []
+    if anchors and lines:
+        first = lines[0]
+        ratios = {}
+        for anchor in anchors:
+            if anchor.get("latency_ms_p50") and first.get("latency_ms_p50"):
+                ratios[f"{anchor['anchor']}_over_posecast_p50"] = round(anchor["latency_ms_p50"] / first["latency_ms_p50"], 2)
+        first["anchors"] = ratios
+        first["targets"]["p50_2x_below_every_anchor"] = bool(ratios) and len(ratios) == len(anchors) \
+            and all(r >= 2 for r in ratios.values())
     with open(os.path.join(a.out, "results.jsonl"), "w") as f:
-        for o in lines:
-            f.write(json.dumps(o) + "\n")
-    plot(results, a)
+        for o in lines + anchors:
+            f.write(json.dumps({k: v for k, v in o.items() if k != "latencies_ms"}) + "\n")
+    plot(results, a, anchors)
     for o in lines:
         print(json.dumps(o))
+    for o in anchors:
+        print(json.dumps({k: v for k, v in o.items() if k != "latencies_ms"}))
 
 
-def plot(results, a):
+def run_anchors(a, bins):
+    """The aiortc and Chromium anchors on the synthetic camera's frames; an anchor that
+    cannot run is reported as {"anchor", "skipped": why}."""
+    frames = os.path.join(a.out, f"orbit-{a.width}x{a.height}.i420")
+    if not os.path.exists(frames):
+        subprocess.run([bins["scene"], "frames", "--out", frames, "--width", str(a.width), "--height", str(a.height),
+                        "--frames", "360"], check=True)
+    common = ["--frames-file", frames, "--width", str(a.width), "--height", str(a.height), "--fps", str(a.fps),
+              "--seconds", str(a.seconds), "--warmup", str(a.warmup)]
+    here = os.path.dirname(os.path.abspath(__file__))
+    out = []
+    for name, script, extra in (("aiortc", "anchor_aiortc.py", []),
+                                ("chromium", "anchor_chromium.py", ["--codec", a.codec, "--bitrate", str(a.bitrate)])):
+        if not a.anchor_python:
+            out.append({"anchor": name, "skipped": "no Python with aiortc and websockets (scripts/interop-setup)"})
+            continue
+        if name == "chromium" and not os.path.exists("/usr/bin/chromium"):
+            out.append({"anchor": name, "skipped": "no /usr/bin/chromium (apt install chromium)"})
+            continue
+        if name == "aiortc" and a.codec != "vp8":
+            print("bench-loopback: the aiortc anchor sends VP8 whatever --codec says", file=sys.stderr)
+        print(f"bench-loopback: anchor {name}, {a.seconds:g} s", file=sys.stderr)
+        load = os.getloadavg()[0]
+        run = subprocess.run([a.anchor_python, os.path.join(here, script)] + common + extra, capture_output=True, text=True,
+                             timeout=a.seconds + a.warmup + 120)
+        try:
+            result = json.loads(run.stdout.strip().splitlines()[-1])
+        except (IndexError, ValueError):
+            result = {"anchor": name, "skipped": f"{script} failed ({run.returncode}): {run.stderr.strip()[-400:]}"}
+        result["loadavg_1m_before"] = round(load, 2)
+        out.append(result)
+    return out
+
+
+def plot(results, a, anchors=()):
     plt = pyplot("matplotlib missing: no plots written")
     if plt is None:
         return
     fig, ax = plt.subplots(figsize=(8, 4.5))
+    for anchor, style in zip(anchors, ("-.", ":")):
+        v = sorted(anchor.get("latencies_ms") or [])
+        if v:
+            ax.plot(v, [(i + 1) / len(v) for i in range(len(v))], style,
+                    label=f"anchor {anchor['anchor']} (p50 {anchor['latency_ms_p50']:.1f} ms)")
     for row in results:
         for profile, style in (("tuned", "-"), ("baseline", "--")):
             r = row.get(profile)
