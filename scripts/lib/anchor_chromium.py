@@ -106,7 +106,7 @@ async def run(args):
         return round((last[total] - first[total]) / d * 1000, 2) if d > 0 else None
     return {
         "anchor": "chromium", "codec": result.get("codec"), "encoder": result.get("encoder"),
-        "decoder": last.get("decoderImplementation"),
+        "decoder": last.get("decoderImplementation"), "received_size": result.get("receivedSize"),
         "width": args.width, "height": args.height, "frames": result["frames"],
         "fps": round(result["frames"] / seconds, 1),
         "latency_ms_p50": percentile(presented, 50), "latency_ms_p95": percentile(presented, 95),

@@ -305,7 +305,7 @@ def run_anchors(a, bins):
     frames = os.path.join(a.out, f"orbit-{a.width}x{a.height}.i420")
     if not os.path.exists(frames):
         subprocess.run([bins["scene"], "frames", "--out", frames, "--width", str(a.width), "--height", str(a.height),
-                        "--frames", "360"], check=True)
+                        "--frames", "120"], check=True)   # 4 s of orbit, looped: the page holds them all
     common = ["--frames-file", frames, "--width", str(a.width), "--height", str(a.height), "--fps", str(a.fps),
               "--seconds", str(a.seconds), "--warmup", str(a.warmup)]
     here = os.path.dirname(os.path.abspath(__file__))
