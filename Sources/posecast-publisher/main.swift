@@ -50,6 +50,8 @@ struct Publisher: AsyncParsableCommand {
     var intrinsics: String?
     @Option(help: "Horizontal field of view in degrees, when --intrinsics is not given.") var hfov: Float = 60
     @Flag(help: "Print events and a status object per second as JSON lines on stdout.") var json = false
+    @Flag(inversion: .prefixedEnableDisable, help: "The synthetic camera renders each frame just ahead of its capture instant, with that instant's pose, so the render does not count as capture latency (trajectories and replays only; a live pose feed never renders ahead).")
+    var renderAhead = true
     @Option(help: "Write one JSON line per encoded frame here (frame id, capture time, encode time, size, pose hash).")
     var frameLog: String?
     @Option(help: "tuned (ours: no clocksync before the encoder) or baseline (webrtcbin's defaults: a clocksync on the raw frames, as webrtcsink has).")
@@ -100,6 +102,7 @@ struct Publisher: AsyncParsableCommand {
         config.media.codec = codec; config.media.bitrateKbps = bitrate
         config.media.adaptBitrate = adaptBitrate; config.media.minimumBitrateKbps = minBitrate
         config.media.startBitrateKbps = startBitrate
+        config.media.renderAhead = renderAhead
         network.apply(to: &config.media.rtc)
         if let loss { config.media.rtc.linkConditions = LinkConditions(dropProbability: loss / 100) }
         if let link { config.media.rtc.linkConditions = try LinkConditions(spec: link) }

@@ -76,6 +76,8 @@ public final class PublisherApp: Sendable {
             throw failure("\(error)")
         }
         var feed: PoseFeedReceiver?
+        // A live feed's pose of a future instant is unknown: render ahead only along a trajectory.
+        if PoseFeedReceiver.Transport(config.pose) != nil { mediaConfig.renderAhead = false }
         if let transport = PoseFeedReceiver.Transport(config.pose) {
             let receiver = PoseFeedReceiver(transport: transport, store: store) { message in
                 out.event(.poseFeed, ["message": message], human: message)

@@ -46,6 +46,10 @@ public struct PublisherMediaConfig: Sendable {
     /// ones are only a backstop: each costs about ten delta frames, at 600 kbit/s a
     /// keyframe a second was a quarter of the bitrate.
     public var keyframeInterval = 300
+    /// The synthetic camera renders each frame ahead of its capture instant, with the
+    /// pose of that instant (`SyntheticSource`): only for pose sources that know the
+    /// future (trajectories, replays), never for a live feed.
+    public var renderAhead = false
     /// Write each frame id into the picture (see `FrameStamp`), for end-to-end checks.
     public var stampFrameIDs = false
     /// Room reserved in every packet for application bytes in the pose element.
@@ -173,7 +177,8 @@ public final class PublisherMedia: @unchecked Sendable {
         let history = frameHistory
         if config.source == .synthetic {
             let source = try SyntheticSource(width: config.width, height: config.height, fps: config.fps,
-                                             scene: .standard, poseSource: poseSource, history: history)
+                                             scene: .standard, poseSource: poseSource, history: history,
+                                             renderAhead: config.renderAhead)
             synthetic = source
         } else {
             synthetic = nil

@@ -15,10 +15,19 @@ import PoseMedia
 /// capture time, renders the known scene from it through the simulated lens, attaches
 /// that very pose (so the picture and its pose agree exactly) and pushes the frame.
 /// Each frame's depth map goes to the frame history, for publisher-depth placement.
+///
+/// With `renderAhead` (pose sources that are functions of time: trajectories and
+/// replays, not live feeds), rendering starts a render time *before* each capture
+/// instant, with the pose of that instant, and the frame is pushed at it: the picture
+/// exists when its camera "exposes", as a camera's frame does, instead of the render
+/// counting as capture latency (11.6 ms a frame at 1280×720). The pose stays exact:
+/// the frame is rendered from, and stamped with, its capture instant. A render that
+/// overruns its lead is pushed at once, late by the overrun (the latency shows it).
 final class SyntheticSource: @unchecked Sendable {
     let element: Element
     private let appsrc: UnsafeMutablePointer<GstAppSrc>
     private let width: Int, height: Int, fps: Int
+    private let renderAhead: Bool
     private let scene: SyntheticScene
     private let poseSource: PoseSource
     private let history: FrameHistory
@@ -38,7 +47,8 @@ final class SyntheticSource: @unchecked Sendable {
     }
 
     init(width: Int, height: Int, fps: Int, scene: SyntheticScene, poseSource: @escaping PoseSource,
-         history: FrameHistory) throws(RTCError) {
+         history: FrameHistory, renderAhead: Bool = false) throws(RTCError) {
+        self.renderAhead = renderAhead
         guard width % 2 == 0, height % 2 == 0 else {
             throw .invalidArgument("the synthetic camera renders even sizes only, not \(width)x\(height)")
         }
@@ -118,21 +128,31 @@ final class SyntheticSource: @unchecked Sendable {
             return
         }
         let interval = UInt64(1_000_000_000 / fps)
-        var next = MonotonicClock.nanos()
+        var next = MonotonicClock.nanos() + interval
         var frameID: UInt32 = 0
         var lastCamera: CameraModel?
+        // Render (with depth copy and pose attach) time, smoothed: the lead a frame's
+        // rendering starts with before its capture instant (`renderAhead`).
+        var renderEstimate: UInt64 = 0
         while isRunning {
+            // With render-ahead the work starts `lead` before the capture instant `next`.
+            let lead = renderAhead ? min(renderEstimate + renderEstimate / 4 + 500_000, interval * 3 / 4) : 0
             let now = MonotonicClock.nanos()
-            if now < next {
-                var ts = timespec(tv_sec: Int((next - now) / 1_000_000_000), tv_nsec: Int((next - now) % 1_000_000_000))
+            if now + lead < next {
+                let wait = next - lead - now
+                var ts = timespec(tv_sec: Int(wait / 1_000_000_000), tv_nsec: Int(wait % 1_000_000_000))
                 nanosleep(&ts, nil)
             } else if now > next + 3 * interval {
                 // Fell behind (machine busy): skip ahead instead of bursting frames.
                 statsBox.withLock { $0.framesSkipped += (now - next) / interval }
-                next = now
+                next = now + lead
             }
+            let captureInstant = renderAhead ? next : MonotonicClock.nanos()
             next += interval
-            let captured = WallClock.nowNanos()
+            // The capture instant on the wall clock (the pose's time base).
+            let monotonicNow = MonotonicClock.nanos()
+            let captured = captureInstant >= monotonicNow
+                ? WallClock.nowNanos() + (captureInstant - monotonicNow) : WallClock.nowNanos() - (monotonicNow - captureInstant)
             var pose = poseSource(frameID, captured)
             pose.frameID = frameID
             pose.captureTimeNanos = captured
@@ -159,6 +179,15 @@ final class SyntheticSource: @unchecked Sendable {
             // status tells frames dropped before encoding from frames sent without a pose.
             let queueFull = pcg_object_get_uint64(UnsafeMutableRawPointer(appsrc), "current-level-bytes")
                 >= UInt64(2 * width * height * 3 / 2)
+            let spent = MonotonicClock.nanos() - started
+            renderEstimate = renderEstimate == 0 ? spent : (renderEstimate * 7 + spent) / 8
+            // Ready early: wait for the capture instant, so the frame is stamped with it.
+            let ready = MonotonicClock.nanos()
+            if renderAhead, ready < captureInstant {
+                let wait = captureInstant - ready
+                var ts = timespec(tv_sec: Int(wait / 1_000_000_000), tv_nsec: Int(wait % 1_000_000_000))
+                nanosleep(&ts, nil)
+            }
             // appsrc takes the buffer (full transfer).
             let flow = gst_app_src_push_buffer(appsrc, buffer)
             statsBox.withLock { s in
