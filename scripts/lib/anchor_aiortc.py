@@ -27,6 +27,8 @@ import os
 import sys
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from stats import percentile   # noqa: E402
 from aiortc import RTCPeerConnection, VideoStreamTrack
 from aiortc.mediastreams import MediaStreamError
 import av
@@ -101,16 +103,6 @@ class FileTrack(VideoStreamTrack):
         return frame
 
 
-def percentile(values, p):
-    values = sorted(values)
-    if not values:
-        return None
-    k = (len(values) - 1) * p / 100
-    low = int(k)
-    high = min(low + 1, len(values) - 1)
-    return values[low] + (values[high] - values[low]) * (k - low)
-
-
 async def run(args):
     sent, latencies, stamps_lost = {}, [], 0
     sender, receiver = RTCPeerConnection(), RTCPeerConnection()
@@ -160,9 +152,9 @@ async def run(args):
         "anchor": "aiortc", "version": __import__("aiortc").__version__, "codec": "vp8",
         "width": args.width, "height": args.height, "frames": window["frames"],
         "fps": round(window["frames"] / seconds, 1),
-        "latency_ms_p50": round(percentile(latencies, 50), 1) if latencies else None,
-        "latency_ms_p95": round(percentile(latencies, 95), 1) if latencies else None,
-        "latency_ms_p99": round(percentile(latencies, 99), 1) if latencies else None,
+        "latency_ms_p50": percentile(latencies, 50, digits=1),
+        "latency_ms_p95": percentile(latencies, 95, digits=1),
+        "latency_ms_p99": percentile(latencies, 99, digits=1),
         "cpu_pct": round(100 * cpu / seconds, 1), "lost_stamps": stamps_lost,
         "measured": "capture (frame handed to aiortc) → decoded frame handed to the receiving track, one process",
         "latencies_ms": [round(v, 2) for v in latencies],

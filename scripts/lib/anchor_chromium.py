@@ -31,17 +31,8 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "interop"))
 import chromium_subscriber as chromium   # noqa: E402
 import procs   # noqa: E402
+from stats import percentile as _percentile   # noqa: E402
 import websockets   # noqa: E402
-
-
-def percentile(values, p):
-    values = sorted(values)
-    if not values:
-        return None
-    k = (len(values) - 1) * p / 100
-    low = int(k)
-    high = min(low + 1, len(values) - 1)
-    return round(values[low] + (values[high] - values[low]) * (k - low), 1)
 
 
 def group_ticks(pgid):
@@ -100,6 +91,7 @@ async def run(args):
         server.shutdown()
         os.unlink(link)
     decoded, presented = result["decoded"], result["presented"]
+    percentile = lambda values, p: _percentile(values, p, digits=1)   # noqa: E731
 
     def mean_ms(total, count):
         d = last[count] - first[count]
