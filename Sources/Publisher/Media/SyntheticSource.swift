@@ -139,9 +139,7 @@ final class SyntheticSource: @unchecked Sendable {
             let lead = renderAhead ? min(renderEstimate + renderEstimate / 4 + 500_000, interval * 3 / 4) : 0
             let now = MonotonicClock.nanos()
             if now + lead < next {
-                let wait = next - lead - now
-                var ts = timespec(tv_sec: Int(wait / 1_000_000_000), tv_nsec: Int(wait % 1_000_000_000))
-                nanosleep(&ts, nil)
+                Self.sleep(until: next - lead)
             } else if now > next + 3 * interval {
                 // Fell behind (machine busy): skip ahead instead of bursting frames.
                 statsBox.withLock { $0.framesSkipped += (now - next) / interval }
@@ -149,10 +147,9 @@ final class SyntheticSource: @unchecked Sendable {
             }
             let captureInstant = renderAhead ? next : MonotonicClock.nanos()
             next += interval
-            // The capture instant on the wall clock (the pose's time base).
-            let monotonicNow = MonotonicClock.nanos()
-            let captured = captureInstant >= monotonicNow
-                ? WallClock.nowNanos() + (captureInstant - monotonicNow) : WallClock.nowNanos() - (monotonicNow - captureInstant)
+            // The capture instant on the wall clock (the pose's time base); wrapping
+            // arithmetic gives the signed offset from now either way.
+            let captured = WallClock.nowNanos() &+ (captureInstant &- MonotonicClock.nanos())
             var pose = poseSource(frameID, captured)
             pose.frameID = frameID
             pose.captureTimeNanos = captured
@@ -182,12 +179,7 @@ final class SyntheticSource: @unchecked Sendable {
             let spent = MonotonicClock.nanos() - started
             renderEstimate = renderEstimate == 0 ? spent : (renderEstimate * 7 + spent) / 8
             // Ready early: wait for the capture instant, so the frame is stamped with it.
-            let ready = MonotonicClock.nanos()
-            if renderAhead, ready < captureInstant {
-                let wait = captureInstant - ready
-                var ts = timespec(tv_sec: Int(wait / 1_000_000_000), tv_nsec: Int(wait % 1_000_000_000))
-                nanosleep(&ts, nil)
-            }
+            if renderAhead { Self.sleep(until: captureInstant) }
             // appsrc takes the buffer (full transfer).
             let flow = gst_app_src_push_buffer(appsrc, buffer)
             statsBox.withLock { s in
@@ -199,6 +191,15 @@ final class SyntheticSource: @unchecked Sendable {
             }
             frameID &+= 1
         }
+    }
+
+    /// Sleeps until the monotonic clock reads `instant` (at once when it has passed).
+    private static func sleep(until instant: UInt64) {
+        let now = MonotonicClock.nanos()
+        guard now < instant else { return }
+        let wait = instant - now
+        var ts = timespec(tv_sec: Int(wait / 1_000_000_000), tv_nsec: Int(wait % 1_000_000_000))
+        nanosleep(&ts, nil)
     }
 
     /// Renders one frame into a pool buffer (full reference), or nil when the pool is
