@@ -61,6 +61,7 @@ Usage:
 
 import argparse
 import asyncio
+import contextlib
 import ctypes
 import json
 import os
@@ -277,6 +278,24 @@ def page_target(port):
     if not pages:
         raise Failure(f"no page target among {len(targets)} DevTools targets")
     return pages[0]["webSocketDebuggerUrl"]
+
+
+@contextlib.asynccontextmanager
+async def opened_page(url, verbose=False):
+    """A headless Chromium with its page at `url` (Page domain enabled), for the scripts
+    that only read a page (benchmarks): yields (browser, devtools); Chromium is stopped
+    and its profile removed on the way out."""
+    browser = Chromium(verbose)
+    try:
+        browser.start()
+        port = await browser.devtools_port(30)
+        async with websockets.connect(page_target(port), max_size=None) as socket:
+            devtools = DevTools(socket, console_printer(verbose))
+            await devtools.call("Page.enable")
+            await devtools.call("Page.navigate", {"url": url})
+            yield browser, devtools
+    finally:
+        browser.stop()
 
 
 # ---------------------------------------------------------------- SDP

@@ -32,7 +32,6 @@ sys.path.insert(0, os.path.join(HERE, "..", "interop"))
 import chromium_subscriber as chromium   # noqa: E402
 import procs   # noqa: E402
 from stats import percentile as _percentile   # noqa: E402
-import websockets   # noqa: E402
 
 
 def group_ticks(pgid):
@@ -55,7 +54,6 @@ class QuietHandler(http.server.SimpleHTTPRequestHandler):
 
 
 async def run(args):
-    directory = os.path.dirname(os.path.abspath(args.frames_file))
     page_dir = HERE
     # One server for the page and the frames: the page's folder, the frames file linked in.
     link = os.path.join(page_dir, ".anchor-frames.i420")
@@ -64,16 +62,10 @@ async def run(args):
     os.symlink(os.path.abspath(args.frames_file), link)
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(QuietHandler, directory=page_dir))
     threading.Thread(target=server.serve_forever, daemon=True).start()
-    browser = chromium.Chromium(False)
+    url = (f"http://127.0.0.1:{server.server_port}/anchor_chromium.html?frames=.anchor-frames.i420"
+           f"&width={args.width}&height={args.height}&fps={args.fps}&codec={args.codec}&bitrate={args.bitrate}")
     try:
-        browser.start()
-        port = await browser.devtools_port(30)
-        async with websockets.connect(chromium.page_target(port), max_size=None) as socket:
-            devtools = chromium.DevTools(socket, lambda *_: None)
-            await devtools.call("Page.enable")
-            url = (f"http://127.0.0.1:{server.server_port}/anchor_chromium.html?frames=.anchor-frames.i420"
-                   f"&width={args.width}&height={args.height}&fps={args.fps}&codec={args.codec}&bitrate={args.bitrate}")
-            await devtools.call("Page.navigate", {"url": url})
+        async with chromium.opened_page(url) as (browser, devtools):
             await asyncio.sleep(args.warmup)
             state = await devtools.evaluate("window.anchorResult()")
             if state["phase"] != "running":
@@ -87,7 +79,6 @@ async def run(args):
             seconds = time.monotonic() - started
             cpu = (group_ticks(browser.process.pid) - ticks) / procs.CLK_TCK
     finally:
-        browser.stop()
         server.shutdown()
         os.unlink(link)
     decoded, presented = result["decoded"], result["presented"]

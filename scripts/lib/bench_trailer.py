@@ -9,26 +9,16 @@ from procs import ProcessGroup   # noqa: E402
 from events import EVENT   # noqa: E402
 import plots   # noqa: E402
 import chromium_subscriber as chromium   # noqa: E402
-import websockets   # noqa: E402
 
 EXTENSION_BYTES = 4 + 2 + 58   # extension header, element header, pose (per packet)
 
 
 async def console_counts(url, seconds):
     """Opens the console in headless Chromium for `seconds`; its worker's counters."""
-    browser = chromium.Chromium(False)
-    try:
-        browser.start()
-        port = await browser.devtools_port(30)
-        async with websockets.connect(chromium.page_target(port), max_size=None) as socket:
-            devtools = chromium.DevTools(socket, lambda *_: None)
-            await devtools.call("Page.enable")
-            await devtools.call("Page.navigate", {"url": url})
-            await asyncio.sleep(seconds)
-            return await devtools.evaluate("(() => { const s = posecastConsole.state;"
-                                           " return {worker: s.worker, presented: s.presented}; })()")
-    finally:
-        browser.stop()
+    async with chromium.opened_page(url) as (_, devtools):
+        await asyncio.sleep(seconds)
+        return await devtools.evaluate("(() => { const s = posecastConsole.state;"
+                                       " return {worker: s.worker, presented: s.presented}; })()")
 
 
 def last_status(group, name):
