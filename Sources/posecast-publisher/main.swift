@@ -35,6 +35,7 @@ struct Publisher: AsyncParsableCommand {
     var adaptBitrate = true
     @Option(help: "The lowest bitrate congestion control goes to, kbit/s.") var minBitrate = 150
     @Option(help: "Where congestion control starts, kbit/s (within --min-bitrate…--bitrate).") var startBitrate = 800
+    @Option(help: "How far congestion control may shrink the sent picture when the link is too slow for its size: 1 never, 2 half the width and height, 4 a quarter (never below 320×180). The pose stays exact.") var maxDownscale = 4
     @Option(help: "Signaling server URL (ws:// or wss://). Without it the publisher embeds one.") var signaling: String?
     @Option(help: "Address of the embedded signaling server, HOST:PORT (port 0: any free port).") var listen = "127.0.0.1:8443"
     @Option(help: "Room to publish in.") var room = "default"
@@ -86,6 +87,7 @@ struct Publisher: AsyncParsableCommand {
         if let loss, !(0...100).contains(loss) { throw ValidationError("--loss must be a percentage in 0...100, got \(loss)") }
         if let link { do { _ = try LinkConditions(spec: link) } catch { throw ValidationError("--link: \(error)") } }
         guard (50...bitrate).contains(minBitrate) else { throw ValidationError("--min-bitrate must be 50…--bitrate (\(bitrate)) kbit/s, got \(minBitrate)") }
+        guard [1, 2, 4].contains(maxDownscale) else { throw ValidationError("--max-downscale must be 1, 2 or 4, got \(maxDownscale)") }
         if link != nil, loss != nil { throw ValidationError("give --link loss=PERCENT instead of --loss with --link") }
     }
 
@@ -101,7 +103,7 @@ struct Publisher: AsyncParsableCommand {
         config.media.width = width; config.media.height = height; config.media.fps = fps
         config.media.codec = codec; config.media.bitrateKbps = bitrate
         config.media.adaptBitrate = adaptBitrate; config.media.minimumBitrateKbps = minBitrate
-        config.media.startBitrateKbps = startBitrate
+        config.media.startBitrateKbps = startBitrate; config.media.maxDownscale = maxDownscale
         config.media.renderAhead = renderAhead
         network.apply(to: &config.media.rtc)
         if let loss { config.media.rtc.linkConditions = LinkConditions(dropProbability: loss / 100) }

@@ -169,4 +169,55 @@ struct CongestionSystemTests {
         }
         _ = Self.expectBackNearCeiling(samples, after: weakLeaves, "weak subscriber gone")
     }
+
+    @Test("200 kbit/s link: the picture steps down to 320×240 at an even frame rate, every frame with its pose, a pin where each frame's pose projects it; the cap lifted, 640×480 again with the pin still exact")
+    func resolutionStep() async throws {
+        let dir = NSTemporaryDirectory() + "posecast-congestion3-\(getpid())"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let red = try #require(try await RemoteExpertSuiteTests.sceneFeatures()["disc.red"])
+        let (signaling, publisher, url) = try await Self.start(link: "rate=200")
+        defer { signaling.signal(SIGTERM); publisher.signal(SIGTERM) }
+        let log = "\(dir)/frames.jsonl"
+        let expert = try RemoteExpertSuiteTests.Expert("expert", url: url, extraArguments: ["--frame-log", log])
+        defer { expert.process.signal(SIGTERM) }
+        try await expert.process.waitForEvent("connected", timeout: 40) { $0.is(.connected) }
+        // Under 350 kbit/s for a second: half the width and height (docs/NETWORK.md).
+        try await publisher.waitForEvent("the encoder at 320×240", timeout: 15) {
+            $0.is(.status) && $0.int("encoded_width") == 320 && $0.int("encoded_height") == 240
+        }
+        try await expert.process.waitForEvent("320×240 decoded", timeout: 5) { $0.is(.status) && $0.int("width") == 320 }
+        try await expert.joined()
+        let from = Self.now()
+        // The pin is drawn into the camera's 640×480 frame, then scaled with it: found where
+        // each 320×240 frame's own pose projects its anchor.
+        let (id, _) = try await expert.annotate("disc.red", at: red)
+        // The mark is half the size and the picture coded at 0.08 bit per pixel: one pixel
+        // more of slack on the worst frame (the median's bound is the same).
+        RemoteExpertSuiteTests.expectDrawn(try await expert.checkMarkers(frames: 60)[id], "pin at 320×240", frames: 60,
+                                           maxErrorPx: 4)
+        try await Task.sleep(for: .nanoseconds(Int(max(0, Int64(from + 10_000_000_000) - Int64(Self.now())))))
+        let to = Self.now()
+        let small = Self.window(Self.frames(log), from: from, to: to)
+        let seconds = Double(to - from) / 1e9
+        print("200 kbit/s at 320×240: \(small) in \(String(format: "%.1f", seconds)) s")
+        #expect(Double(small.count) >= 25 * seconds, "not an even frame rate at 320×240: \(small) in \(seconds) s")
+        #expect(small.posed == small.count, "frames without their own pose: \(small)")
+        #expect(small.p95 < 200 && small.longestGapMs < 1000, "\(small)")
+        #expect(publisher.events.filter { $0.is(.status) }.allSatisfy { $0.int("resolution_steps_up") == 0 },
+                "a step up on a 200 kbit/s link")
+
+        publisher.send("link none")
+        let lifted = Self.now()
+        let (up, _) = try await publisher.waitForEvent("the encoder back at 640×480", timeout: 30) {
+            $0.is(.status) && $0.int("encoded_width") == 640 && $0.int("resolution_steps_up") == 1
+        }
+        print("resolution step: back at 640×480 \(String(format: "%.1f", Double(Self.now() - lifted) / 1e9)) s after the cap was lifted, "
+              + "allowed \(up.int("bitrate_kbps")) kbit/s")
+        try await expert.process.waitForEvent("640×480 decoded", timeout: 5) { $0.is(.status) && $0.int("width") == 640 }
+        RemoteExpertSuiteTests.expectDrawn(try await expert.checkMarkers(frames: 60)[id], "pin at 640×480", frames: 60)
+        let all = Self.frames(log).filter { $0.shownNs >= from }
+        let unposed = all.filter { !$0.posed }.count
+        #expect(unposed == 0, "frames without their own pose across the steps: \(unposed) of \(all.count)")
+    }
 }

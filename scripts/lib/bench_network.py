@@ -1,6 +1,7 @@
 """Congestion control on a stepped link (issue 17): the Python half of scripts/bench-network.
 
-For each mode (adapt: congestion control on, the default; fixed: --disable-adapt-bitrate)
+For each mode (adapt: congestion control on, the default; fullsize: the same without the
+resolution step, --max-downscale 1; fixed: --disable-adapt-bitrate)
 runs posecast-signaling, posecast-publisher (synthetic camera, --link with the first
 step) and one headless posecast-subscriber (--frame-log), changes the link on the
 publisher's stdin (`link SPEC`) at each step of the schedule, counted from the
@@ -10,7 +11,7 @@ subscriber's first shown frame, and reads:
   * per shown frame (the subscriber's frame log): capture → shown latency, whether it
     carried its own pose, the gaps between shown frames (a freeze: a gap over 1 s).
 Prints one JSON line per mode and second ({"mode","t","link","sent_kbps","estimate_kbps",
-"fps","latency_ms_p50","latency_ms_p95","pose_pct"}), one per mode and step (the same,
+"encoded","fps","latency_ms_p50","latency_ms_p95","pose_pct"}), one per mode and step (the same,
 over the step, after its first `--settle` seconds) and a summary line; writes
 bench-network.png (bitrate, latency and fps over time, both modes)."""
 import argparse, json, os, sys, tempfile, time
@@ -37,6 +38,10 @@ def run_mode(a, url, mode, outdir):
                 "--frame-log", os.path.join(outdir, f"{mode}-sent.jsonl")]
     if mode == "fixed":
         pub_args.append("--disable-adapt-bitrate")
+    elif mode == "fullsize":
+        pub_args += ["--max-downscale", "1"]
+    elif mode != "adapt":
+        raise SystemExit(f"bench-network: unknown mode {mode} (adapt, fullsize, fixed)")
     publisher = Proc(f"{mode}-publisher", pub_args, outdir, stdin=True)
     frame_log = os.path.join(outdir, f"{mode}-frames.jsonl")
     subscriber = Proc(f"{mode}-subscriber", [os.path.join(a.bin, "posecast-subscriber"), "--headless", "--json",
@@ -71,11 +76,13 @@ def run_mode(a, url, mode, outdir):
 def seconds_table(mode, start, publisher, frames, a):
     schedule = parse_schedule(a.schedule)
     link_at = lambda t: [s for at, s in schedule if at <= t][-1]
-    sent = {}
+    sent, width = {}, {}
     for t, o in publisher.events("status"):
         sec = int((t - start) // 1_000_000_000)
         if "kbps" in o:
             sent[sec] = o["kbps"]
+        if "encoded_width" in o:
+            width[sec] = f"{o['encoded_width']}x{o['encoded_height']}"
     estimate = {}
     for t, o in publisher.events("congestion"):
         estimate[int((t - start) // 1_000_000_000)] = o.get("estimateKbps")
@@ -94,7 +101,7 @@ def seconds_table(mode, start, publisher, frames, a):
         fs = by_sec.get(sec, [])
         lat = [f["latencyMs"] for f in fs if f.get("latencyMs") is not None]
         rows.append({"mode": mode, "t": sec, "link": link_at(sec), "sent_kbps": sent.get(sec),
-                     "estimate_kbps": estimate.get(sec), "fps": len(fs),
+                     "estimate_kbps": estimate.get(sec), "encoded": width.get(sec), "fps": len(fs),
                      "latency_ms_p50": percentile(lat, 50, 1) if lat else None,
                      "latency_ms_p95": percentile(lat, 95, 1) if lat else None,
                      "pose_pct": rnd(100 * sum(1 for f in fs if f.get("frameId") is not None) / len(fs)) if fs else None})
@@ -114,6 +121,8 @@ def step_summaries(rows, freezes_all, a):
         out.append({"step": i, "from_s": at, "link": spec, "settled_after_s": a.settle,
                     "sent_kbps_mean": rnd(sum(sent) / len(sent), 0) if sent else None,
                     "fps_mean": rnd(sum(r["fps"] for r in sel) / len(sel), 1) if sel else None,
+                    "fps_min": min(r["fps"] for r in sel) if sel else None,
+                    "encoded_sizes": sorted({r["encoded"] for r in sel if r["encoded"]}),
                     "latency_ms_p95_median": percentile(lat95, 50, 1) if lat95 else None,
                     "seconds_without_frames": sum(1 for r in sel if r["fps"] == 0)})
     return out
@@ -157,7 +166,7 @@ def main():
     p.add_argument("--duration", type=float, default=60)
     p.add_argument("--settle", type=float, default=5, help="seconds of each step left out of its summary")
     p.add_argument("--bitrate", type=int, default=2000)
-    p.add_argument("--modes", default="adapt,fixed")
+    p.add_argument("--modes", default="adapt,fixed", help="of adapt, fullsize (adapt without the resolution step), fixed")
     p.add_argument("--jitter-latency", type=int, default=None,
                    help="the subscriber's jitter buffer in ms (default: its tuned 50 ms; a retransmission over an "
                         "80 ms link needs more)")

@@ -44,6 +44,11 @@ struct PublisherStatusSampler {
         ]
         var human = String(format: "subscribers %d (%d sessions)  %.1f fps  %.0f kbit/s  frames sent with pose %llu  annotations %d",
                            connected, total, fpsNow, kbps, frames, annotations)
+        // The size the encoder gets: smaller than the camera's when the link is too slow for it.
+        let size = media.encodedSize
+        fields["encoded_width"] = size.width; fields["encoded_height"] = size.height
+        fields["resolution_steps_down"] = size.stepsDown; fields["resolution_steps_up"] = size.stepsUp
+        if size.width != media.config.width || size.height != media.config.height { human += "  sent at \(size.width)×\(size.height)" }
         if let render = media.syntheticStats {
             let ms = Double(render.lastRenderNanos) / 1e6
             fields["render_ms"] = (ms * 10).rounded() / 10

@@ -41,6 +41,10 @@ public struct PublisherMediaConfig: Sendable {
     /// 600 kbit/s starting from 2 Mbit/s: the first picture after 5 s or never); a fast
     /// link reaches 2 Mbit/s from 800 kbit/s in about 5 s.
     public var startBitrateKbps = 800
+    /// With `adaptBitrate`: how far the encoded picture may shrink when the allowed rate
+    /// is too low for the camera's size (`ResolutionLadder`; 1: never, 2: half the
+    /// width and height, 4: a quarter). The pose stays exact (normalised intrinsics).
+    public var maxDownscale = 4
     /// Frames between periodic keyframes (300: 10 s at 30 fps). Subscribers that lose a
     /// keyframe ask for one (PLI/FIR) and a joining one gets one at once, so periodic
     /// ones are only a backstop: each costs about ten delta frames, at 600 kbit/s a
@@ -138,7 +142,9 @@ public final class PublisherMedia: @unchecked Sendable {
     /// source has no camera to control, `cameraControlUnavailable` says why.
     public let cameraMeter: CameraMeter?
     public let cameraControlUnavailable: String
-    private let state = Mutex(State())
+    private let state: Mutex<State>
+    /// The size the encoder gets: the camera's, or a step down (`ResolutionLadder`).
+    private let encodeCaps: Element
     private let bytes = ByteCounter()
     private let keyframeRequestCount = ByteCounter()
     private let keyframeRequestsThrottled = ByteCounter()
@@ -161,6 +167,8 @@ public final class PublisherMedia: @unchecked Sendable {
         var produced: (bytes: UInt64, nanos: UInt64)?
         /// Simulated loss on each subscriber's link (`config.rtc.linkConditions`, then `setLinkConditions`).
         var linkConditions: LinkConditions?
+        /// The encoded size (`adaptBitrate`).
+        var ladder: ResolutionLadder
     }
 
     public init(config: PublisherMediaConfig, poseSource: @escaping PoseSource,
@@ -172,7 +180,8 @@ public final class PublisherMedia: @unchecked Sendable {
         try config.rtc.linkConditions?.validate()
         self.config = config
         pipeline = try Pipeline(name: "publisher")
-        state.withLock { $0.linkConditions = config.rtc.linkConditions }
+        state = Mutex(State(linkConditions: config.rtc.linkConditions, ladder: ResolutionLadder(configuration: .init(
+            width: config.width, height: config.height, fps: config.fps, maxDownscale: config.adaptBitrate ? config.maxDownscale : 1))))
 
         let history = frameHistory
         if config.source == .synthetic {
@@ -192,6 +201,11 @@ public final class PublisherMedia: @unchecked Sendable {
         caps.set("caps", "video/x-raw,format=I420,width=\(config.width),height=\(config.height),framerate=\(config.fps)/1")
         let queue = try ElementFactory.make("queue", name: "encqueue")
         queue.set("max-size-buffers", 2)
+        // Passthrough (no copy) at the camera's size; a step down scales after the pose
+        // is attached and the annotations drawn.
+        let scale = try ElementFactory.make("videoscale", name: "encodescale")
+        encodeCaps = try ElementFactory.make("capsfilter", name: "encodecaps")
+        encodeCaps.set("caps", Self.encodeCapsText(width: config.width, height: config.height))
         let firstKbps = config.adaptBitrate
             ? min(max(config.startBitrateKbps, config.minimumBitrateKbps), config.bitrateKbps) : config.bitrateKbps
         let encoder = try config.codec.makeEncoder(bitrateKbps: firstKbps, keyframeInterval: config.keyframeInterval)
@@ -213,7 +227,7 @@ public final class PublisherMedia: @unchecked Sendable {
         chain.append(caps)
         if config.clockSync { chain.append(try ElementFactory.make("clocksync", name: "sendclocksync")) }
         sourcePath = chain + [queue]
-        chain += [queue, encoder, encodedTee]
+        chain += [queue, scale, encodeCaps, encoder, encodedTee]
         for e in chain + [payloader, tee, trailerPayloader, trailerTee] { pipeline.add(e) }
         try pipeline.link(chain)
         try pipeline.link([encodedTee, payloader, tee])
@@ -550,8 +564,26 @@ public final class PublisherMedia: @unchecked Sendable {
         if let change {
             config.codec.setBitrate(change, on: encoder)
         }
+        let allowed = bitrateKbps
+        let resized = state.withLock { s -> (width: Int, height: Int)? in
+            s.ladder.update(allowedKbps: allowed, nowNanos: nowNanos) ? (s.ladder.width, s.ladder.height) : nil
+        }
+        // New caps on the filter: videoscale renegotiates at the next frame and the
+        // encoder starts over at the new size with a keyframe (no renegotiation with the
+        // peers: VP8 and H.264 carry the size in each keyframe).
+        if let resized { encodeCaps.set("caps", Self.encodeCapsText(width: resized.width, height: resized.height)) }
         let pacing = Self.pacingKbps(forEncoderKbps: bitrateKbps)
         for peer in peers { peer.pacer?.setRate(kbps: pacing) }
+    }
+
+    /// The size the encoder is given now (the camera's, or a step down under congestion
+    /// control), and the steps taken so far.
+    public var encodedSize: (width: Int, height: Int, stepsDown: Int, stepsUp: Int) {
+        state.withLock { ($0.ladder.width, $0.ladder.height, $0.ladder.stepsDown, $0.ladder.stepsUp) }
+    }
+
+    private static func encodeCapsText(width: Int, height: Int) -> String {
+        "video/x-raw,width=\(width),height=\(height)"
     }
 
     /// Once a second: the payloader's output over the last second against the encoder's

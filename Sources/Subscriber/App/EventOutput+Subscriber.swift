@@ -37,6 +37,12 @@ extension EventOutput {
             "rejected_poses": node.rejections?.total ?? 0,
         ]
         fields["latency_ms_p50"] = w.latencyMsP50.map { ($0 * 10).rounded() / 10 }
+        // The decoded picture's size: the publisher sends a smaller one when the link is slow.
+        var size = ""
+        if let frame = w.lastFrame, frame.width > 0 {
+            fields["width"] = frame.width; fields["height"] = frame.height
+            size = "  \(frame.width)×\(frame.height)"
+        }
         if let trailer = node.trailerStats {
             fields["trailer_frames"] = Int(trailer.framesWithTrailer)
             fields["trailer_malformed"] = Int(trailer.malformed)
@@ -54,7 +60,7 @@ extension EventOutput {
         status(fields, human: String(
             format: "%@  %.1f fps  latency p50 %@  frames %d  with pose %.2f%%",
             node.isConnected ? "connected" : "waiting for the publisher", w.fps,
-            w.latencyMsP50.map { String(format: "%.1f ms", $0) } ?? "–", w.framesDecoded, w.posePercent) + scene)
+            w.latencyMsP50.map { String(format: "%.1f ms", $0) } ?? "–", w.framesDecoded, w.posePercent) + size + scene)
     }
 
     func subscriberEvent(_ event: SubscriberNodeEvent) {
