@@ -34,9 +34,47 @@ public final class Pacer: Sendable {
     /// retransmission is as old as its original and says nothing of the queue.
     private let lowestAge = Atomic<Int64>(.max)
 
-    public init(rateKbps: Int, burstMs: Double = 10, maxQueueMs: Double = 150) {
-        self.burstMs = burstMs; self.maxQueueMs = maxQueueMs
+    /// The media's RTP payload type: every other packet through here is a retransmission
+    /// (RTX), which `RetransmissionGate` admits first. nil: no gate (the link simulator's shaper).
+    public let mediaPayloadType: Int?
+    private let gate: Mutex<RetransmissionGate>
+    private let repeatsDropped = Atomic<UInt64>(0), overBudgetDropped = Atomic<UInt64>(0)
+
+    public init(rateKbps: Int, burstMs: Double = 10, maxQueueMs: Double = 150, mediaPayloadType: Int? = nil,
+                retransmissionBudgetKbps: Int? = nil) {
+        self.burstMs = burstMs; self.maxQueueMs = maxQueueMs; self.mediaPayloadType = mediaPayloadType
         bucket = Mutex(Bucket(rateKbps: Double(max(rateKbps, 1)), tokens: 0, lastMicros: 0))
+        gate = Mutex(RetransmissionGate(budgetKbps: retransmissionBudgetKbps ?? rateKbps))
+    }
+
+    /// The rate retransmissions may take (kbit/s), besides the media's.
+    public func setRetransmissionBudget(kbps: Int) { gate.withLock { $0.setBudget(kbps: kbps) } }
+
+    /// Retransmissions dropped so far: asked again within the gate's spacing, and over its budget.
+    public var retransmissionsDropped: (repeated: UInt64, overBudget: UInt64) {
+        (repeatsDropped.load(ordering: .relaxed), overBudgetDropped.load(ordering: .relaxed))
+    }
+
+    /// Whether a packet may leave: media always; a retransmission when the gate admits it
+    /// (the original sequence number is the first two bytes of an RTX payload, RFC 4588).
+    func admits(_ buffer: UnsafeMutablePointer<GstBuffer>) -> Bool {
+        guard let media = mediaPayloadType else { return true }
+        var rtp = GstRTPBuffer()
+        guard gst_rtp_buffer_map(buffer, GST_MAP_READ, &rtp) != 0 else { return true }
+        let pt = Int(gst_rtp_buffer_get_payload_type(&rtp))
+        var seq: UInt16?
+        if pt != media, gst_rtp_buffer_get_payload_len(&rtp) >= 2, let payload = gst_rtp_buffer_get_payload(&rtp) {
+            let bytes = payload.assumingMemoryBound(to: UInt8.self)
+            seq = UInt16(bytes[0]) << 8 | UInt16(bytes[1])
+        }
+        gst_rtp_buffer_unmap(&rtp)
+        guard let seq else { return true }
+        let size = Int(gst_buffer_get_size(buffer))
+        switch gate.withLock({ $0.decide(seq: seq, bytes: size, nowMicros: Int64(g_get_monotonic_time())) }) {
+        case .pass: return true
+        case .repeated: repeatsDropped.add(1, ordering: .relaxed); return false
+        case .overBudget: overBudgetDropped.add(1, ordering: .relaxed); return false
+        }
     }
 
     public var rateKbps: Int { Int(bucket.withLock { $0.rateKbps }) }

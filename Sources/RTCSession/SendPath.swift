@@ -28,6 +28,8 @@ enum SendPath {
                 let address = Int(bitPattern: UnsafeMutableRawPointer(identity))
                 Pad(takingOwnership: src).addProbe(data) { info in
                     guard let buffer = gst_pad_probe_info_get_buffer(info) else { return GST_PAD_PROBE_OK }
+                    // A retransmission asked again too soon, or over its budget, never leaves.
+                    guard pacer.admits(buffer) else { return GST_PAD_PROBE_DROP }
                     // The frame's age: running time now less its timestamp (the capture's
                     // running time, carried from the encoder through the payloader).
                     // The identity is alive while its pad calls this.

@@ -22,6 +22,11 @@ public struct RTCConfiguration: Sendable {
     /// Pace the outgoing RTP at this rate (kbit/s; `Pacer`, changeable through `pacer`);
     /// nil: packets leave as they come.
     public var pacingKbps: Int?
+    /// With `pacingKbps`: the media payload type sent (every other one is a
+    /// retransmission, gated by `RetransmissionGate`; nil: none gated) and the rate
+    /// retransmissions may take (kbit/s; changeable through `pacer`).
+    public var pacedMediaPayloadType: Int?
+    public var retransmissionBudgetKbps: Int?
     /// The certificate presented in the DTLS handshake; nil: the process's ECDSA P-256
     /// one (`DTLSCertificate.shared()`), never GStreamer's RSA default.
     public var dtlsCertificate: DTLSCertificate?
@@ -87,7 +92,10 @@ public final class WebRTCPeer: @unchecked Sendable {
         if let turn = configuration.turnServer { webrtc.set("turn-server", turn) }
         if configuration.relayOnly { webrtc.set("ice-transport-policy", "relay") }
         if let conditions = configuration.linkConditions { link = try LinkSimulator(conditions) } else { link = nil }
-        pacer = configuration.pacingKbps.map { Pacer(rateKbps: $0) }
+        pacer = configuration.pacingKbps.map {
+            Pacer(rateKbps: $0, mediaPayloadType: configuration.pacedMediaPayloadType,
+                  retransmissionBudgetKbps: configuration.retransmissionBudgetKbps)
+        }
         if let given = configuration.dtlsCertificate { certificate = given } else { certificate = try DTLSCertificate.shared() }
         let certificate = self.certificate
         disableUPnP()

@@ -39,6 +39,9 @@ struct PublisherStatusSampler {
             "bitrate_kbps": media.bitrateKbps, "encoder_kbps": media.encoderTargetKbps,
             "keyframe_requests": Int(media.keyframeRequests), "keyframe_requests_dropped": Int(media.keyframeRequestsDropped),
             "branch_queue_drops": Int(media.branchQueueDrops),
+            // Retransmissions not sent: asked again within 100 ms, or over their budget (docs/NETWORK.md).
+            "retransmissions_repeated_dropped": Int(media.retransmissionsDropped.repeated),
+            "retransmissions_over_budget": Int(media.retransmissionsDropped.overBudget),
             // RTP packets written with the pose header extension (64 bytes each), in all.
             "pose_extension_packets": Int(media.packetsWithPose),
         ]

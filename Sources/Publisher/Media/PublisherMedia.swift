@@ -426,6 +426,8 @@ public final class PublisherMedia: @unchecked Sendable {
         var rtc = config.rtc
         rtc.linkConditions = state.withLock { $0.linkConditions }
         rtc.pacingKbps = Self.pacingKbps(forEncoderKbps: bitrateKbps)
+        rtc.pacedMediaPayloadType = config.codec.payloadType
+        rtc.retransmissionBudgetKbps = Self.retransmissionBudgetKbps(forAllowedKbps: bitrateKbps)
         let peer = try WebRTCPeer(name: name, pipeline: pipeline, configuration: rtc)
         let queue = try ElementFactory.make("queue", name: "\(name)-queue")
         queue.set("leaky", "downstream")          // a stalled subscriber never blocks the encoder
@@ -573,7 +575,11 @@ public final class PublisherMedia: @unchecked Sendable {
         // peers: VP8 and H.264 carry the size in each keyframe).
         if let resized { encodeCaps.set("caps", Self.encodeCapsText(width: resized.width, height: resized.height)) }
         let pacing = Self.pacingKbps(forEncoderKbps: bitrateKbps)
-        for peer in peers { peer.pacer?.setRate(kbps: pacing) }
+        let budget = Self.retransmissionBudgetKbps(forAllowedKbps: bitrateKbps)
+        for peer in peers {
+            peer.pacer?.setRate(kbps: pacing)
+            peer.pacer?.setRetransmissionBudget(kbps: budget)
+        }
     }
 
     /// The size the encoder is given now (the camera's, or a step down under congestion
@@ -610,6 +616,21 @@ public final class PublisherMedia: @unchecked Sendable {
     public static let pacingFactor = 2.5
 
     static func pacingKbps(forEncoderKbps kbps: Int) -> Int { Int(Double(kbps) * pacingFactor) }
+
+    /// Retransmissions may take this share of the allowed rate on top of the media
+    /// (`RetransmissionGate`): enough to repair a few per cent of loss at once, never a
+    /// storm that doubles what a full link is offered.
+    public static let retransmissionShare = 0.25
+
+    static func retransmissionBudgetKbps(forAllowedKbps kbps: Int) -> Int { max(Int(Double(kbps) * retransmissionShare), 16) }
+
+    /// Retransmissions each subscriber's gate refused so far (asked again too soon, over budget).
+    public var retransmissionsDropped: (repeated: UInt64, overBudget: UInt64) {
+        state.withLock { s in s.peers.values.compactMap(\.peer.pacer) }.reduce((0, 0)) { total, pacer in
+            let d = pacer.retransmissionsDropped
+            return (total.0 + d.repeated, total.1 + d.overBudget)
+        }
+    }
 
     /// Each connected subscriber's congestion state (`adaptBitrate`), by peer name.
     public var congestion: [CongestionSnapshot] {
