@@ -148,6 +148,7 @@ let package = Package(
         // Time limits on waits, fuzz inputs, certificates, for every test target.
         .target(name: "TestSupport", dependencies: ["PoseCastKit", "NodeOutput"], path: "Tests/TestSupport"),
         .testTarget(name: "PoseCastKitTests", dependencies: ["PoseCastKit"]),
+        .testTarget(name: "ImagingTests", dependencies: ["Imaging"]),
         .testTarget(name: "SyntheticCameraTests", dependencies: ["SyntheticCamera", "Imaging", "PoseCastKit"]),
         .testTarget(name: "CameraControlTests", dependencies: ["CameraControl", "SyntheticCamera", "Imaging", "PoseCastKit", "CV4L2"]),
         .testTarget(name: "RTCSessionTests", dependencies: ["RTCSession", "CGStreamer", "TestSupport"]),

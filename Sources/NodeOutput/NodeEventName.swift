@@ -52,4 +52,5 @@ public enum NodeEventName: String, CaseIterable, Sendable {
     case windowNotice
     case windowClosed
     case snapshot
+    case quality
 }

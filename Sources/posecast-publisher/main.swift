@@ -55,6 +55,10 @@ struct Publisher: AsyncParsableCommand {
     var renderAhead = true
     @Option(help: "Write one JSON line per encoded frame here (frame id, capture time, encode time, size, pose hash).")
     var frameLog: String?
+    @Option(help: "Benchmarks: write the luma of every sampled frame (as the encoder gets it) into this directory, for subscribers with the same option to measure PSNR and SSIM.")
+    var qualityReference: String?
+    @Option(help: "With --quality-reference: sample the frames whose id is a multiple of this.")
+    var qualityEvery = 15
     @Option(help: "tuned (ours: no clocksync before the encoder) or baseline (webrtcbin's defaults: a clocksync on the raw frames, as webrtcsink has).")
     var latencyProfile: LatencyProfile = .tuned
     @Option(help: "Simulated packet loss on each subscriber's outgoing video, in percent (netsim after the retransmission buffer, so NACKs can repair it; docs/NETWORK.md).")
@@ -69,6 +73,10 @@ struct Publisher: AsyncParsableCommand {
     var maxSessions = 16
 
     mutating func validate() throws {
+        if let dir = qualityReference, !QualitySampling.isWritableDirectory(dir) {
+            throw ValidationError("--quality-reference \(dir) is not a writable directory: create it first")
+        }
+        guard qualityEvery >= 1 else { throw ValidationError("--quality-every must be 1 or more, got \(qualityEvery)") }
         do { _ = try PoseSourceSpec.parse(pose) } catch { throw ValidationError(error.description) }
         guard hfov.isFinite, hfov > 1, hfov < 179 else { throw ValidationError("--hfov must be in (1, 179) degrees") }
         if let intrinsics { _ = try Self.parseIntrinsics(intrinsics) }
@@ -104,6 +112,7 @@ struct Publisher: AsyncParsableCommand {
         config.media.codec = codec; config.media.bitrateKbps = bitrate
         config.media.adaptBitrate = adaptBitrate; config.media.minimumBitrateKbps = minBitrate
         config.media.startBitrateKbps = startBitrate; config.media.maxDownscale = maxDownscale
+        config.media.qualitySampling = qualityReference.map { QualitySampling(directory: $0, every: qualityEvery) }
         config.media.renderAhead = renderAhead
         network.apply(to: &config.media.rtc)
         if let loss { config.media.rtc.linkConditions = LinkConditions(dropProbability: loss / 100) }

@@ -50,8 +50,16 @@ struct Subscriber: AsyncParsableCommand {
     var poseTransport: PoseTransport = .headerExtension
     @Flag(help: "Look for the publisher's annotation marks in the decoded frames: an annotationVisible event per annotation we place, markerReport events on `checkmarkers N`. Taps are then drawn magenta (#FF00FF) so the marks can be found by colour (docs/SUBSCRIBER.md).")
     var checkMarkers = false
+    @Option(help: "Benchmarks: compare every sampled decoded frame with the luma the publisher wrote here (its --quality-reference) and print a quality event (PSNR, SSIM).")
+    var qualityReference: String?
+    @Option(help: "With --quality-reference: the sampled frames are those whose id is a multiple of this (as the publisher's).")
+    var qualityEvery = 15
 
     mutating func validate() throws {
+        if let dir = qualityReference, !QualitySampling.isWritableDirectory(dir) {
+            throw ValidationError("--quality-reference \(dir) is not a writable directory: create it first")
+        }
+        guard qualityEvery >= 1 else { throw ValidationError("--quality-every must be 1 or more, got \(qualityEvery)") }
         guard signaling.hasPrefix("ws://") || signaling.hasPrefix("wss://") else {
             throw ValidationError("--signaling must be a ws:// or wss:// URL, got \(signaling)")
         }
@@ -78,6 +86,7 @@ struct Subscriber: AsyncParsableCommand {
         var config = SubscriberAppConfig(node: node)
         config.headless = headless; config.scriptPath = script; config.exitAfterScript = exitAfterScript
         config.json = json; config.frameLogPath = frameLog; config.checkMarkers = checkMarkers; config.snapshots = snapshots
+        config.qualitySampling = qualityReference.map { QualitySampling(directory: $0, every: qualityEvery) }
         do throws(AppExit) {
             let app = try SubscriberApp.build(config)
             await app.run()

@@ -63,6 +63,9 @@ public struct PublisherMediaConfig: Sendable {
     public var rtc = RTCConfiguration()
     /// A `clocksync` on the raw frames before the encoder (the `baseline` latency profile).
     public var clockSync = false
+    /// Write sampled frames' luma as the encoder gets them, for subscribers to compare
+    /// with what they decode (benchmarks: `QualitySampling`).
+    public var qualitySampling: QualitySampling?
     /// Each frame's encode timing, on the encoder's streaming thread (keep it quick).
     public var onEncoded: (@Sendable (EncodedFrameTiming) -> Void)?
     public init() {}
@@ -253,6 +256,7 @@ public final class PublisherMedia: @unchecked Sendable {
         }
         tagger.install(on: caps.staticPad("src")!)
         if let onEncoded = config.onEncoded { EncodeTimer(report: onEncoded).install(on: encoder) }
+        if let sampling = config.qualitySampling { QualityReferenceWriter(sampling: sampling).install(on: encoder.staticPad("sink")!) }
         // Keyframe requests reaching the encoder (a subscriber's PLI/FIR turned into an
         // upstream force-key-unit by its branch's webrtcbin, or a branch opening).
         // At most one every `keyframeRequestSpacingNanos`: on a lossy link every

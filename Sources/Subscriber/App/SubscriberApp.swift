@@ -24,6 +24,8 @@ public struct SubscriberAppConfig: Sendable {
     public var checkMarkers = false
     /// Copy decoded pictures out so that `snapshot PATH` can write one (a copy per frame).
     public var snapshots = false
+    /// Compare sampled decoded frames with the publisher's references: a `quality` event each.
+    public var qualitySampling: QualitySampling?
     /// Where the display check looks for DISPLAY and WAYLAND_DISPLAY.
     public var environment = ProcessInfo.processInfo.environment
     public init(node: SubscriberNodeConfig) { self.node = node }
@@ -66,6 +68,14 @@ public final class SubscriberApp: Sendable {
             throw failure("\(error)")
         }
         if let frames { nodeConfig.media.onShown = { frames.record($0) } }
+        if let sampling = config.qualitySampling {
+            nodeConfig.media.qualitySampling = sampling
+            nodeConfig.media.onQuality = { q in
+                out.event(.quality, ["frameId": Int(q.frameID), "width": q.width, "height": q.height,
+                                     "psnrDb": (q.psnrDB * 100).rounded() / 100, "ssim": (q.ssim * 10000).rounded() / 10000],
+                          human: String(format: "quality of frame %u (%dx%d): PSNR %.2f dB, SSIM %.4f", q.frameID, q.width, q.height, q.psnrDB, q.ssim))
+            }
+        }
         var snapshot: PictureSnapshot?
         if config.snapshots || config.checkMarkers {
             snapshot = PictureSnapshot { result in

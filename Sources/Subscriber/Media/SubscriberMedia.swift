@@ -31,6 +31,10 @@ public struct SubscriberMediaConfig: Sendable {
     /// (`PoseTransport.metaKey`); with `.trailer` each frame's trailer is stripped after
     /// the depayloader and its pose attached as meta (`PoseTrailerReader`).
     public var poseTransport: PoseTransport = .headerExtension
+    /// Compare sampled decoded frames with the publisher's references (benchmarks:
+    /// `QualitySampling`); each comparison goes to `onQuality`, off the streaming thread.
+    public var qualitySampling: QualitySampling?
+    public var onQuality: (@Sendable (QualityResult) -> Void)?
     public init() {}
 }
 
@@ -186,6 +190,9 @@ public final class SubscriberMedia: @unchecked Sendable {
         let reader = PoseReader(codec: codec, readStamps: config.readFrameStamps, rejections: rejections,
                                 onFrame: onFrame, onPicture: config.onPicture)
         reader.install(on: decoder.staticPad("src")!)
+        if let sampling = config.qualitySampling, let onQuality = config.onQuality {
+            QualityProbe(sampling: sampling, onResult: onQuality).install(on: decoder.staticPad("src")!)
+        }
         if config.poseTransport == .trailer {
             let trailerReader = PoseTrailerReader(rejections: rejections)
             trailerReader.install(on: chain[0].staticPad("src")!)
