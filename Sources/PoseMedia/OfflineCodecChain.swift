@@ -16,7 +16,8 @@ package final class OfflineCodecChain: Sendable {
     ///   unsupported version byte after tagging (to prove rejection is counted, not fatal).
     package init(codec: VideoCodec, frames: Int, width: Int = 640, height: Int = 480,
                  poseSource: @escaping PoseSource, onAttached: (@Sendable (FramePose) -> Void)?,
-                 onFrame: (@Sendable (DecodedFrame) -> Void)?, corruptEveryNth: Int? = nil) throws(RTCError) {
+                 onFrame: (@Sendable (DecodedFrame) -> Void)?, corruptEveryNth: Int? = nil,
+                 h264Encoder: H264Encoder = .openh264) throws(RTCError) {
         try PoseHeaderExtension.register()
         pipeline = try Pipeline(name: "offline-\(codec.rawValue)")
         let source = try ElementFactory.make("videotestsrc")
@@ -24,7 +25,7 @@ package final class OfflineCodecChain: Sendable {
         source.set("pattern", "smpte")
         let caps = try ElementFactory.make("capsfilter")
         caps.set("caps", "video/x-raw,format=I420,width=\(width),height=\(height),framerate=30/1")
-        let encoder = try codec.makeEncoder(bitrateKbps: 2000, keyframeInterval: 30)
+        let encoder = try codec.makeEncoder(bitrateKbps: 2000, keyframeInterval: 30, h264Encoder: h264Encoder)
         let payloader = try codec.makePayloader(mtu: 1136)
         poseExtension = try PoseHeaderExtension.make(id: PoseHeaderExtension.defaultID)
         poseExtension.add(to: payloader)

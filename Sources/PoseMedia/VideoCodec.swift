@@ -35,16 +35,18 @@ public enum VideoCodec: String, Sendable, CaseIterable, Codable {
         return "42e0" + (hex.count == 1 ? "0" + hex : hex)
     }
 
-    /// Changes a running encoder's target bitrate (both encoders take it between frames).
+    /// Changes a running encoder's target bitrate (every encoder takes it between frames).
     package func setBitrate(_ kbps: Int, on encoder: Element) {
+        let target = encoderElement(of: encoder)
         switch self {
-        case .vp8: encoder.set("target-bitrate", kbps * 1000)
-        case .h264: encoder.set("bitrate", kbps * 1000)
+        case .vp8: target.set("target-bitrate", kbps * 1000)
+        case .h264: target.set("bitrate", target.name == "x264" ? kbps : kbps * 1000)   // x264enc counts in kbit/s
         }
     }
 
     /// Encoder configured for real-time, low-latency streaming.
-    package func makeEncoder(bitrateKbps: Int, keyframeInterval: Int) throws(RTCError) -> Element {
+    package func makeEncoder(bitrateKbps: Int, keyframeInterval: Int, h264Encoder: H264Encoder = .openh264) throws(RTCError) -> Element {
+        if self == .h264, h264Encoder == .x264 { return try Self.makeX264(bitrateKbps: bitrateKbps, keyframeInterval: keyframeInterval) }
         switch self {
         case .vp8:
             let e = try ElementFactory.make("vp8enc")

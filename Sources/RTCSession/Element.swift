@@ -51,6 +51,33 @@ package final class Element: @unchecked Sendable {
         gst_util_set_object_arg(gcast(object, to: GObject.self), property, value)
     }
     package func set(_ property: String, _ value: Int) { set(property, String(value)) }
+
+    /// Sets a property from its string form, or says why it cannot: no such property, not
+    /// writable, a value its type does not parse, or one outside its range (where `set`
+    /// would only log a warning and leave the property as it was).
+    package func setChecked(_ property: String, _ value: String) throws(RTCError) {
+        let gobject = gcast(object, to: GObject.self)
+        let factory = Self.factoryName(of: raw)
+        guard let klass = gobject.pointee.g_type_instance.g_class,
+              let spec = g_object_class_find_property(gcast(UnsafeMutableRawPointer(klass), to: GObjectClass.self), property) else {
+            throw .invalidArgument("\(factory) has no property \(property) (gst-inspect-1.0 \(factory) lists them)")
+        }
+        guard spec.pointee.flags.rawValue & G_PARAM_WRITABLE.rawValue != 0 else {
+            throw .invalidArgument("\(factory)'s \(property) cannot be set")
+        }
+        let typeName = String(cString: g_type_name(spec.pointee.value_type))
+        var v = GValue()
+        g_value_init(&v, spec.pointee.value_type)
+        defer { g_value_unset(&v) }
+        guard gst_value_deserialize(&v, value) != 0 else {
+            throw .invalidArgument("\(factory)'s \(property) takes a \(typeName), not \(value)")
+        }
+        // Validation clamps a value outside the property's range and says so.
+        guard g_param_value_validate(spec, &v) == 0 else {
+            throw .invalidArgument("\(value) is outside the range of \(factory)'s \(property) (gst-inspect-1.0 \(factory))")
+        }
+        g_object_set_property(gobject, property, &v)
+    }
     package func set(_ property: String, _ value: Bool) { set(property, value ? "true" : "false") }
 
     /// Sets an object- or boxed-typed property (caps, another element); the element takes its own reference.

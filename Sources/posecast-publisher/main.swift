@@ -11,6 +11,7 @@ import Signaling
 
 extension VideoCodec: ExpressibleByArgument {}
 extension LatencyProfile: ExpressibleByArgument {}
+extension H264Encoder: ExpressibleByArgument {}
 
 /// The field worker's side: camera → pose-tagged frames → one encoder → every subscriber.
 @main
@@ -30,6 +31,10 @@ struct Publisher: AsyncParsableCommand {
     @Option var height = 480
     @Option var fps = 30
     @Option(help: "vp8 or h264.") var codec: VideoCodec = .vp8
+    @Option(help: "With --codec h264: openh264 (Cisco's, the default) or x264 (zero-latency tuning, Constrained Baseline).")
+    var h264Encoder: H264Encoder = .openh264
+    @Option(help: "NAME=VALUE: set an encoder property after ours (repeatable; gst-inspect-1.0 vp8enc, openh264enc or x264enc lists them). For tuning and benchmarks: docs/BENCHMARKS.md has what was measured.")
+    var encoderOption: [String] = []
     @Option(help: "The encoder's bitrate ceiling in kbit/s (with --fixed-bitrate: its bitrate).") var bitrate = 2000
     @Flag(inversion: .prefixedEnableDisable, help: "Congestion control (docs/NETWORK.md): the encoder follows the weakest subscriber's bandwidth estimate (loss, round trip, REMB) between --min-bitrate and --bitrate. --disable-adapt-bitrate sends --bitrate whatever the link.")
     var adaptBitrate = true
@@ -76,6 +81,10 @@ struct Publisher: AsyncParsableCommand {
         if let dir = qualityReference, !QualitySampling.isWritableDirectory(dir) {
             throw ValidationError("--quality-reference \(dir) is not a writable directory: create it first")
         }
+        for option in encoderOption where EncoderOption(option) == nil {
+            throw ValidationError("--encoder-option takes NAME=VALUE, got \(option)")
+        }
+        if h264Encoder == .x264, codec != .h264 { throw ValidationError("--h264-encoder x264 needs --codec h264") }
         guard qualityEvery >= 1 else { throw ValidationError("--quality-every must be 1 or more, got \(qualityEvery)") }
         do { _ = try PoseSourceSpec.parse(pose) } catch { throw ValidationError(error.description) }
         guard hfov.isFinite, hfov > 1, hfov < 179 else { throw ValidationError("--hfov must be in (1, 179) degrees") }
@@ -110,6 +119,7 @@ struct Publisher: AsyncParsableCommand {
         }
         config.media.width = width; config.media.height = height; config.media.fps = fps
         config.media.codec = codec; config.media.bitrateKbps = bitrate
+        config.media.h264Encoder = h264Encoder; config.media.encoderOptions = encoderOption.compactMap(EncoderOption.init)
         config.media.adaptBitrate = adaptBitrate; config.media.minimumBitrateKbps = minBitrate
         config.media.startBitrateKbps = startBitrate; config.media.maxDownscale = maxDownscale
         config.media.qualitySampling = qualityReference.map { QualitySampling(directory: $0, every: qualityEvery) }

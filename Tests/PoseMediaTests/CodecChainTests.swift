@@ -33,6 +33,46 @@ struct CodecChainTests {
         #expect(bad.isEmpty)
     }
 
+    @Test("x264 (Constrained Baseline, zero latency): OpenH264 decodes every frame, each with its own pose")
+    func x264ChainDecodesWithOpenH264() async throws {
+        let sent = Mutex<[UInt32: FramePose]>([:])
+        let received = Mutex<[DecodedFrame]>([])
+        let generator = PoseGenerator()
+        let chain = try OfflineCodecChain(codec: .h264, frames: 60, poseSource: { id, t in
+            generator.pose(frameID: id, captureTimeNanos: t)
+        }, onAttached: { pose in sent.withLock { $0[pose.frameID] = pose } },
+           onFrame: { frame in received.withLock { $0.append(frame) } }, h264Encoder: .x264)
+        try await withTimeout(30, "end of stream") { try await chain.run() }
+        let decoded = received.withLock { $0 }, poses = sent.withLock { $0 }
+        #expect(decoded.count == 60)
+        #expect(decoded.allSatisfy { f in f.pose.map { p in poses[p.frameID].map { p.isBitwiseIdentical(to: $0) } ?? false } ?? false })
+        #expect(decoded.allSatisfy { $0.stampedFrameID == $0.pose?.frameID })
+    }
+
+    @Test("encoder options: set when the element takes them, a precise error when not")
+    func encoderOptions() throws {
+        #expect(EncoderOption("cpu-used=12") == EncoderOption(name: "cpu-used", value: "12"))
+        #expect(EncoderOption("a=b=c") == EncoderOption(name: "a", value: "b=c"))
+        #expect(EncoderOption("=3") == nil && EncoderOption("cpu-used") == nil)
+        let vp8 = try VideoCodec.vp8.makeEncoder(bitrateKbps: 800, keyframeInterval: 300)
+        try VideoCodec.vp8.apply([EncoderOption(name: "cpu-used", value: "12"), EncoderOption(name: "end-usage", value: "vbr")], to: vp8)
+        #expect(vp8.int("cpu-used") == 12)
+        func message(_ option: String) -> String {
+            do throws(RTCError) { try VideoCodec.vp8.apply([EncoderOption(option)!], to: vp8); return "" } catch { return "\(error)" }
+        }
+        #expect(message("nosuch=1").contains("vp8enc has no property nosuch"))
+        #expect(message("cpu-used=99").contains("outside the range of vp8enc's cpu-used"))
+        #expect(message("threads=many").contains("vp8enc's threads takes a"))
+        #expect(vp8.int("cpu-used") == 12, "a refused value leaves the property as it was")
+        // x264: the options go to the x264enc inside its bin, and so does the bitrate.
+        let x264 = try VideoCodec.h264.makeEncoder(bitrateKbps: 800, keyframeInterval: 300, h264Encoder: .x264)
+        try VideoCodec.h264.apply([EncoderOption(name: "threads", value: "2")], to: x264)
+        VideoCodec.h264.setBitrate(650, on: x264)
+        let inner = VideoCodec.h264.encoderElement(of: x264)
+        #expect(inner.name == "x264" && inner.int("threads") == 2)
+        #expect(inner.int("bitrate") == 650)   // kbit/s for x264enc
+    }
+
     @Test("a corrupt pose element is rejected and counted while the frame still plays")
     func corruptPoseStillPlays() async throws {
         let received = Mutex<[DecodedFrame]>([])

@@ -58,10 +58,17 @@ def run_config(a, bins, url, server, n, profile, outdir, features, markers):
     tag = f"{profile}-{n}"
     room = f"bench-{tag}-{os.getpid()}"
     common = ["--latency-profile", profile]
+    # Picture quality: the publisher writes every 15th frame's luma as the encoder gets
+    # it, the first subscriber compares what it decodes (PSNR, SSIM; `quality` events).
+    quality_dir = os.path.join(outdir, f"quality-{tag}")
+    os.makedirs(quality_dir, exist_ok=True)
+    for old in os.listdir(quality_dir):
+        os.remove(os.path.join(quality_dir, old))
     pub = Proc(f"publisher-{tag}", [bins["publisher"], "--source", "synthetic", "--signaling", url, "--room", room,
                                     "--width", str(a.width), "--height", str(a.height), "--fps", str(a.fps),
                                     "--codec", a.codec, "--bitrate", str(a.bitrate), "--json",
-                                    "--frame-log", os.path.join(outdir, f"frames-publisher-{tag}.jsonl")] + common, outdir)
+                                    "--frame-log", os.path.join(outdir, f"frames-publisher-{tag}.jsonl"),
+                                    "--quality-reference", quality_dir] + common + a.encoder_option_args, outdir)
     subs = []
     try:
         wait_until(lambda: pub.events(EVENT.signalingConnected) or pub.p.poll() is not None, 20, "the publisher to register")
@@ -72,6 +79,8 @@ def run_config(a, bins, url, server, n, profile, outdir, features, markers):
                     "--frame-log", os.path.join(outdir, f"frames-subscriber-{tag}-{i}.jsonl")] + common
             if i == 0 and markers:
                 argv.append("--check-markers")
+            if i == 0:
+                argv += ["--quality-reference", quality_dir]
             subs.append(Proc(f"subscriber-{tag}-{i}", argv, outdir, stdin=True))
 
         def all_flowing():
@@ -160,6 +169,8 @@ def run_config(a, bins, url, server, n, profile, outdir, features, markers):
     worst_stages = {k: round(statistics.mean(r[1][k] for r in worst), 2) for k in stages} if worst else {}
     pub_window = [f for f in pub_frames.values() if t0 <= f["encodeOutNs"] <= t1]
     bitrate = sum(f["encodedBytes"] for f in pub_window) * 8 / 1000 / window_s
+    quality = [o for t, o in (subs[0].events(EVENT.quality) if subs else []) if t0 <= t <= t1]
+    psnr, ssim = [o["psnrDb"] for o in quality], [o["ssim"] for o in quality]
     rtt = [o["round_trip_ms"] for _, o in (subs[0].events(EVENT.annotationVisible) if subs else [])
            if o.get("round_trip_ms") is not None]
     # The synthetic camera's render time (the publisher's status, once a second): part of
@@ -202,6 +213,8 @@ def run_config(a, bins, url, server, n, profile, outdir, features, markers):
         "sub_rss_mb_max": rnd(max((rss[s.name] for s in subs), default=None), 1),
         "signaling_cpu_pct": rnd(cpu.get(server.name), 1), "signaling_rss_mb": rnd(rss.get(server.name), 1),
         "bitrate_kbps": round(bitrate), "rtp_kbps": rnd(statistics.median(rtp_kbps) if rtp_kbps else None, 0),
+        "quality_frames": len(quality), "psnr_db_p50": pct(psnr, 50), "psnr_db_p5": pct(psnr, 5),
+        "ssim_p50": pct(ssim, 50), "ssim_p5": pct(ssim, 5),
         "taps": len(rtt), "tap_round_trip_ms_p50": pct(rtt, 50), "tap_round_trip_ms_p95": pct(rtt, 95),
     }
 

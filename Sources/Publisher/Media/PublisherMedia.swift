@@ -25,6 +25,10 @@ public struct PublisherMediaConfig: Sendable {
     public var source: Source = .test()
     public var width = 640, height = 480, fps = 30
     public var codec: VideoCodec = .vp8
+    /// With `.h264`: OpenH264 (the default) or x264.
+    public var h264Encoder: H264Encoder = .openh264
+    /// Encoder properties set after our own (`--encoder-option`; benchmarks, tuning).
+    public var encoderOptions: [EncoderOption] = []
     /// The encoder's bitrate ceiling with `adaptBitrate`, its bitrate without (kbit/s).
     public var bitrateKbps = 2000
     /// Congestion control: what each subscriber reports of what it was sent (NACKs,
@@ -211,7 +215,9 @@ public final class PublisherMedia: @unchecked Sendable {
         encodeCaps.set("caps", Self.encodeCapsText(width: config.width, height: config.height))
         let firstKbps = config.adaptBitrate
             ? min(max(config.startBitrateKbps, config.minimumBitrateKbps), config.bitrateKbps) : config.bitrateKbps
-        let encoder = try config.codec.makeEncoder(bitrateKbps: firstKbps, keyframeInterval: config.keyframeInterval)
+        let encoder = try config.codec.makeEncoder(bitrateKbps: firstKbps, keyframeInterval: config.keyframeInterval,
+                                                   h264Encoder: config.h264Encoder)
+        try config.codec.apply(config.encoderOptions, to: encoder)
         self.encoder = encoder
         state.withLock { $0.bitrateKbps = firstKbps; $0.encoderTargetKbps = firstKbps }
         let overhead = 4 + 2 + PoseWireFormat.fixedSize + config.maxApplicationBytes

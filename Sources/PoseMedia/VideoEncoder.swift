@@ -1,0 +1,69 @@
+package import CGStreamer
+import RTCSession
+
+/// Which H.264 encoder the publisher runs: OpenH264 (Cisco's, the default: what its
+/// decoder pairs with) or x264 (gst-plugins-ugly) tuned for zero latency, held to
+/// Constrained Baseline so the offer's `profile-level-id` stays true.
+public enum H264Encoder: String, Sendable, CaseIterable, Codable {
+    case openh264, x264
+}
+
+/// A property set on the encoder element from its string form (`--encoder-option`),
+/// checked against the element's own property list and value ranges.
+public struct EncoderOption: Sendable, Hashable, CustomStringConvertible {
+    public var name: String, value: String
+    public init(name: String, value: String) { self.name = name; self.value = value }
+
+    /// `NAME=VALUE`.
+    public init?(_ text: String) {
+        guard let eq = text.firstIndex(of: "="), eq != text.startIndex else { return nil }
+        name = String(text[..<eq]); value = String(text[text.index(after: eq)...])
+    }
+
+    public var description: String { "\(name)=\(value)" }
+}
+
+extension VideoCodec {
+    /// x264enc for live calls: no lookahead or B-frames (`tune=zerolatency`), the
+    /// fastest preset, one thread (its threads wait on each other like libvpx's, and the
+    /// cores are shared), an IDR at most every `keyframeInterval` frames; then a
+    /// capsfilter that asks for Constrained Baseline in a byte stream of whole access
+    /// units, in a bin whose `sink`/`src` ghost pads stand for the pair.
+    static func makeX264(bitrateKbps: Int, keyframeInterval: Int) throws(RTCError) -> Element {
+        let x264 = try ElementFactory.make("x264enc", name: "x264")
+        x264.set("tune", "zerolatency")
+        x264.set("speed-preset", "ultrafast")
+        x264.set("bitrate", bitrateKbps)          // kbit/s
+        x264.set("vbv-buf-capacity", 500)         // ms, as vp8enc's buffer-size
+        x264.set("key-int-max", keyframeInterval)
+        x264.set("threads", 1)
+        x264.set("byte-stream", true)
+        let caps = try ElementFactory.make("capsfilter")
+        caps.set("caps", "video/x-h264,profile=constrained-baseline,stream-format=byte-stream,alignment=au")
+        guard let bin = gst_bin_new("x264bin") else { throw .linkFailed(from: "x264enc", to: "a bin") }
+        let binObject = gcast(bin, to: GstBin.self)
+        for e in [x264, caps] { _ = gst_bin_add(binObject, e.raw) }   // the bin adds its own reference
+        guard gst_element_link(x264.raw, caps.raw) != 0 else { throw .linkFailed(from: "x264enc", to: "capsfilter") }
+        for (name, element) in [("sink", x264), ("src", caps)] {
+            guard let target = element.staticPad(name), let ghost = gst_ghost_pad_new(name, target.raw) else {
+                throw .linkFailed(from: "x264 bin", to: name)
+            }
+            _ = gst_element_add_pad(bin, ghost)
+        }
+        return Element(takingFloating: bin)
+    }
+
+    /// The element whose properties are the encoder's: itself, or the x264enc inside its bin.
+    package func encoderElement(of encoder: Element) -> Element {
+        guard encoder.name == "x264bin", let child = gst_bin_get_by_name(gcast(encoder.object, to: GstBin.self), "x264") else {
+            return encoder
+        }
+        return Element(takingOwnership: child)
+    }
+
+    /// Sets each option on the encoder, failing on the first it does not take.
+    package func apply(_ options: [EncoderOption], to encoder: Element) throws(RTCError) {
+        let target = encoderElement(of: encoder)
+        for option in options { try target.setChecked(option.name, option.value) }
+    }
+}
