@@ -232,9 +232,15 @@ def main():
     ap.add_argument("--warmup", type=float, default=3)
     ap.add_argument("--no-baseline", action="store_true")
     ap.add_argument("--out", default="out/bench-loopback")
+    ap.add_argument("--h264-encoder", default="openh264", choices=["openh264", "x264"])
+    ap.add_argument("--encoder-option", action="append", default=[], metavar="NAME=VALUE",
+                    help="an encoder property for the publisher (repeatable)")
     ap.add_argument("--anchors", action="store_true", help="also run the aiortc and Chromium anchors")
     ap.add_argument("--anchor-python", default=None, help="a Python with aiortc and websockets (scripts/interop-setup)")
     a = ap.parse_args()
+    a.encoder_option_args = [x for o in a.encoder_option for x in ("--encoder-option", o)]
+    if a.codec == "h264":
+        a.encoder_option_args += ["--h264-encoder", a.h264_encoder]
     counts = [int(x) for x in a.subscribers.split(",")]
     if any(c < 1 or c > 16 for c in counts):
         sys.exit("bench-loopback: --subscribers takes counts in 1…16 (the server's default session limit)")
@@ -267,7 +273,8 @@ def main():
     lines = []
     for row in results:
         t = row["tuned"]
-        out = {"width": a.width, "height": a.height, "fps": a.fps, "codec": a.codec, "bitrate_target_kbps": a.bitrate}
+        out = {"width": a.width, "height": a.height, "fps": a.fps, "codec": a.codec, "bitrate_target_kbps": a.bitrate,
+               "encoder": (a.h264_encoder if a.codec == "h264" else "vp8enc"), "encoder_options": a.encoder_option}
         out.update({k: v for k, v in t.items() if k not in ("latencies", "profile")})
         b = row.get("baseline")
         if b:

@@ -1,0 +1,119 @@
+"""Encoder search (issue 18): the Python half of scripts/bench-encoders.
+
+Runs scripts/lib/bench_loopback.py once per encoder configuration (one subscriber, the
+tuned profile, the same synthetic orbit, one at a time) and, with --burners N, again
+under N busy-loop processes (the CPU contention that makes libvpx's worker threads
+spin: a thread count above 1 must hold there). For each run it prints one JSON line
+{"config", "burners", "codec", "encoder_options", "latency_ms_p50/p95/p99",
+"encode_ms_p50", "decode_ms_p50", "fps_min", "pub_cpu_pct", "pub_encoder_cpu_pct",
+"bitrate_kbps", "psnr_db_p50", "psnr_db_p5", "ssim_p50", "ssim_p5", "pose_pct",
+"loadavg_1m"} and writes encoders.png (latency p50 against SSIM p50, one point per run)."""
+import argparse, json, multiprocessing, os, subprocess, sys
+
+sys.path.insert(0, os.path.dirname(__file__))
+from plots import pyplot
+
+# name: (codec, h264 encoder, encoder options). The first is the default.
+CONFIGS = {
+    "vp8": ("vp8", None, []),
+    "vp8-cpu12": ("vp8", None, ["cpu-used=12"]),
+    "vp8-cpu16": ("vp8", None, ["cpu-used=16"]),
+    "vp8-threads2": ("vp8", None, ["threads=2", "token-partitions=2"]),
+    "openh264": ("h264", "openh264", []),
+    "openh264-threads2": ("h264", "openh264", ["multi-thread=2", "num-slices=2"]),
+    "x264": ("h264", "x264", []),
+    "x264-sliced2": ("h264", "x264", ["threads=2", "sliced-threads=true"]),
+}
+
+
+def burn(stop):
+    while not stop.is_set():
+        pass
+
+
+def run(a, name, burners):
+    codec, h264, options = CONFIGS[name]
+    out = os.path.join(a.out, f"{name}-b{burners}")
+    argv = [sys.executable, os.path.join(os.path.dirname(__file__), "bench_loopback.py"), "--bin", a.bin,
+            "--out", out, "--subscribers", str(a.subscribers), "--no-baseline", "--seconds", str(a.seconds),
+            "--width", str(a.width), "--height", str(a.height), "--codec", codec, "--bitrate", str(a.bitrate)]
+    if h264:
+        argv += ["--h264-encoder", h264]
+    for o in options:
+        argv += ["--encoder-option", o]
+    stop = multiprocessing.Event()
+    procs = [multiprocessing.Process(target=burn, args=(stop,), daemon=True) for _ in range(burners)]
+    for p in procs:
+        p.start()
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True)
+    finally:
+        stop.set()
+        for p in procs:
+            p.join(2)
+    if done.returncode != 0:
+        print(f"bench-encoders: {name} (burners {burners}) failed:\n{done.stderr[-2000:]}", file=sys.stderr)
+        return None
+    with open(os.path.join(out, "results.jsonl")) as f:
+        r = json.loads(f.readline())
+    keys = ("latency_ms_p50", "latency_ms_p95", "latency_ms_p99", "encode_ms_p50", "decode_ms_p50", "fps_min",
+            "pub_cpu_pct", "pub_encoder_cpu_pct", "bitrate_kbps", "psnr_db_p50", "psnr_db_p5", "ssim_p50", "ssim_p5",
+            "quality_frames", "pose_pct", "loadavg_1m")
+    return {"config": name, "burners": burners, "width": a.width, "height": a.height, "subscribers": a.subscribers,
+            "codec": codec, "encoder": h264 or "vp8enc", "encoder_options": options, **{k: r.get(k) for k in keys}}
+
+
+def plot(rows, path, a):
+    plt = pyplot()
+    if plt is None:
+        return
+    fig, ax = plt.subplots(figsize=(8, 6))
+    for r in rows:
+        if r["latency_ms_p50"] is None or r["ssim_p50"] is None:
+            continue
+        marker = "o" if r["burners"] == 0 else "x"
+        ax.scatter(r["latency_ms_p50"], r["ssim_p50"], marker=marker)
+        ax.annotate(f"{r['config']}" + (f" +{r['burners']} burners" if r["burners"] else ""),
+                    (r["latency_ms_p50"], r["ssim_p50"]), fontsize=8, xytext=(4, 4), textcoords="offset points")
+    ax.set_xlabel("glass-to-glass latency p50 (ms)")
+    ax.set_ylabel("SSIM p50 (decoded against encoded luma)")
+    ax.set_title(f"Encoders at {a.width}×{a.height}@30, {a.bitrate} kbit/s, {a.subscribers} subscriber(s)")
+    ax.grid(True, alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path)
+    print(f"bench-encoders: wrote {path}", file=sys.stderr)
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__)
+    p.add_argument("--bin", required=True)
+    p.add_argument("--configs", default=",".join(CONFIGS), help=f"of {', '.join(CONFIGS)}")
+    p.add_argument("--burners", type=int, default=0, help="also run each config under N busy loops")
+    p.add_argument("--burner-configs", default=None, help="only these under the burners (default: all)")
+    p.add_argument("--width", type=int, default=640)
+    p.add_argument("--height", type=int, default=480)
+    p.add_argument("--bitrate", type=int, default=2000)
+    p.add_argument("--subscribers", type=int, default=1)
+    p.add_argument("--seconds", type=float, default=15)
+    p.add_argument("--out", default="out/bench-encoders")
+    a = p.parse_args()
+    names = a.configs.split(",")
+    for n in names:
+        if n not in CONFIGS:
+            sys.exit(f"bench-encoders: unknown config {n} (of {', '.join(CONFIGS)})")
+    os.makedirs(a.out, exist_ok=True)
+    plan = [(n, 0) for n in names]
+    if a.burners:
+        plan += [(n, a.burners) for n in (a.burner_configs.split(",") if a.burner_configs else names)]
+    rows = []
+    for name, burners in plan:
+        print(f"bench-encoders: {name}, {burners} burner(s)", file=sys.stderr)
+        r = run(a, name, burners)
+        if r:
+            print(json.dumps(r), flush=True)
+            rows.append(r)
+    plot(rows, os.path.join(a.out, "encoders.png"), a)
+
+
+if __name__ == "__main__":
+    main()
