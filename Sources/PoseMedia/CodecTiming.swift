@@ -58,9 +58,10 @@ public func poseFingerprint(_ bytes: [UInt8]) -> UInt64 {
     return h
 }
 
-/// Entry times of buffers into an element, matched with its output by PTS (codecs here
-/// neither reorder nor retime frames: VP8 without lag, H.264 without B-frames). Bounded:
-/// a frame the element drops is forgotten after `capacity` newer ones.
+/// Entry times of buffers into an element, matched with its output by a key: the PTS
+/// (the decoder: codecs here never reorder frames, VP8 without lag, H.264 without
+/// B-frames) or the frame id (the encoder, `EncodeTimer`). Bounded: a frame the element
+/// drops is forgotten after `capacity` newer ones.
 package final class PTSStopwatch<Payload: Sendable>: Sendable {
     private let entries = Mutex<[(pts: GstClockTime, nanos: UInt64, payload: Payload)]>([])
     private let capacity = 64
@@ -85,8 +86,10 @@ package final class PTSStopwatch<Payload: Sendable>: Sendable {
 }
 
 /// Times the publisher's encoder per frame: a probe on its sink pad notes each raw
-/// frame's pose and entry time by PTS, one on its source pad matches the encoded frame
-/// and reports it. Both run on the encoder's streaming thread; `report` must be quick.
+/// frame's pose and entry time, one on its source pad matches the encoded frame by the
+/// frame id of the pose it carries (not by PTS: x264enc shifts every output PTS by 1000
+/// hours to make room for negative DTS) and reports it. Both run on the encoder's
+/// streaming thread; `report` must be quick.
 package final class EncodeTimer: Sendable {
     private let stopwatch = PTSStopwatch<(frameID: UInt32, capture: UInt64, hash: UInt64)>()
     private let report: @Sendable (EncodedFrameTiming) -> Void
@@ -96,14 +99,15 @@ package final class EncodeTimer: Sendable {
     package func install(on encoder: Element) {
         let stopwatch = self.stopwatch, report = self.report
         encoder.staticPad("sink")!.addProbe(GST_PAD_PROBE_TYPE_BUFFER) { info in
-            guard let buffer = gst_pad_probe_info_get_buffer(info), buffer.pointee.pts != GstClockTime.max,
+            guard let buffer = gst_pad_probe_info_get_buffer(info),
                   let bytes = PoseMeta.bytes(of: buffer), let pose = try? PoseWireFormat.decode(bytes) else { return GST_PAD_PROBE_OK }
-            stopwatch.enter(pts: buffer.pointee.pts, payload: (pose.frameID, pose.captureTimeNanos, poseFingerprint(bytes)))
+            stopwatch.enter(pts: GstClockTime(pose.frameID), payload: (pose.frameID, pose.captureTimeNanos, poseFingerprint(bytes)))
             return GST_PAD_PROBE_OK
         }
         encoder.staticPad("src")!.addProbe(GST_PAD_PROBE_TYPE_BUFFER) { info in
             guard let buffer = gst_pad_probe_info_get_buffer(info),
-                  let entry = stopwatch.leave(pts: buffer.pointee.pts) else { return GST_PAD_PROBE_OK }
+                  let bytes = PoseMeta.bytes(of: buffer), let pose = try? PoseWireFormat.decode(bytes),
+                  let entry = stopwatch.leave(pts: GstClockTime(pose.frameID)) else { return GST_PAD_PROBE_OK }
             let out = WallClock.nowNanos()
             report(EncodedFrameTiming(frameID: entry.payload.frameID, captureNanos: entry.payload.capture,
                                       encoderInNanos: entry.nanos, encoderOutNanos: out,

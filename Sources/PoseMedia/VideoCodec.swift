@@ -1,6 +1,8 @@
 import RTCSession
 
-/// The video codecs PoseCast negotiates: VP8 by default, H.264 (OpenH264) as an option.
+/// The video codecs PoseCast negotiates: H.264 (Constrained Baseline, OpenH264 by default) or VP8.
+/// H.264 is the publisher's default: at the same bitrate OpenH264 encodes a frame in half
+/// VP8's time at the same picture quality (docs/BENCHMARKS.md, "Encoder search").
 public enum VideoCodec: String, Sendable, CaseIterable, Codable {
     case vp8, h264
 

@@ -20,7 +20,7 @@ struct PoseCastLoopback: AsyncParsableCommand {
 
     @Option(help: "Video source: 'test' (videotestsrc) or a V4L2 device path such as /dev/video0.")
     var source = "test"
-    @Option(help: "vp8 or h264.") var codec: VideoCodec = .vp8
+    @Option(help: "h264 (the default, as the publisher's) or vp8.") var codec: VideoCodec = .h264
     @Option var width = 640
     @Option var height = 480
     @Option var fps = 30

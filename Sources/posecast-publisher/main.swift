@@ -30,7 +30,7 @@ struct Publisher: AsyncParsableCommand {
     @Option var width = 640
     @Option var height = 480
     @Option var fps = 30
-    @Option(help: "vp8 or h264.") var codec: VideoCodec = .vp8
+    @Option(help: "h264 (the default: OpenH264, half VP8's encode time at the same picture quality) or vp8.") var codec: VideoCodec = .h264
     @Option(help: "With --codec h264: openh264 (Cisco's, the default) or x264 (zero-latency tuning, Constrained Baseline).")
     var h264Encoder: H264Encoder = .openh264
     @Option(help: "NAME=VALUE: set an encoder property after ours (repeatable; gst-inspect-1.0 vp8enc, openh264enc or x264enc lists them). For tuning and benchmarks: docs/BENCHMARKS.md has what was measured.")

@@ -51,6 +51,7 @@ struct CodecChainTests {
 
     @Test("encoder options: set when the element takes them, a precise error when not")
     func encoderOptions() throws {
+        try GStreamer.initialize()
         #expect(EncoderOption("cpu-used=12") == EncoderOption(name: "cpu-used", value: "12"))
         #expect(EncoderOption("a=b=c") == EncoderOption(name: "a", value: "b=c"))
         #expect(EncoderOption("=3") == nil && EncoderOption("cpu-used") == nil)

@@ -225,7 +225,7 @@ def main():
     ap.add_argument("--width", type=int, default=640)
     ap.add_argument("--height", type=int, default=480)
     ap.add_argument("--fps", type=int, default=30)
-    ap.add_argument("--codec", default="vp8", choices=["vp8", "h264"])
+    ap.add_argument("--codec", default="h264", choices=["vp8", "h264"])
     ap.add_argument("--bitrate", type=int, default=2000)
     ap.add_argument("--subscribers", default="1,2,4,8")
     ap.add_argument("--seconds", type=float, default=20)

@@ -24,7 +24,7 @@ public struct PublisherMediaConfig: Sendable {
     }
     public var source: Source = .test()
     public var width = 640, height = 480, fps = 30
-    public var codec: VideoCodec = .vp8
+    public var codec: VideoCodec = .h264
     /// With `.h264`: OpenH264 (the default) or x264.
     public var h264Encoder: H264Encoder = .openh264
     /// Encoder properties set after our own (`--encoder-option`; benchmarks, tuning).
