@@ -56,7 +56,8 @@ struct ChromiumConsoleSystemTests {
         // 1. Every presented frame's pose, found by RTP timestamp, is the publisher's own.
         let presented = Self.number(summary, "presented") ?? 0, withPose = Self.number(summary, "presented_with_pose") ?? 0
         print("console: \(Int(withPose)) of \(Int(presented)) presented frames found their pose; "
-              + "\(summary["pose_mismatch_count"] ?? "?") differ from the frame log")
+              + "\(summary["pose_mismatch_count"] ?? "?") differ from the frame log; the element held a newer frame than "
+              + "its callback said for \(summary["presented_newer_than_callback"] ?? "?")")
         #expect(presented >= 200, "only \(presented) frames presented in 10 s")
         #expect(withPose >= 0.99 * presented, "\(withPose) of \(presented) presented frames found their pose")
         #expect(Self.number(summary, "poses_compared") == withPose)

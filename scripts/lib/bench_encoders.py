@@ -38,7 +38,8 @@ def run(a, name, burners):
     out = os.path.join(a.out, f"{name}-b{burners}")
     argv = [sys.executable, os.path.join(os.path.dirname(__file__), "bench_loopback.py"), "--bin", a.bin,
             "--out", out, "--subscribers", str(a.subscribers), "--no-baseline", "--seconds", str(a.seconds),
-            "--width", str(a.width), "--height", str(a.height), "--codec", codec, "--bitrate", str(a.bitrate)]
+            "--width", str(a.width), "--height", str(a.height), "--codec", codec, "--bitrate", str(a.bitrate),
+            "--quality-every", str(a.quality_every)]
     if h264:
         argv += ["--h264-encoder", h264]
     for o in options:
@@ -97,6 +98,7 @@ def main():
     p.add_argument("--bitrate", type=int, default=2000)
     p.add_argument("--subscribers", type=int, default=1)
     p.add_argument("--seconds", type=float, default=15)
+    p.add_argument("--quality-every", type=int, default=15, help="compare every Nth frame's picture")
     p.add_argument("--out", default="out/bench-encoders")
     a = p.parse_args()
     names = a.configs.split(",")

@@ -58,7 +58,7 @@ def run_config(a, bins, url, server, n, profile, outdir, features, markers):
     tag = f"{profile}-{n}"
     room = f"bench-{tag}-{os.getpid()}"
     common = ["--latency-profile", profile]
-    # Picture quality: the publisher writes every 15th frame's luma as the encoder gets
+    # Picture quality: the publisher writes every Nth frame's luma as the encoder gets
     # it, the first subscriber compares what it decodes (PSNR, SSIM; `quality` events).
     quality_dir = os.path.join(outdir, f"quality-{tag}")
     os.makedirs(quality_dir, exist_ok=True)
@@ -68,7 +68,8 @@ def run_config(a, bins, url, server, n, profile, outdir, features, markers):
                                     "--width", str(a.width), "--height", str(a.height), "--fps", str(a.fps),
                                     "--codec", a.codec, "--bitrate", str(a.bitrate), "--json",
                                     "--frame-log", os.path.join(outdir, f"frames-publisher-{tag}.jsonl"),
-                                    "--quality-reference", quality_dir] + common + a.encoder_option_args, outdir)
+                                    "--quality-reference", quality_dir, "--quality-every", str(a.quality_every)]
+               + common + a.encoder_option_args, outdir)
     subs = []
     try:
         wait_until(lambda: pub.events(EVENT.signalingConnected) or pub.p.poll() is not None, 20, "the publisher to register")
@@ -80,7 +81,7 @@ def run_config(a, bins, url, server, n, profile, outdir, features, markers):
             if i == 0 and markers:
                 argv.append("--check-markers")
             if i == 0:
-                argv += ["--quality-reference", quality_dir]
+                argv += ["--quality-reference", quality_dir, "--quality-every", str(a.quality_every)]
             subs.append(Proc(f"subscriber-{tag}-{i}", argv, outdir, stdin=True))
 
         def all_flowing():
@@ -232,6 +233,7 @@ def main():
     ap.add_argument("--warmup", type=float, default=3)
     ap.add_argument("--no-baseline", action="store_true")
     ap.add_argument("--out", default="out/bench-loopback")
+    ap.add_argument("--quality-every", type=int, default=15, help="compare every Nth frame's picture (PSNR, SSIM)")
     ap.add_argument("--h264-encoder", default="openh264", choices=["openh264", "x264"])
     ap.add_argument("--encoder-option", action="append", default=[], metavar="NAME=VALUE",
                     help="an encoder property for the publisher (repeatable)")
