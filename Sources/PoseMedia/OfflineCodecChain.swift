@@ -17,7 +17,7 @@ package final class OfflineCodecChain: Sendable {
     package init(codec: VideoCodec, frames: Int, width: Int = 640, height: Int = 480,
                  poseSource: @escaping PoseSource, onAttached: (@Sendable (FramePose) -> Void)?,
                  onFrame: (@Sendable (DecodedFrame) -> Void)?, corruptEveryNth: Int? = nil,
-                 h264Encoder: H264Encoder = .openh264) throws(RTCError) {
+                 h264Encoder: H264Encoder = .x264) throws(RTCError) {
         try PoseHeaderExtension.register()
         pipeline = try Pipeline(name: "offline-\(codec.rawValue)")
         let source = try ElementFactory.make("videotestsrc")

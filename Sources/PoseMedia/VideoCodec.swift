@@ -1,8 +1,9 @@
 import RTCSession
 
-/// The video codecs PoseCast negotiates: H.264 (Constrained Baseline, OpenH264 by default) or VP8.
-/// H.264 is the publisher's default: at the same bitrate OpenH264 encodes a frame in half
-/// VP8's time at the same picture quality (docs/BENCHMARKS.md, "Encoder search").
+/// The video codecs PoseCast negotiates: H.264 (Constrained Baseline; x264 by default,
+/// OpenH264 as an option) or VP8. H.264 is the publisher's default: x264 at `veryfast`
+/// gives 2.6 ms less glass-to-glass latency than VP8 at the same SSIM with 7 % fewer
+/// bits and less CPU (docs/BENCHMARKS.md, "Encoder search").
 public enum VideoCodec: String, Sendable, CaseIterable, Codable {
     case vp8, h264
 
@@ -18,24 +19,34 @@ public enum VideoCodec: String, Sendable, CaseIterable, Codable {
         }
     }
 
-    /// H.264 only: the `profile-level-id` our offer declares, Constrained Baseline (what
-    /// OpenH264 encodes) at the lowest level whose frame size and macroblock rate (H.264
-    /// Table A-1) hold `width`×`height`@`fps`. rtph264pay leaves it out of its caps for a
+    /// H.264 only: the `profile-level-id` our offer declares, Constrained Baseline at
+    /// `level(width:height:fps:bitrateKbps:)`. rtph264pay leaves it out of its caps for a
     /// byte stream, and RFC 6184 reads a missing one as Baseline level 1.0 (176×144):
     /// peers such as aiortc and browsers match H.264 on it. Nil for VP8.
-    public func profileLevelID(width: Int, height: Int, fps: Int) -> String? {
+    public func profileLevelID(width: Int, height: Int, fps: Int, bitrateKbps: Int) -> String? {
         guard self == .h264 else { return nil }
-        let frameMBs = ((width + 15) / 16) * ((height + 15) / 16)
-        // (level_idc, MaxFS, MaxMBPS)
-        let levels: [(Int, Int, Int)] = [
-            (10, 99, 1485), (11, 396, 3000), (12, 396, 6000), (13, 396, 11880), (20, 396, 11880),
-            (21, 792, 19800), (22, 1620, 20250), (30, 1620, 40500), (31, 3600, 108000), (32, 5120, 216000),
-            (40, 8192, 245760), (42, 8704, 522240), (50, 22080, 589824), (51, 36864, 983040), (52, 36864, 2073600),
-        ]
-        let level = levels.first { frameMBs <= $0.1 && frameMBs * fps <= $0.2 }?.0 ?? 52
-        let hex = String(level, radix: 16)
+        let hex = String(Self.levelIDC(width: width, height: height, fps: fps, bitrateKbps: bitrateKbps), radix: 16)
         return "42e0" + (hex.count == 1 ? "0" + hex : hex)
     }
+
+    /// The lowest H.264 level (its `level_idc`) whose frame size, macroblock rate and
+    /// Baseline bitrate (H.264 Table A-1) hold `width`×`height`@`fps` at `bitrateKbps`.
+    /// The encoder is held to it (x264 picks a level from the bitrate too, and one above
+    /// what the offer declared fails negotiation when a subscriber's branch is added).
+    package static func levelIDC(width: Int, height: Int, fps: Int, bitrateKbps: Int) -> Int {
+        let frameMBs = ((width + 15) / 16) * ((height + 15) / 16)
+        // (level_idc, MaxFS, MaxMBPS, MaxBR in kbit/s for Baseline)
+        let levels: [(Int, Int, Int, Int)] = [
+            (10, 99, 1485, 64), (11, 396, 3000, 192), (12, 396, 6000, 384), (13, 396, 11880, 768), (20, 396, 11880, 2000),
+            (21, 792, 19800, 4000), (22, 1620, 20250, 4000), (30, 1620, 40500, 10000), (31, 3600, 108000, 14000),
+            (32, 5120, 216000, 20000), (40, 8192, 245760, 20000), (42, 8704, 522240, 50000), (50, 22080, 589824, 135000),
+            (51, 36864, 983040, 240000), (52, 36864, 2073600, 240000),
+        ]
+        return levels.first { frameMBs <= $0.1 && frameMBs * fps <= $0.2 && bitrateKbps <= $0.3 }?.0 ?? 52
+    }
+
+    /// A `level_idc` as GStreamer's H.264 caps write it ("1", "1.1", … "3", "3.1" …).
+    package static func levelString(_ idc: Int) -> String { idc % 10 == 0 ? "\(idc / 10)" : "\(idc / 10).\(idc % 10)" }
 
     /// Changes a running encoder's target bitrate (every encoder takes it between frames).
     package func setBitrate(_ kbps: Int, on encoder: Element) {
@@ -47,8 +58,12 @@ public enum VideoCodec: String, Sendable, CaseIterable, Codable {
     }
 
     /// Encoder configured for real-time, low-latency streaming.
-    package func makeEncoder(bitrateKbps: Int, keyframeInterval: Int, h264Encoder: H264Encoder = .openh264) throws(RTCError) -> Element {
-        if self == .h264, h264Encoder == .x264 { return try Self.makeX264(bitrateKbps: bitrateKbps, keyframeInterval: keyframeInterval) }
+    /// `level`: with x264, the H.264 `level_idc` it is held to (the one the offer declares).
+    package func makeEncoder(bitrateKbps: Int, keyframeInterval: Int, h264Encoder: H264Encoder = .x264,
+                             level: Int? = nil) throws(RTCError) -> Element {
+        if self == .h264, h264Encoder == .x264 {
+            return try Self.makeX264(bitrateKbps: bitrateKbps, keyframeInterval: keyframeInterval, level: level)
+        }
         switch self {
         case .vp8:
             let e = try ElementFactory.make("vp8enc")

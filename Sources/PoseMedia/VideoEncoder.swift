@@ -1,11 +1,13 @@
 package import CGStreamer
 import RTCSession
 
-/// Which H.264 encoder the publisher runs: OpenH264 (Cisco's, the default: what its
-/// decoder pairs with) or x264 (gst-plugins-ugly) tuned for zero latency, held to
-/// Constrained Baseline so the offer's `profile-level-id` stays true.
+/// Which H.264 encoder the publisher runs: x264 (gst-plugins-ugly; the default) tuned for
+/// zero latency and held to Constrained Baseline so the offer's `profile-level-id` stays
+/// true, or OpenH264 (Cisco's). Measured at 640×480, 2 Mbit/s (docs/BENCHMARKS.md,
+/// "Encoder search"): x264 `veryfast` SSIM 0.966 median, 0.946 at the 5th percentile;
+/// OpenH264 0.963 and 0.934, 1 ms faster; VP8 0.963 and 0.949, 2.6 ms slower.
 public enum H264Encoder: String, Sendable, CaseIterable, Codable {
-    case openh264, x264
+    case x264, openh264
 }
 
 /// A property set on the encoder element from its string form (`--encoder-option`),
@@ -25,21 +27,24 @@ public struct EncoderOption: Sendable, Hashable, CustomStringConvertible {
 
 extension VideoCodec {
     /// x264enc for live calls: no lookahead or B-frames (`tune=zerolatency`), the
-    /// fastest preset, one thread (its threads wait on each other like libvpx's, and the
+    /// `veryfast` preset (`ultrafast` and `superfast` were 2.4 and 1.1 ms faster here but
+    /// softer: SSIM 0.918 and 0.963/0.942 against 0.966/0.946), one thread (its threads wait on each other like libvpx's, and the
     /// cores are shared), an IDR at most every `keyframeInterval` frames; then a
-    /// capsfilter that asks for Constrained Baseline in a byte stream of whole access
-    /// units, in a bin whose `sink`/`src` ghost pads stand for the pair.
-    static func makeX264(bitrateKbps: Int, keyframeInterval: Int) throws(RTCError) -> Element {
+    /// capsfilter that asks for Constrained Baseline (at `level`, the `level_idc` the offer
+    /// declares, when given) in a byte stream of whole access units, in a bin whose
+    /// `sink`/`src` ghost pads stand for the pair.
+    static func makeX264(bitrateKbps: Int, keyframeInterval: Int, level: Int? = nil) throws(RTCError) -> Element {
         let x264 = try ElementFactory.make("x264enc", name: "x264")
         x264.set("tune", "zerolatency")
-        x264.set("speed-preset", "ultrafast")
+        x264.set("speed-preset", "veryfast")
         x264.set("bitrate", bitrateKbps)          // kbit/s
         x264.set("vbv-buf-capacity", 500)         // ms, as vp8enc's buffer-size
         x264.set("key-int-max", keyframeInterval)
         x264.set("threads", 1)
         x264.set("byte-stream", true)
         let caps = try ElementFactory.make("capsfilter")
-        caps.set("caps", "video/x-h264,profile=constrained-baseline,stream-format=byte-stream,alignment=au")
+        caps.set("caps", "video/x-h264,profile=constrained-baseline,stream-format=byte-stream,alignment=au"
+                 + (level.map { ",level=(string)\(levelString($0))" } ?? ""))
         guard let bin = gst_bin_new("x264bin") else { throw .linkFailed(from: "x264enc", to: "a bin") }
         let binObject = gcast(bin, to: GstBin.self)
         for e in [x264, caps] { _ = gst_bin_add(binObject, e.raw) }   // the bin adds its own reference

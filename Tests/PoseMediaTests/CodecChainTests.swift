@@ -33,20 +33,32 @@ struct CodecChainTests {
         #expect(bad.isEmpty)
     }
 
-    @Test("x264 (Constrained Baseline, zero latency): OpenH264 decodes every frame, each with its own pose")
-    func x264ChainDecodesWithOpenH264() async throws {
+    @Test("OpenH264 as the H.264 encoder (the option beside x264): every frame decodes with its own pose")
+    func openH264Chain() async throws {
         let sent = Mutex<[UInt32: FramePose]>([:])
         let received = Mutex<[DecodedFrame]>([])
         let generator = PoseGenerator()
         let chain = try OfflineCodecChain(codec: .h264, frames: 60, poseSource: { id, t in
             generator.pose(frameID: id, captureTimeNanos: t)
         }, onAttached: { pose in sent.withLock { $0[pose.frameID] = pose } },
-           onFrame: { frame in received.withLock { $0.append(frame) } }, h264Encoder: .x264)
+           onFrame: { frame in received.withLock { $0.append(frame) } }, h264Encoder: .openh264)
         try await withTimeout(30, "end of stream") { try await chain.run() }
         let decoded = received.withLock { $0 }, poses = sent.withLock { $0 }
         #expect(decoded.count == 60)
         #expect(decoded.allSatisfy { f in f.pose.map { p in poses[p.frameID].map { p.isBitwiseIdentical(to: $0) } ?? false } ?? false })
         #expect(decoded.allSatisfy { $0.stampedFrameID == $0.pose?.frameID })
+    }
+
+    @Test("the H.264 level the offer declares holds the frame size, macroblock rate and bitrate")
+    func h264Levels() {
+        #expect(VideoCodec.levelIDC(width: 640, height: 480, fps: 30, bitrateKbps: 2000) == 30)
+        #expect(VideoCodec.levelIDC(width: 1280, height: 720, fps: 30, bitrateKbps: 2000) == 31)
+        // Tiny frames at a high rate: the bitrate decides (level 1.1 carries 192 kbit/s).
+        #expect(VideoCodec.levelIDC(width: 64, height: 64, fps: 120, bitrateKbps: 2000) == 20)
+        #expect(VideoCodec.levelIDC(width: 64, height: 64, fps: 120, bitrateKbps: 150) == 11)
+        #expect(VideoCodec.h264.profileLevelID(width: 640, height: 480, fps: 30, bitrateKbps: 2000) == "42e01e")
+        #expect(VideoCodec.vp8.profileLevelID(width: 640, height: 480, fps: 30, bitrateKbps: 2000) == nil)
+        #expect(VideoCodec.levelString(30) == "3" && VideoCodec.levelString(31) == "3.1" && VideoCodec.levelString(11) == "1.1")
     }
 
     @Test("encoder options: set when the element takes them, a precise error when not")

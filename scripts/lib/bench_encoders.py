@@ -13,7 +13,8 @@ import argparse, json, multiprocessing, os, subprocess, sys
 sys.path.insert(0, os.path.dirname(__file__))
 from plots import pyplot
 
-# name: (codec, h264 encoder, encoder options). The first is the default. Not here:
+# name: (codec, h264 encoder, encoder options). "x264" (veryfast) is the publisher's
+# default, "vp8" the default before issue 18. Not here:
 # H.264 in several slices (OpenH264 multi-thread=2 num-slices=2, x264 sliced-threads),
 # which our subscriber's rtph264depay → openh264dec chain does not decode (0 frames;
 # avdec_h264 does): docs/BENCHMARKS.md.
@@ -24,7 +25,11 @@ CONFIGS = {
     "vp8-cpu16": ("vp8", None, ["cpu-used=16"]),
     "vp8-threads2": ("vp8", None, ["threads=2", "token-partitions=2"]),
     "openh264": ("h264", "openh264", []),
+    "openh264-medium": ("h264", "openh264", ["complexity=medium"]),
+    "openh264-qp36": ("h264", "openh264", ["qp-max=36"]),
     "x264": ("h264", "x264", []),
+    "x264-ultrafast": ("h264", "x264", ["speed-preset=ultrafast"]),
+    "x264-superfast": ("h264", "x264", ["speed-preset=superfast"]),
 }
 
 
@@ -78,7 +83,8 @@ def plot(rows, path, a):
         ax.scatter(r["latency_ms_p50"], r["ssim_p50"], marker=marker)
         ax.annotate(f"{r['config']}" + (f" +{r['burners']} burners" if r["burners"] else ""),
                     (r["latency_ms_p50"], r["ssim_p50"]), fontsize=8, xytext=(4, 4), textcoords="offset points")
-    ax.set_xlabel("glass-to-glass latency p50 (ms)")
+    ax.set_xscale("log")
+    ax.set_xlabel("glass-to-glass latency p50 (ms, log scale)")
     ax.set_ylabel("SSIM p50 (decoded against encoded luma)")
     ax.set_title(f"Encoders at {a.width}×{a.height}@30, {a.bitrate} kbit/s, {a.subscribers} subscriber(s)")
     ax.grid(True, alpha=0.3)

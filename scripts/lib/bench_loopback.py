@@ -234,7 +234,7 @@ def main():
     ap.add_argument("--no-baseline", action="store_true")
     ap.add_argument("--out", default="out/bench-loopback")
     ap.add_argument("--quality-every", type=int, default=15, help="compare every Nth frame's picture (PSNR, SSIM)")
-    ap.add_argument("--h264-encoder", default="openh264", choices=["openh264", "x264"])
+    ap.add_argument("--h264-encoder", default="x264", choices=["x264", "openh264"])
     ap.add_argument("--encoder-option", action="append", default=[], metavar="NAME=VALUE",
                     help="an encoder property for the publisher (repeatable)")
     ap.add_argument("--anchors", action="store_true", help="also run the aiortc and Chromium anchors")

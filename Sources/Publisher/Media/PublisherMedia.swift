@@ -25,8 +25,8 @@ public struct PublisherMediaConfig: Sendable {
     public var source: Source = .test()
     public var width = 640, height = 480, fps = 30
     public var codec: VideoCodec = .h264
-    /// With `.h264`: OpenH264 (the default) or x264.
-    public var h264Encoder: H264Encoder = .openh264
+    /// With `.h264`: x264 (the default) or OpenH264.
+    public var h264Encoder: H264Encoder = .x264
     /// Encoder properties set after our own (`--encoder-option`; benchmarks, tuning).
     public var encoderOptions: [EncoderOption] = []
     /// The encoder's bitrate ceiling with `adaptBitrate`, its bitrate without (kbit/s).
@@ -216,7 +216,9 @@ public final class PublisherMedia: @unchecked Sendable {
         let firstKbps = config.adaptBitrate
             ? min(max(config.startBitrateKbps, config.minimumBitrateKbps), config.bitrateKbps) : config.bitrateKbps
         let encoder = try config.codec.makeEncoder(bitrateKbps: firstKbps, keyframeInterval: config.keyframeInterval,
-                                                   h264Encoder: config.h264Encoder)
+                                                   h264Encoder: config.h264Encoder,
+                                                   level: VideoCodec.levelIDC(width: config.width, height: config.height,
+                                                                              fps: config.fps, bitrateKbps: config.bitrateKbps))
         try config.codec.apply(config.encoderOptions, to: encoder)
         self.encoder = encoder
         state.withLock { $0.bitrateKbps = firstKbps; $0.encoderTargetKbps = firstKbps }
@@ -497,7 +499,8 @@ public final class PublisherMedia: @unchecked Sendable {
                   "ssrc", "timestamp-offset", "seqnum-offset", "sprop-parameter-sets"]) else {
             throw .negotiation(peer: "publisher", reason: "no frame reached the payloader within 5 s (is the source producing?)")
         }
-        let level = config.codec.profileLevelID(width: config.width, height: config.height, fps: config.fps)
+        let level = config.codec.profileLevelID(width: config.width, height: config.height, fps: config.fps,
+                                                bitrateKbps: config.bitrateKbps)
         let declared = caps.contains("profile-level-id") ? "" : level.map { ", profile-level-id=(string)\($0)" } ?? ""
         return caps + declared + ", rtcp-fb-nack-pli=(boolean)true, rtcp-fb-ccm-fir=(boolean)true, rtcp-fb-nack=(boolean)true"
     }
