@@ -32,7 +32,7 @@ struct Publisher: AsyncParsableCommand {
     @Option var fps = 30
     @Option(help: "h264 (the default: x264, 2.6 ms less latency than VP8 at the same picture quality and 7 % fewer bits) or vp8.") var codec: VideoCodec = .h264
     @Option(help: "With --codec h264: x264 (the default: zero latency, veryfast, Constrained Baseline) or openh264 (Cisco's: 1 ms faster, a softer picture in hard scenes; docs/BENCHMARKS.md).")
-    var h264Encoder: H264Encoder = .x264
+    var h264Encoder: H264Encoder?
     @Option(help: "NAME=VALUE: set an encoder property after ours (repeatable; gst-inspect-1.0 vp8enc, openh264enc or x264enc lists them). For tuning and benchmarks: docs/BENCHMARKS.md has what was measured.")
     var encoderOption: [String] = []
     @Option(help: "The encoder's bitrate ceiling in kbit/s (with --fixed-bitrate: its bitrate).") var bitrate = 2000
@@ -84,7 +84,7 @@ struct Publisher: AsyncParsableCommand {
         for option in encoderOption where EncoderOption(option) == nil {
             throw ValidationError("--encoder-option takes NAME=VALUE, got \(option)")
         }
-        if h264Encoder == .x264, codec != .h264 { throw ValidationError("--h264-encoder x264 needs --codec h264") }
+        if let h264Encoder, codec != .h264 { throw ValidationError("--h264-encoder \(h264Encoder.rawValue) needs --codec h264") }
         guard qualityEvery >= 1 else { throw ValidationError("--quality-every must be 1 or more, got \(qualityEvery)") }
         do { _ = try PoseSourceSpec.parse(pose) } catch { throw ValidationError(error.description) }
         guard hfov.isFinite, hfov > 1, hfov < 179 else { throw ValidationError("--hfov must be in (1, 179) degrees") }
@@ -119,7 +119,7 @@ struct Publisher: AsyncParsableCommand {
         }
         config.media.width = width; config.media.height = height; config.media.fps = fps
         config.media.codec = codec; config.media.bitrateKbps = bitrate
-        config.media.h264Encoder = h264Encoder; config.media.encoderOptions = encoderOption.compactMap(EncoderOption.init)
+        config.media.h264Encoder = h264Encoder ?? .x264; config.media.encoderOptions = encoderOption.compactMap(EncoderOption.init)
         config.media.adaptBitrate = adaptBitrate; config.media.minimumBitrateKbps = minBitrate
         config.media.startBitrateKbps = startBitrate; config.media.maxDownscale = maxDownscale
         config.media.qualitySampling = qualityReference.map { QualitySampling(directory: $0, every: qualityEvery) }
