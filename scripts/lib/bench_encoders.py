@@ -72,22 +72,27 @@ def run(a, name, burners):
 
 
 def plot(rows, path, a):
+    """Latency p50 against SSIM p50 and p5 (one panel each), a legend entry per run."""
     plt = pyplot()
     if plt is None:
         return
-    fig, ax = plt.subplots(figsize=(8, 6))
-    for r in rows:
-        if r["latency_ms_p50"] is None or r["ssim_p50"] is None:
-            continue
-        marker = "o" if r["burners"] == 0 else "x"
-        ax.scatter(r["latency_ms_p50"], r["ssim_p50"], marker=marker)
-        ax.annotate(f"{r['config']}" + (f" +{r['burners']} burners" if r["burners"] else ""),
-                    (r["latency_ms_p50"], r["ssim_p50"]), fontsize=8, xytext=(4, 4), textcoords="offset points")
-    ax.set_xscale("log")
-    ax.set_xlabel("glass-to-glass latency p50 (ms, log scale)")
-    ax.set_ylabel("SSIM p50 (decoded against encoded luma)")
-    ax.set_title(f"Encoders at {a.width}×{a.height}@30, {a.bitrate} kbit/s, {a.subscribers} subscriber(s)")
-    ax.grid(True, alpha=0.3)
+    fig, axes = plt.subplots(1, 2, figsize=(13, 6), sharex=True)
+    markers = "osD^v<>pPhX*"
+    for i, r in enumerate(x for x in rows if x["latency_ms_p50"] is not None and x["ssim_p50"] is not None):
+        label = r["config"] + (f" +{r['burners']} burners" if r["burners"] else "")
+        color = f"C{i % 10}"
+        # Beside busy loops: the same marker, hollow.
+        style = dict(marker=markers[i % len(markers)], s=60, label=label, linewidths=1.5,
+                     facecolors="none" if r["burners"] else color, edgecolors=color)
+        for ax, key in zip(axes, ("ssim_p50", "ssim_p5")):
+            ax.scatter(r["latency_ms_p50"], r[key], **style)
+    for ax, what in zip(axes, ("median", "5th percentile")):
+        ax.set_xscale("log")
+        ax.set_xlabel("glass-to-glass latency p50 (ms, log scale)")
+        ax.set_ylabel(f"SSIM, {what} (decoded against encoded luma)")
+        ax.grid(True, alpha=0.3)
+    axes[1].legend(fontsize=8, loc="lower right")
+    fig.suptitle(f"Encoders at {a.width}×{a.height}@30, {a.bitrate} kbit/s, {a.subscribers} subscriber(s)")
     fig.tight_layout()
     fig.savefig(path)
     print(f"bench-encoders: wrote {path}", file=sys.stderr)
