@@ -38,7 +38,11 @@ extension VideoCodec {
         x264.set("tune", "zerolatency")
         x264.set("speed-preset", "veryfast")
         x264.set("bitrate", bitrateKbps)          // kbit/s
-        x264.set("vbv-buf-capacity", 500)         // ms, as vp8enc's buffer-size
+        // A 100 ms rate buffer: no frame over about three average frames, as vp8enc's
+        // `max-intra-bitrate` 300. With 500 ms a keyframe asked for on a full 600 kbit/s
+        // link was a burst its 200 ms buffer dropped the tail of, and the next request
+        // the same: a 3 s freeze of the weak subscriber (CongestionSystemTests, in CI).
+        x264.set("vbv-buf-capacity", 100)         // ms
         x264.set("key-int-max", keyframeInterval)
         x264.set("threads", 1)
         x264.set("byte-stream", true)

@@ -28,7 +28,7 @@ public struct RetransmissionGate: Sendable {
 
     public init(budgetKbps: Int) {
         self.budgetKbps = Double(max(budgetKbps, 1))
-        tokens = max(self.budgetKbps * 250, 12_000)
+        tokens = max(self.budgetKbps * burstMs, 12_000)   // starts full
         sentAt = Array(repeating: nil, count: remembered)
     }
 
