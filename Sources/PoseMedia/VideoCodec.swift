@@ -2,8 +2,8 @@ import RTCSession
 
 /// The video codecs PoseCast negotiates: H.264 (Constrained Baseline; x264 by default,
 /// OpenH264 as an option) or VP8. H.264 is the publisher's default: x264 at `veryfast`
-/// gives 2.6 ms less glass-to-glass latency than VP8 at the same SSIM with 7 % fewer
-/// bits and less CPU (docs/BENCHMARKS.md, "Encoder search").
+/// gives less glass-to-glass latency than VP8 (p50 8.4 against 10.1 ms at 640×480) at the
+/// same median SSIM, with fewer bits and less CPU (docs/BENCHMARKS.md, "Encoder search").
 public enum VideoCodec: String, Sendable, CaseIterable, Codable {
     case vp8, h264
 

@@ -4,8 +4,9 @@ import RTCSession
 /// Which H.264 encoder the publisher runs: x264 (gst-plugins-ugly; the default) tuned for
 /// zero latency and held to Constrained Baseline so the offer's `profile-level-id` stays
 /// true, or OpenH264 (Cisco's). Measured at 640×480, 2 Mbit/s (docs/BENCHMARKS.md,
-/// "Encoder search"): x264 `veryfast` SSIM 0.966 median, 0.946 at the 5th percentile;
-/// OpenH264 0.963 and 0.934, 1 ms faster; VP8 0.963 and 0.949, 2.6 ms slower.
+/// "Encoder search"): x264 `veryfast` (100 ms rate buffer) SSIM 0.964 median, 0.941 at
+/// the 5th percentile at 1639 kbit/s; OpenH264 0.963 and 0.934; VP8 0.963 and 0.949 at
+/// 1866 kbit/s, 1.7 ms slower at the median.
 public enum H264Encoder: String, Sendable, CaseIterable, Codable {
     case x264, openh264
 }

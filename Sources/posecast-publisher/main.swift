@@ -30,7 +30,7 @@ struct Publisher: AsyncParsableCommand {
     @Option var width = 640
     @Option var height = 480
     @Option var fps = 30
-    @Option(help: "h264 (the default: x264, 2.6 ms less latency than VP8 at the same picture quality and 7 % fewer bits) or vp8.") var codec: VideoCodec = .h264
+    @Option(help: "h264 (the default: x264, less latency and CPU than VP8 at the same median SSIM with fewer bits; docs/BENCHMARKS.md) or vp8.") var codec: VideoCodec = .h264
     @Option(help: "With --codec h264: x264 (the default: zero latency, veryfast, Constrained Baseline) or openh264 (Cisco's: 1 ms faster, a softer picture in hard scenes; docs/BENCHMARKS.md).")
     var h264Encoder: H264Encoder?
     @Option(help: "NAME=VALUE: set an encoder property after ours (repeatable; gst-inspect-1.0 vp8enc, openh264enc or x264enc lists them). For tuning and benchmarks: docs/BENCHMARKS.md has what was measured.")
