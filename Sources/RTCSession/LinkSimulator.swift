@@ -138,11 +138,7 @@ public final class LinkSimulator: Sendable {
 
     /// Calls `count` with the RTP payload type of each packet in a buffer or list probe.
     private static func countPayloadTypes(_ info: UnsafeMutablePointer<GstPadProbeInfo>, _ count: (Int) -> Void) {
-        func payloadType(_ buffer: UnsafeMutablePointer<GstBuffer>) -> Int? {
-            var header: (UInt8, UInt8) = (0, 0)
-            let copied = withUnsafeMutableBytes(of: &header) { gst_buffer_extract(buffer, 0, $0.baseAddress, 2) }
-            return copied == 2 ? Int(header.1 & 0x7F) : nil
-        }
+        let payloadType = ProbeInfo.rtpPayloadType
         let type = info.pointee.type.rawValue
         if type & GST_PAD_PROBE_TYPE_BUFFER.rawValue != 0, let buffer = gst_pad_probe_info_get_buffer(info) {
             if let pt = payloadType(buffer) { count(pt) }

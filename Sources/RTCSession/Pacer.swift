@@ -58,12 +58,13 @@ public final class Pacer: Sendable {
     /// Whether a packet may leave: media always; a retransmission when the gate admits it
     /// (the original sequence number is the first two bytes of an RTX payload, RFC 4588).
     func admits(_ buffer: UnsafeMutablePointer<GstBuffer>) -> Bool {
-        guard let media = mediaPayloadType else { return true }
+        // Media (every packet but a few) passes on its second byte alone; only a
+        // retransmission is mapped to read the sequence number it repairs.
+        guard let media = mediaPayloadType, let pt = ProbeInfo.rtpPayloadType(buffer), pt != media else { return true }
         var rtp = GstRTPBuffer()
         guard gst_rtp_buffer_map(buffer, GST_MAP_READ, &rtp) != 0 else { return true }
-        let pt = Int(gst_rtp_buffer_get_payload_type(&rtp))
         var seq: UInt16?
-        if pt != media, gst_rtp_buffer_get_payload_len(&rtp) >= 2, let payload = gst_rtp_buffer_get_payload(&rtp) {
+        if gst_rtp_buffer_get_payload_len(&rtp) >= 2, let payload = gst_rtp_buffer_get_payload(&rtp) {
             let bytes = payload.assumingMemoryBound(to: UInt8.self)
             seq = UInt16(bytes[0]) << 8 | UInt16(bytes[1])
         }

@@ -13,6 +13,13 @@ package enum ProbeInfo {
         return gcast(writable, to: GstBuffer.self)
     }
 
+    /// An RTP packet's payload type, from its second byte (no map): nil when shorter.
+    package static func rtpPayloadType(_ buffer: UnsafeMutablePointer<GstBuffer>) -> Int? {
+        var header: (UInt8, UInt8) = (0, 0)
+        let copied = withUnsafeMutableBytes(of: &header) { gst_buffer_extract(buffer, 0, $0.baseAddress, 2) }
+        return copied == 2 ? Int(header.1 & 0x7F) : nil
+    }
+
     /// Bytes in a buffer or buffer-list probe (payloaders push lists); 0 for anything else.
     package static func dataSize(_ info: UnsafeMutablePointer<GstPadProbeInfo>) -> Int {
         let type = info.pointee.type.rawValue
