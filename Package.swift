@@ -54,6 +54,10 @@ let package = Package(
         .target(name: "CV4L2"),
         // Xlib's error handler for the expert's window (Xlib's default exits the process).
         .target(name: "CX11", linkerSettings: [.linkedLibrary("X11")]),
+        // LiteRT's C API (libLiteRt.so from the ai-edge-litert wheel, which ships no
+        // headers), declared by hand and loaded with dlopen: a missing library is a
+        // run-time error naming the file, never a build or link failure.
+        .target(name: "CLiteRT", linkerSettings: [.linkedLibrary("dl")]),
 
         // ---- shared libraries ------------------------------------------------------------
         // The domain kit, no GStreamer: pose wire format, geometry and placement, trajectories
@@ -67,6 +71,12 @@ let package = Package(
         // render real-time video with it.
         .target(name: "SyntheticCamera", dependencies: ["PoseCastKit", "Imaging"],
                 swiftSettings: [.unsafeFlags(["-O", "-enforce-exclusivity=unchecked"], .when(configuration: .debug))]),
+        // The publisher's video effects without GStreamer: crop windows and their
+        // intrinsics, the framing controller, crop-and-scale, the background compositor,
+        // mattes, and the segmentation and face models run by LiteRT. Optimised even in
+        // debug builds: the tests run them on real-time video.
+        .target(name: "VideoEffects", dependencies: ["PoseCastKit", "Imaging", "SyntheticCamera", "CLiteRT"],
+                swiftSettings: [.unsafeFlags(["-O"], .when(configuration: .debug))]),
         // Remote camera control: software metering (sharpness, brightness, grey world),
         // contrast autofocus, exposure and white-balance routines with their modes, and the
         // backends they drive (V4L2 by CID; the simulated camera's lens).
@@ -106,7 +116,7 @@ let package = Package(
         // session node and control channel, status and events.
         .target(name: "Publisher", dependencies: [
             "PoseMedia", "RTCSession", "PoseCastKit", "Imaging", "SyntheticCamera", "CameraControl", "Signaling",
-            "NodeOutput", "CGStreamer", "CGstShim", "CCairo",
+            "NodeOutput", "CGStreamer", "CGstShim", "CCairo", "VideoEffects",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
@@ -149,6 +159,10 @@ let package = Package(
         .target(name: "TestSupport", dependencies: ["PoseCastKit", "NodeOutput"], path: "Tests/TestSupport"),
         .testTarget(name: "PoseCastKitTests", dependencies: ["PoseCastKit"]),
         .testTarget(name: "ImagingTests", dependencies: ["Imaging"]),
+        // The effects on real photographs and rendered frames (models from scripts/effects-setup).
+        .testTarget(name: "VideoEffectsTests", dependencies: [
+            "VideoEffects", "Publisher", "Imaging", "SyntheticCamera", "PoseCastKit", "TestSupport",
+        ]),
         .testTarget(name: "SyntheticCameraTests", dependencies: ["SyntheticCamera", "Imaging", "PoseCastKit"]),
         .testTarget(name: "CameraControlTests", dependencies: ["CameraControl", "SyntheticCamera", "Imaging", "PoseCastKit", "CV4L2"]),
         .testTarget(name: "RTCSessionTests", dependencies: ["RTCSession", "CGStreamer", "TestSupport"]),

@@ -16,3 +16,19 @@ package func withMappedI420<R>(_ buffer: UnsafeMutablePointer<GstBuffer>, info: 
                          width: Int(frame.info.width), height: Int(frame.info.height))
     return body(view)
 }
+
+/// Maps a writable I420 buffer for reading and writing and hands its planes to `body`
+/// (valid only during the call): effects that change a frame in place. Nil when the
+/// buffer cannot be mapped as `info` describes or the size is not even.
+package func withWritableI420<R>(_ buffer: UnsafeMutablePointer<GstBuffer>, info: inout GstVideoInfo,
+                                 _ body: (I420Planes) -> R) -> R? {
+    var frame = GstVideoFrame()
+    guard gst_video_frame_map(&frame, &info, buffer, GstMapFlags(GST_MAP_READ.rawValue | GST_MAP_WRITE.rawValue)) != 0 else { return nil }
+    defer { gst_video_frame_unmap(&frame) }
+    guard let y = frame.data.0, let u = frame.data.1, let v = frame.data.2 else { return nil }
+    func plane(_ p: UnsafeMutableRawPointer) -> UnsafeMutablePointer<UInt8> { p.assumingMemoryBound(to: UInt8.self) }
+    guard let planes = try? I420Planes(y: plane(y), yStride: Int(frame.info.stride.0), u: plane(u), uStride: Int(frame.info.stride.1),
+                                       v: plane(v), vStride: Int(frame.info.stride.2),
+                                       width: Int(frame.info.width), height: Int(frame.info.height)) else { return nil }
+    return body(planes)
+}

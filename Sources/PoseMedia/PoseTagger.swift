@@ -20,12 +20,29 @@ package final class PoseTagger: Sendable {
     private let width: Int, height: Int
     private let stampFrameIDs: Bool
     private let poseSource: PoseSource
-    private let onAttached: (@Sendable (UnsafeMutablePointer<GstBuffer>, FramePose) -> Void)?
+    private let onAttached: (@Sendable (UnsafeMutablePointer<GstBuffer>, FramePose) -> UnsafeMutablePointer<GstBuffer>?)?
     private let state = Mutex((nextFrameID: UInt32(0), stats: PoseTaggerStats()))
 
     /// `onAttached` runs on the streaming thread with the (writable) frame and its pose.
     package init(width: Int, height: Int, stampFrameIDs: Bool, poseSource: @escaping PoseSource,
                  onAttached: (@Sendable (UnsafeMutablePointer<GstBuffer>, FramePose) -> Void)?) {
+        self.width = width; self.height = height; self.stampFrameIDs = stampFrameIDs
+        self.poseSource = poseSource
+        if let onAttached {
+            self.onAttached = { @Sendable (buffer: UnsafeMutablePointer<GstBuffer>, pose: FramePose) -> UnsafeMutablePointer<GstBuffer>? in
+                onAttached(buffer, pose)
+                return nil
+            }
+        } else {
+            self.onAttached = nil
+        }
+    }
+
+    /// As above, but `onAttached` may return a new buffer to send instead of the frame
+    /// (owned: one reference passes to the pad; the frame's own reference is dropped):
+    /// framing, which crops a wider capture to the output's size.
+    package init(width: Int, height: Int, stampFrameIDs: Bool, poseSource: @escaping PoseSource,
+                 replacing onAttached: @escaping @Sendable (UnsafeMutablePointer<GstBuffer>, FramePose) -> UnsafeMutablePointer<GstBuffer>?) {
         self.width = width; self.height = height; self.stampFrameIDs = stampFrameIDs
         self.poseSource = poseSource; self.onAttached = onAttached
     }
@@ -35,17 +52,19 @@ package final class PoseTagger: Sendable {
     /// Installs the probe on a pad carrying I420 frames of the configured size.
     package func install(on pad: Pad) {
         pad.addProbe(GST_PAD_PROBE_TYPE_BUFFER) { [self] info in
-            if let buffer = ProbeInfo.writableBuffer(info) { tag(buffer) }
+            if let buffer = ProbeInfo.writableBuffer(info), let replacement = tag(buffer), replacement != buffer {
+                gst_buffer_unref(buffer)
+                info.pointee.data = UnsafeMutableRawPointer(replacement)
+            }
             return GST_PAD_PROBE_OK
         }
     }
 
-    private func tag(_ buffer: UnsafeMutablePointer<GstBuffer>) {
+    private func tag(_ buffer: UnsafeMutablePointer<GstBuffer>) -> UnsafeMutablePointer<GstBuffer>? {
         if let bytes = PoseMeta.bytes(of: buffer), let pose = try? PoseWireFormat.decode(bytes) {
             if stampFrameIDs { stamp(pose.frameID, into: buffer) }
             state.withLock { $0.stats.framesTagged += 1 }
-            onAttached?(buffer, pose)
-            return
+            return onAttached?(buffer, pose)
         }
         let frameID = state.withLock { s in
             defer { s.nextFrameID &+= 1 }
@@ -71,7 +90,7 @@ package final class PoseTagger: Sendable {
             if attached { s.stats.framesTagged += 1 }
             if let failure { s.stats.poseEncodeErrors += 1; s.stats.lastError = failure }
         }
-        onAttached?(buffer, pose)
+        return onAttached?(buffer, pose)
     }
 
     private func stamp(_ frameID: UInt32, into buffer: UnsafeMutablePointer<GstBuffer>) {

@@ -11,6 +11,7 @@ import NodeOutput
 import Glibc
 import PoseMedia
 #endif
+import VideoEffects
 
 
 public struct PublisherMediaConfig: Sendable {
@@ -23,7 +24,13 @@ public struct PublisherMediaConfig: Sendable {
         case synthetic
     }
     public var source: Source = .test()
+    /// The size sent (the encoder's, before any resolution step).
     public var width = 640, height = 480, fps = 30
+    /// The size captured, when wider than the size sent: framing and zoom crop it
+    /// (`EffectChain`). Nil: the size sent.
+    public var captureWidth: Int?, captureHeight: Int?
+    /// The video effects the publisher starts with.
+    public var effects = EffectOptions()
     public var codec: VideoCodec = .h264
     /// With `.h264`: x264 (the default) or OpenH264.
     public var h264Encoder: H264Encoder = .x264
@@ -143,6 +150,8 @@ public final class PublisherMedia: @unchecked Sendable {
     private let tagger: PoseTagger
     private let synthetic: SyntheticSource?
     private let overlay: AnnotationOverlay
+    /// Framing and the virtual background (`EffectChain`).
+    public let effects: EffectChain
     /// The poses (and, from the synthetic camera, depth) of the frames sent lately.
     public let frameHistory = FrameHistory()
     /// The camera's metering routines (focus, exposure, white balance); nil when the
@@ -185,6 +194,11 @@ public final class PublisherMedia: @unchecked Sendable {
             throw .invalidArgument("video \(config.width)x\(config.height)@\(config.fps) is out of range")
         }
         try config.rtc.linkConditions?.validate()
+        let captureWidth = config.captureWidth ?? config.width, captureHeight = config.captureHeight ?? config.height
+        guard captureWidth >= 64, captureHeight >= 64, captureWidth % 2 == 0, captureHeight % 2 == 0,
+              config.width % 8 == 0, config.height % 8 == 0 else {
+            throw .invalidArgument("capture \(captureWidth)x\(captureHeight) must be even and at least 64x64, and the size sent \(config.width)x\(config.height) a multiple of 8 each way")
+        }
         self.config = config
         pipeline = try Pipeline(name: "publisher")
         state = Mutex(State(linkConditions: config.rtc.linkConditions, ladder: ResolutionLadder(configuration: .init(
@@ -192,7 +206,7 @@ public final class PublisherMedia: @unchecked Sendable {
 
         let history = frameHistory
         if config.source == .synthetic {
-            let source = try SyntheticSource(width: config.width, height: config.height, fps: config.fps,
+            let source = try SyntheticSource(width: captureWidth, height: captureHeight, fps: config.fps,
                                              scene: .standard, poseSource: poseSource, history: history,
                                              renderAhead: config.renderAhead)
             synthetic = source
@@ -205,7 +219,7 @@ public final class PublisherMedia: @unchecked Sendable {
         var chain: [Element]
         if let synthetic { chain = [synthetic.element] } else { chain = try Self.makeSource(config) }
         let caps = try ElementFactory.make("capsfilter", name: "rawcaps")
-        caps.set("caps", "video/x-raw,format=I420,width=\(config.width),height=\(config.height),framerate=\(config.fps)/1")
+        caps.set("caps", "video/x-raw,format=I420,width=\(captureWidth),height=\(captureHeight),framerate=\(config.fps)/1")
         let queue = try ElementFactory.make("queue", name: "encqueue")
         queue.set("max-size-buffers", 2)
         // Passthrough (no copy) at the camera's size; a step down scales after the pose
@@ -245,23 +259,49 @@ public final class PublisherMedia: @unchecked Sendable {
         try pipeline.link([encodedTee, trailerPayloader, trailerTee])
         trailerWriter.install(on: trailerPayloader.staticPad("sink")!)
 
-        // Pose attach, then the annotation overlay drawn with that pose: on the raw frame,
-        // after conversion, before the encoder.
+        // Pose attach at the capture's size; then framing (a new frame of the size sent,
+        // its pose's intrinsics those of its crop), metering on the camera's picture, the
+        // virtual background, the frame stamp, and the annotation overlay drawn with the
+        // frame's final pose: all on the raw frame, before the encoder.
         let overlay = AnnotationOverlay(width: config.width, height: config.height)
         self.overlay = overlay
-        tagger = PoseTagger(width: config.width, height: config.height, stampFrameIDs: config.stampFrameIDs,
-                            poseSource: poseSource) { [width = config.width, height = config.height, synthetic] buffer, pose in
-            history.record(pose: pose)
-            // Metering sees the camera's picture, before any annotation is drawn into it.
+        var effectConfig = EffectChainConfiguration(captureWidth: captureWidth, captureHeight: captureHeight,
+                                                    outputWidth: config.width, outputHeight: config.height, fps: config.fps,
+                                                    assets: EffectAssets.locate(explicit: config.effects.assetsDirectory))
+        effectConfig.framingControl = config.effects.framingControl
+        effectConfig.maxZoom = config.effects.maxZoom
+        effectConfig.analysisFPS = config.effects.analysisFPS
+        effectConfig.personGate = config.effects.personGate
+        let effects = EffectChain(configuration: effectConfig)
+        self.effects = effects
+        tagger = PoseTagger(width: captureWidth, height: captureHeight, stampFrameIDs: false,
+                            poseSource: poseSource) { [width = config.width, height = config.height, stamp = config.stampFrameIDs, synthetic] buffer, pose in
+            let framed = effects.frame(buffer, pose: pose)
+            let frame = framed.buffer, sent = framed.pose
+            history.record(pose: sent)
+            let depth = synthetic == nil ? nil : history.entry(pose.frameID)?.depth
+            if let crop = framed.crop, let depth {
+                history.record(depth: CroppedDepth(capture: depth, crop: crop, captureWidth: captureWidth, captureHeight: captureHeight),
+                               frameID: pose.frameID)
+            }
+            // Metering sees the camera's picture, before any effect or annotation.
             if let meter {
                 let lens = synthetic?.lens(forFrame: pose.frameID)
                 let settings = lens.flatMap { l in (meter.backend as? SimulatedCameraBackend)?.settings(of: l) }
-                PublisherCamera.process(meter, buffer: buffer, width: width, height: height, frameId: pose.frameID,
+                PublisherCamera.process(meter, buffer: frame, width: width, height: height, frameId: pose.frameID,
                                         capturedWith: settings)
             }
-            _ = overlay.draw(on: buffer, pose: pose)
-            onPoseAttached?(pose)
+            effects.background(frame, crop: framed.crop, depth: depth)
+            if stamp {
+                var info = GstVideoInfo()
+                gst_video_info_set_format(&info, GST_VIDEO_FORMAT_I420, guint(width), guint(height))
+                _ = FrameStamp.write(sent.frameID, into: frame, info: &info)
+            }
+            _ = overlay.draw(on: frame, pose: sent)
+            onPoseAttached?(sent)
+            return frame == buffer ? nil : frame
         }
+        if effects.changesSize { Self.announceSentSize(on: caps.staticPad("src")!, config: config) }
         tagger.install(on: caps.staticPad("src")!)
         if let onEncoded = config.onEncoded { EncodeTimer(report: onEncoded).install(on: encoder) }
         if let sampling = config.qualitySampling { QualityReferenceWriter(sampling: sampling).install(on: encoder.staticPad("sink")!) }
@@ -300,6 +340,22 @@ public final class PublisherMedia: @unchecked Sendable {
         let data = GstPadProbeType(GST_PAD_PROBE_TYPE_BUFFER.rawValue | GST_PAD_PROBE_TYPE_BUFFER_LIST.rawValue)
         _ = payloaderSource.addProbe(data) { info in
             bytes.add(UInt64(ProbeInfo.dataSize(info)))
+            return GST_PAD_PROBE_OK
+        }
+    }
+
+    /// Downstream of the effects, frames have the size sent, not the capture's: the caps
+    /// event leaving the capture's filter is replaced by one saying so (the elements
+    /// upstream keep negotiating the capture's size, which downstream accepts as well).
+    private static func announceSentSize(on pad: Pad, config: PublisherMediaConfig) {
+        pad.addProbe(GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM) { info in
+            guard let event = gst_pad_probe_info_get_event(info), event.pointee.type == GST_EVENT_CAPS,
+                  let caps = gst_caps_from_string("video/x-raw,format=I420,width=\(config.width),height=\(config.height),framerate=\(config.fps)/1,pixel-aspect-ratio=1/1")
+            else { return GST_PAD_PROBE_OK }
+            let replacement = gst_event_new_caps(caps)
+            gst_caps_unref(caps)
+            gst_event_unref(event)
+            info.pointee.data = UnsafeMutableRawPointer(replacement)
             return GST_PAD_PROBE_OK
         }
     }

@@ -170,7 +170,8 @@ final class SyntheticSource: @unchecked Sendable {
             }
             let renderNanos = MonotonicClock.nanos() - started
             if let bytes = try? PoseWireFormat.encode(pose) { _ = PoseMeta.attach(bytes, to: buffer) }
-            if let depth = try? renderer.copyDepthMap(scale: 4) { history.record(depth: depth, frameID: frameID) }
+            // Every second pixel: one depth per 2×2 block, what the depth background keys on.
+            if let depth = try? renderer.copyDepthMap(scale: 2) { history.record(depth: depth, frameID: frameID) }
             // A full queue (the streaming thread held up: a subscriber joining, a busy
             // machine) makes appsrc drop its oldest frame for this one: count it, so the
             // status tells frames dropped before encoding from frames sent without a pose.

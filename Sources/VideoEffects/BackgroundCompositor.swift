@@ -1,0 +1,155 @@
+import Imaging
+
+/// What replaces the background.
+public enum BackgroundFill: Sendable {
+    /// The frame's own background, blurred with about this radius (frame pixels).
+    case blur(radius: Int)
+    /// A picture of the frame's size (`StillImage` scales one to cover the frame).
+    case image(I420Image)
+}
+
+/// Blends a frame's background, in place, with a blurred copy of itself or with a
+/// picture, by a `BlockAlpha`. The blur is made at a quarter of the size each way (a box
+/// average down, two box-blur passes, bilinear back up), which is what makes 1280×720
+/// cheap: a blurred background has no detail to lose. Blocks of weight 255 are left
+/// untouched, bit for bit. Keeps its scratch planes between frames: one instance per
+/// streaming thread, not shared.
+public final class BackgroundCompositor {
+    private var small: [[UInt16]] = [[], [], []]
+    private var scratch: [UInt16] = []
+
+    public init() {}
+
+    /// The frame's size must be a multiple of 8 each way (every camera size is).
+    public func apply(_ fill: BackgroundFill, alpha: BlockAlpha, to frame: I420Planes) {
+        precondition(alpha.width == frame.width / 2 && alpha.height == frame.height / 2, "the alpha must match the frame")
+        switch fill {
+        case .blur(let radius): blur(frame, alpha: alpha, radius: radius)
+        case .image(let image):
+            guard image.width == frame.width, image.height == frame.height else { return }
+            replace(frame, alpha: alpha, image: image)
+        }
+    }
+
+    private func replace(_ frame: I420Planes, alpha: BlockAlpha, image: I420Image) {
+        let w = frame.width, h = frame.height, cw = w / 2, ch = h / 2
+        image.bytes.withUnsafeBufferPointer { src in
+            alpha.values.withUnsafeBufferPointer { a in
+                let iy = src.baseAddress!, iu = iy + w * h, iv = iu + cw * ch
+                for j in 0..<ch {
+                    for i in 0..<cw {
+                        let k = Int32(a[j * cw + i])
+                        if k == 255 { continue }
+                        let b = 255 - k
+                        @inline(__always) func mix(_ p: UnsafeMutablePointer<UInt8>, _ q: UInt8) {
+                            p.pointee = UInt8(truncatingIfNeeded: (Int32(p.pointee) * k + Int32(q) * b + 127) / 255)
+                        }
+                        for dy in 0..<2 {
+                            let row = frame.y + (2 * j + dy) * frame.yStride, irow = iy + (2 * j + dy) * w
+                            mix(row + 2 * i, irow[2 * i]); mix(row + 2 * i + 1, irow[2 * i + 1])
+                        }
+                        mix(frame.u + j * frame.uStride + i, iu[j * cw + i])
+                        mix(frame.v + j * frame.vStride + i, iv[j * cw + i])
+                    }
+                }
+            }
+        }
+    }
+
+    private func blur(_ frame: I420Planes, alpha: BlockAlpha, radius: Int) {
+        let w = frame.width, h = frame.height, sw = w / 4, sh = h / 4
+        let r = max(1, (radius + 2) / 4)
+        // Quarter-size planes: a 4×4 luma box, a 2×2 chroma box (values ×16 for precision).
+        for p in 0..<3 where small[p].count != sw * sh { small[p] = [UInt16](repeating: 0, count: sw * sh) }
+        if scratch.count != sw * sh { scratch = [UInt16](repeating: 0, count: sw * sh) }
+        small[0].withUnsafeMutableBufferPointer { s in
+            for j in 0..<sh {
+                for i in 0..<sw {
+                    var sum = 0
+                    for dy in 0..<4 {
+                        let row = frame.y + (4 * j + dy) * frame.yStride + 4 * i
+                        sum += Int(row[0]) + Int(row[1]) + Int(row[2]) + Int(row[3])
+                    }
+                    s[j * sw + i] = UInt16(sum)
+                }
+            }
+        }
+        for (p, plane, stride) in [(1, frame.u, frame.uStride), (2, frame.v, frame.vStride)] {
+            small[p].withUnsafeMutableBufferPointer { s in
+                for j in 0..<sh {
+                    let r0 = plane + 2 * j * stride, r1 = r0 + stride
+                    for i in 0..<sw {
+                        s[j * sw + i] = UInt16((Int(r0[2 * i]) + Int(r0[2 * i + 1]) + Int(r1[2 * i]) + Int(r1[2 * i + 1])) * 4)
+                    }
+                }
+            }
+        }
+        for p in 0..<3 {
+            for _ in 0..<2 { boxBlur(&small[p], sw, sh, r) }
+        }
+        // Back up to blocks (chroma resolution): bilinear from the quarter-size planes.
+        let cw = w / 2, ch = h / 2
+        let cols = I420Resampler.taps(count: cw, sourceCount: sw, origin: 0, span: Double(sw))
+        let rows = I420Resampler.taps(count: ch, sourceCount: sh, origin: 0, span: Double(sh))
+        small[0].withUnsafeBufferPointer { sy in
+            small[1].withUnsafeBufferPointer { su in
+                small[2].withUnsafeBufferPointer { sv in
+                    alpha.values.withUnsafeBufferPointer { a in
+                        for j in 0..<ch {
+                            let y0 = Int(rows.index[j]) * sw, y1 = min(Int(rows.index[j]) + 1, sh - 1) * sw
+                            let wy = Int32(rows.weight[j]), wy0 = 256 - wy
+                            for i in 0..<cw {
+                                let k = Int32(a[j * cw + i])
+                                if k == 255 { continue }
+                                let x0 = Int(cols.index[i]), x1 = min(x0 + 1, sw - 1)
+                                let wx = Int32(cols.weight[i]), wx0 = 256 - wx
+                                @inline(__always) func sample(_ s: UnsafeBufferPointer<UInt16>) -> Int32 {
+                                    let top = Int32(s[y0 + x0]) * wx0 + Int32(s[y0 + x1]) * wx
+                                    let bottom = Int32(s[y1 + x0]) * wx0 + Int32(s[y1 + x1]) * wx
+                                    return (top * wy0 + bottom * wy + (1 << 19)) >> 20   // ÷65536 weights, ÷16 sums
+                                }
+                                let b = 255 - k
+                                let by = sample(sy), bu = sample(su), bv = sample(sv)
+                                @inline(__always) func mix(_ p: UnsafeMutablePointer<UInt8>, _ q: Int32) {
+                                    p.pointee = UInt8(truncatingIfNeeded: (Int32(p.pointee) * k + q * b + 127) / 255)
+                                }
+                                for dy in 0..<2 {
+                                    let row = frame.y + (2 * j + dy) * frame.yStride
+                                    mix(row + 2 * i, by); mix(row + 2 * i + 1, by)
+                                }
+                                mix(frame.u + j * frame.uStride + i, bu)
+                                mix(frame.v + j * frame.vStride + i, bv)
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// One separable box blur of radius `r` (edges repeated), in place.
+    private func boxBlur(_ plane: inout [UInt16], _ w: Int, _ h: Int, _ r: Int) {
+        let n = 2 * r + 1
+        plane.withUnsafeMutableBufferPointer { p in
+            scratch.withUnsafeMutableBufferPointer { t in
+                for y in 0..<h {
+                    let row = y * w
+                    var sum = 0
+                    for k in -r...r { sum += Int(p[row + min(max(k, 0), w - 1)]) }
+                    for x in 0..<w {
+                        t[row + x] = UInt16(sum / n)
+                        sum += Int(p[row + min(x + r + 1, w - 1)]) - Int(p[row + max(x - r, 0)])
+                    }
+                }
+                for x in 0..<w {
+                    var sum = 0
+                    for k in -r...r { sum += Int(t[min(max(k, 0), h - 1) * w + x]) }
+                    for y in 0..<h {
+                        p[y * w + x] = UInt16(sum / n)
+                        sum += Int(t[min(y + r + 1, h - 1) * w + x]) - Int(t[max(y - r, 0) * w + x])
+                    }
+                }
+            }
+        }
+    }
+}
