@@ -29,6 +29,8 @@ public enum NodeEventName: String, CaseIterable, Sendable {
     case poseFeedListening
     case congestion
     case linkChanged
+    case effectChanged
+    case effectError
     // Subscriber
     case connected
     case controlOpen

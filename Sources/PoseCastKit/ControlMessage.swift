@@ -75,6 +75,15 @@ public enum ControlRequest: Sendable, Hashable {
     case meter(MeterRequest)
     case lock(routines: [MeteringRoutine])
     case unlock(routines: [MeteringRoutine])
+    /// Digital zoom ×`factor` (1…4; 1 hands the view back to the framing) on `point` of
+    /// frame `frameId` as the expert saw it (the latest frame when nil).
+    case zoom(point: NormalizedPoint, factor: Double, frameId: UInt32?)
+    /// Keep an annotation's 3D anchor in view at ×`factor`; nil stops following.
+    case follow(annotationId: String?, factor: Double)
+    /// Automatic framing: "off", "face" or "person".
+    case framing(subject: String)
+    /// The virtual background: only the field worker sets it; always refused.
+    case background
 
     public var type: String {
         switch self {
@@ -85,6 +94,10 @@ public enum ControlRequest: Sendable, Hashable {
         case .meter: "meter"
         case .lock: "lock"
         case .unlock: "unlock"
+        case .zoom: "zoom"
+        case .follow: "follow"
+        case .framing: "framing"
+        case .background: "background"
         }
     }
 }
@@ -137,6 +150,8 @@ public enum ControlCodec {
     public static let maxMessageBytes = 4096
     public static let maxLabelCharacters = 64
     public static let maxIdCharacters = 64
+    /// The largest digital zoom an expert may ask for.
+    public static let maxZoom = 4.0
     /// Positions further than this from the world origin are refused (metres).
     public static let maxCoordinate: Float = 10_000
 
@@ -198,6 +213,28 @@ public enum ControlCodec {
             request = .lock(routines: try fields.routines("routines") ?? MeteringRoutine.allCases)
         case "unlock":
             request = .unlock(routines: try fields.routines("routines") ?? MeteringRoutine.allCases)
+        case "zoom":
+            let factor = try fields.optionalNumber("factor") ?? 2
+            guard (1...maxZoom).contains(factor) else {
+                throw ControlError(id: id, code: .invalidValue, message: "\"factor\" must be 1…\(maxZoom), got \(factor)")
+            }
+            request = .zoom(point: object["point"] == nil ? NormalizedPoint(x: 0.5, y: 0.5) : try fields.point("point"), factor: factor,
+                            frameId: object["frameId"] == nil ? nil : try fields.uint32("frameId"))
+        case "follow":
+            let factor = try fields.optionalNumber("factor") ?? 2
+            guard (1...maxZoom).contains(factor) else {
+                throw ControlError(id: id, code: .invalidValue, message: "\"factor\" must be 1…\(maxZoom), got \(factor)")
+            }
+            request = .follow(annotationId: object["annotationId"] is NSNull ? nil : try fields.optionalString("annotationId", maxCount: maxIdCharacters),
+                              factor: factor)
+        case "framing":
+            let subject = try fields.string("subject")
+            guard ["off", "face", "person"].contains(subject) else {
+                throw ControlError(id: id, code: .invalidValue, message: "\"subject\" must be off, face or person, got \"\(subject)\"")
+            }
+            request = .framing(subject: subject)
+        case "background":
+            request = .background
         default:
             throw ControlError(id: id, code: .unknownType, message: "unknown request type \"\(type)\"")
         }
@@ -226,6 +263,10 @@ public enum ControlCodec {
             o["meteringMode"] = m.meteringMode?.rawValue
             o["throwIfUnsupported"] = m.throwIfUnsupported
         case .lock(let r), .unlock(let r): o["routines"] = r.map(\.rawValue)
+        case let .zoom(p, factor, frameId): o["point"] = point(p); o["factor"] = factor; o["frameId"] = frameId
+        case let .follow(annotationId, factor): o["annotationId"] = annotationId ?? NSNull(); o["factor"] = factor
+        case .framing(let subject): o["subject"] = subject
+        case .background: break
         }
         return serialize(o)
     }
@@ -268,6 +309,15 @@ public enum ControlCodec {
                 "values": values,
             ]
             o["lockRemaining"] = st.lockRemaining.flatMap { $0.isFinite ? $0 : nil }
+            if let e = st.effects {
+                var background: [String: Any] = ["mode": e.background, "segmentationFps": e.segmentationFPS,
+                                                 "msPerFrame": (e.backgroundMs * 100).rounded() / 100]
+                background["source"] = e.backgroundSource
+                var framing: [String: Any] = ["subject": e.framing, "control": e.framingControl, "zoom": (e.zoom * 1000).rounded() / 1000,
+                                              "msPerFrame": (e.framingMs * 100).rounded() / 100]
+                framing["request"] = e.request
+                o["effects"] = ["background": background, "framing": framing]
+            }
             return serialize(o)
         }
     }
@@ -328,13 +378,26 @@ public enum ControlCodec {
               let meteringMode = try f.optionalEnum("meteringMode", MeteringMode.self) else {
             throw ControlError(id: nil, code: .missingField, message: "sceneStatus needs \"focusMode\" and \"meteringMode\"")
         }
-        return SceneStatus(
+        var status = SceneStatus(
             focus: try routine("focus"), exposure: try routine("exposure"), whiteBalance: try routine("whiteBalance"),
             focusMode: focusMode, meteringMode: meteringMode,
             region: NormalizedRect(x: try unit("x"), y: try unit("y"), width: try unit("width"), height: try unit("height")),
             lensPosition: try vf.optionalNumber("lensPosition"), exposureMs: try vf.optionalNumber("exposureMs"),
             gain: try vf.optionalNumber("gain"), whiteBalanceKelvin: try vf.optionalNumber("whiteBalanceKelvin"),
             lockRemaining: try f.optionalNumber("lockRemaining"), frameId: try f.uint32("frameId"))
+        if let effects = object["effects"] as? [String: Any] {
+            guard let b = effects["background"] as? [String: Any], let fr = effects["framing"] as? [String: Any] else {
+                throw ControlError(id: nil, code: .invalidValue, message: "sceneStatus \"effects\" needs \"background\" and \"framing\" objects")
+            }
+            let bf = Fields(object: b, id: nil), ff = Fields(object: fr, id: nil)
+            status.effects = EffectsSummary(
+                background: try bf.string("mode"), backgroundSource: try bf.optionalString("source", maxCount: 16),
+                segmentationFPS: try bf.optionalNumber("segmentationFps") ?? 0, backgroundMs: try bf.optionalNumber("msPerFrame") ?? 0,
+                framing: try ff.string("subject"), framingControl: try ff.optionalString("control", maxCount: 16) ?? "cooperative",
+                framingMs: try ff.optionalNumber("msPerFrame") ?? 0, zoom: try ff.optionalNumber("zoom") ?? 1,
+                request: try ff.optionalString("request", maxCount: 16))
+        }
+        return status
     }
 
     // MARK: helpers

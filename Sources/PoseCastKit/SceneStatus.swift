@@ -46,6 +46,8 @@ public struct SceneStatus: Sendable, Hashable {
     public var lockRemaining: Double?
     /// The raw frame the status was measured on.
     public var frameId: UInt32
+    /// The video effects' state (nil from a publisher that reports none).
+    public var effects: EffectsSummary?
 
     public init(focus: RoutineStatus, exposure: RoutineStatus, whiteBalance: RoutineStatus, focusMode: FocusMode,
                 meteringMode: MeteringMode, region: NormalizedRect, lensPosition: Double? = nil, exposureMs: Double? = nil,
@@ -62,5 +64,34 @@ public struct SceneStatus: Sendable, Hashable {
         case .exposure: exposure
         case .whiteBalance: whiteBalance
         }
+    }
+}
+
+/// The publisher's video effects as experts see them in `sceneStatus`.
+public struct EffectsSummary: Sendable, Hashable {
+    /// "off", "blur" or "image".
+    public var background: String
+    /// "person" or "depth" while on.
+    public var backgroundSource: String?
+    /// Segmentation runs in the last second.
+    public var segmentationFPS: Double
+    /// Mean cost of the background effect per frame (ms).
+    public var backgroundMs: Double
+    /// "off", "face" or "person".
+    public var framing: String
+    /// Who may change the framing: "user", "cooperative" or "app".
+    public var framingControl: String
+    /// Mean cost of the framing effect per frame (ms).
+    public var framingMs: Double
+    /// Digital zoom of the frame, against the widest view.
+    public var zoom: Double
+    /// "zoom" or "follow" while an expert's request holds the framing.
+    public var request: String?
+
+    public init(background: String, backgroundSource: String?, segmentationFPS: Double, backgroundMs: Double, framing: String,
+                framingControl: String, framingMs: Double, zoom: Double, request: String?) {
+        self.background = background; self.backgroundSource = backgroundSource; self.segmentationFPS = segmentationFPS
+        self.backgroundMs = backgroundMs; self.framing = framing; self.framingControl = framingControl
+        self.framingMs = framingMs; self.zoom = zoom; self.request = request
     }
 }

@@ -27,8 +27,23 @@ struct Publisher: AsyncParsableCommand {
     @Option(help: "Video source: 'v4l2' (the camera at --device), a device path such as /dev/video2, 'synthetic' (the synthetic AR camera: a known 3D scene rendered from each frame's pose) or 'test' (videotestsrc).")
     var source = "v4l2"
     @Option(help: "V4L2 device for --source v4l2.") var device = "/dev/video0"
-    @Option var width = 640
-    @Option var height = 480
+    @Option(help: "Width of the picture sent.") var width = 640
+    @Option(help: "Height of the picture sent.") var height = 480
+    @Option(help: "WxH: capture a wider view than the picture sent (e.g. 1280x720 for 640x480): framing and zoom crop it, each frame's intrinsics those of its crop (docs/EFFECTS.md). --hfov is the capture's.")
+    var captureSize: String?
+    @Option(help: "Virtual background: off, blur[=RADIUS] (default radius 10), or image=PATH (PNG or JPEG), optionally with ,depth=METRES to hide what is farther than that by the source's depth instead of by person segmentation (the synthetic camera has depth). Change it while running with the stdin command `background SPEC`; an expert cannot turn it off.")
+    var background = "off"
+    @Option(help: "Automatic framing (Center Stage): off, face (the largest face) or person (the person mask's box). Needs --capture-size wider than the picture sent to have room to move.")
+    var framing: FramingSubject = .off
+    @Option(help: "Who may change framing and zoom while running: user (stdin only; experts refused), cooperative (stdin and experts) or app (nobody: the framing the publisher started with).")
+    var framingControl: FramingControl = .cooperative
+    @Option(help: "The largest digital zoom (1…4).") var maxZoom: Double = 4
+    @Option(help: "Person segmentation and face detection runs per second (the latest result serves every frame).")
+    var analysisFps: Double = 15
+    @Flag(inversion: .prefixedEnableDisable, help: "The person background applies only while a face is in the person mask (the selfie model marks whatever stands out when no one is there).")
+    var personGate = true
+    @Option(help: "Folder of libLiteRt.so and the .tflite models (default: .build/effects, filled by scripts/effects-setup).")
+    var effectsDir: String?
     @Option var fps = 30
     @Option(help: "h264 (the default: x264, less latency and CPU than VP8 at the same median SSIM with fewer bits; docs/BENCHMARKS.md) or vp8.") var codec: VideoCodec = .h264
     @Option(help: "With --codec h264: x264 (the default: zero latency, veryfast, Constrained Baseline) or openh264 (Cisco's: 1 ms faster, a softer picture in hard scenes; docs/BENCHMARKS.md).")
@@ -104,6 +119,12 @@ struct Publisher: AsyncParsableCommand {
         if let loss, !(0...100).contains(loss) { throw ValidationError("--loss must be a percentage in 0...100, got \(loss)") }
         if let link { do { _ = try LinkConditions(spec: link) } catch { throw ValidationError("--link: \(error)") } }
         guard (50...bitrate).contains(minBitrate) else { throw ValidationError("--min-bitrate must be 50…--bitrate (\(bitrate)) kbit/s, got \(minBitrate)") }
+        if let captureSize, Self.parseSize(captureSize) == nil {
+            throw ValidationError("--capture-size must be WxH with even numbers of at least 64, got \(captureSize)")
+        }
+        do { _ = try BackgroundSetting(spec: background) } catch { throw ValidationError("--background: \(error)") }
+        guard maxZoom >= 1, maxZoom <= 4 else { throw ValidationError("--max-zoom must be 1…4, got \(maxZoom)") }
+        guard analysisFps > 0, analysisFps <= 60 else { throw ValidationError("--analysis-fps must be in (0, 60], got \(analysisFps)") }
         guard [1, 2, 4].contains(maxDownscale) else { throw ValidationError("--max-downscale must be 1, 2 or 4, got \(maxDownscale)") }
         if link != nil, loss != nil { throw ValidationError("give --link loss=PERCENT instead of --loss with --link") }
     }
@@ -118,6 +139,12 @@ struct Publisher: AsyncParsableCommand {
         default: throw ValidationError("--source must be v4l2, synthetic, test or a device path, got \(source)")
         }
         config.media.width = width; config.media.height = height; config.media.fps = fps
+        let capture = captureSize.flatMap(Self.parseSize) ?? (width, height)
+        if captureSize != nil { (config.media.captureWidth, config.media.captureHeight) = (capture.0, capture.1) }
+        config.media.effects.background = try BackgroundSetting(spec: background)
+        config.media.effects.framing = framing; config.media.effects.framingControl = framingControl
+        config.media.effects.maxZoom = maxZoom; config.media.effects.analysisFPS = analysisFps
+        config.media.effects.personGate = personGate; config.media.effects.assetsDirectory = effectsDir
         config.media.codec = codec; config.media.bitrateKbps = bitrate
         config.media.h264Encoder = h264Encoder ?? .x264; config.media.encoderOptions = encoderOption.compactMap(EncoderOption.init)
         config.media.adaptBitrate = adaptBitrate; config.media.minimumBitrateKbps = minBitrate
@@ -129,7 +156,7 @@ struct Publisher: AsyncParsableCommand {
         if let link { config.media.rtc.linkConditions = try LinkConditions(spec: link) }
         config.media.apply(latencyProfile)
         config.camera = try intrinsics.map(Self.parseIntrinsics)
-            ?? CameraIntrinsics(horizontalFOVDegrees: hfov, aspect: Float(width) / Float(height))
+            ?? CameraIntrinsics(horizontalFOVDegrees: hfov, aspect: Float(capture.0) / Float(capture.1))
         config.pose = try PoseSourceSpec.parse(pose)
         config.poseSpeed = poseSpeed
         config.signalingURL = signaling
@@ -148,6 +175,12 @@ struct Publisher: AsyncParsableCommand {
         }
     }
 
+    static func parseSize(_ text: String) -> (Int, Int)? {
+        let parts = text.lowercased().split(separator: "x").compactMap { Int($0) }
+        guard parts.count == 2, parts[0] >= 64, parts[1] >= 64, parts[0] % 2 == 0, parts[1] % 2 == 0 else { return nil }
+        return (parts[0], parts[1])
+    }
+
     static func parseIntrinsics(_ text: String) throws -> CameraIntrinsics {
         let v = text.split(separator: ",").map { Float($0.trimmingCharacters(in: .whitespaces)) }
         guard v.count == 4, v.allSatisfy({ $0?.isFinite == true }) else {
@@ -158,3 +191,6 @@ struct Publisher: AsyncParsableCommand {
         return k
     }
 }
+
+extension FramingSubject: ExpressibleByArgument {}
+extension FramingControl: ExpressibleByArgument {}

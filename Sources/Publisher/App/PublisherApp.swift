@@ -50,12 +50,15 @@ public final class PublisherApp: Sendable {
     private let store: LivePoseStore
     private let frames: FrameLog?
     private let fatal: Refusal
+    /// `--pose stdin`: stdin is the pose feed, not commands.
+    private let stdinCarriesPoses: Bool
 
     private init(out: EventOutput, media: PublisherMedia, node: PublisherNode, url: String,
-                 server: SignalingServer?, feed: PoseFeedReceiver?, store: LivePoseStore, frames: FrameLog?, fatal: Refusal) {
+                 server: SignalingServer?, feed: PoseFeedReceiver?, store: LivePoseStore, frames: FrameLog?, fatal: Refusal,
+                 stdinCarriesPoses: Bool) {
         self.out = out; self.media = media; self.node = node; self.url = url
         self.server = server; self.feed = feed; self.store = store; self.frames = frames
-        self.fatal = fatal
+        self.fatal = fatal; self.stdinCarriesPoses = stdinCarriesPoses
     }
 
     public static func build(_ config: PublisherAppConfig) async throws(AppExit) -> PublisherApp {
@@ -96,6 +99,9 @@ public final class PublisherApp: Sendable {
             await feed?.stop()
             throw failure("\(error)")
         }
+        // The effects asked for at start: a missing model or picture is said, and the
+        // video goes on without that effect.
+        await Self.startEffects(config.media.effects, on: media.effects, out: out)
         var server: SignalingServer?
         let url: String
         if let signaling = config.signalingURL {
@@ -127,8 +133,9 @@ public final class PublisherApp: Sendable {
                 fatal.reason.withLock { $0 = details }
             }
         }
+        let stdinPoses: Bool = if case .stdin = PoseFeedReceiver.Transport(config.pose) { true } else { false }
         return PublisherApp(out: out, media: media, node: node, url: url, server: server, feed: feed,
-                            store: store, frames: frames, fatal: fatal)
+                            store: store, frames: frames, fatal: fatal, stdinCarriesPoses: stdinPoses)
     }
 
     /// Serves until the calling task is cancelled or SIGINT/SIGTERM arrives; throws with
@@ -152,11 +159,12 @@ public final class PublisherApp: Sendable {
             }
         }
         defer { adaptation.cancel() }
-        // With a simulated link, stdin takes `link SPEC` lines that change it while running.
-        let linkCommands = media.config.rtc.linkConditions == nil ? nil : Task {
-            for await line in ProcessSupport.stdinLines() { Self.linkCommand(line, media: media, node: node, out: out) }
+        // stdin takes commands (`link`, `background`, `framing`, `zoom`, `follow`), unless
+        // it carries the poses.
+        let commands = stdinCarriesPoses ? nil : Task {
+            for await line in ProcessSupport.stdinLines() { await Self.command(line, media: media, node: node, out: out) }
         }
-        defer { linkCommands?.cancel() }
+        defer { commands?.cancel() }
         var status = PublisherStatusSampler(media: media)
         var refused: String?
         while !runner.isCancelled && !Task.isCancelled {
@@ -221,15 +229,28 @@ public final class PublisherApp: Sendable {
         }
     }
 
+    /// One stdin line: `link …` or an effect command (`PublisherApp+Effects.swift`).
+    private static func command(_ line: String, media: PublisherMedia, node: PublisherNode, out: EventOutput) async {
+        let verb = line.split(separator: " ").first.map(String.init) ?? ""
+        switch verb {
+        case "": return
+        case "link": linkCommand(line, media: media, node: node, out: out)
+        case "background", "framing", "zoom", "follow": await effectCommand(line, media: media, node: node, out: out)
+        default:
+            out.event(.commandError, ["line": line, "message": "unknown command \(verb): the publisher takes link, background, framing, zoom and follow"],
+                      human: "error: unknown command \(verb): the publisher takes `link [SESSION] SPEC`, `background SPEC`, `framing off|face|person`, `zoom X Y FACTOR` and `follow ANNOTATION [FACTOR]|off`")
+        }
+    }
+
     /// `link [SESSION] rate=KBPS,loss=PERCENT,delay=MS,bucket=KBIT` (any subset; the rest
     /// back to perfect; `none`: perfect) on stdin: new conditions on every subscriber's
     /// link at once, or on one session's only.
     private static func linkCommand(_ line: String, media: PublisherMedia, node: PublisherNode, out: EventOutput) {
         var words = line.split(separator: " ").map(String.init)
-        guard let verb = words.first else { return }
-        guard verb == "link" else {
-            out.event(.commandError, ["line": line, "message": "unknown command \(verb): the publisher takes `link [SESSION] SPEC`"],
-                      human: "error: unknown command \(verb): the publisher takes `link [SESSION] rate=KBPS,loss=PERCENT,delay=MS`")
+        guard words.first == "link" else { return }
+        guard media.config.rtc.linkConditions != nil else {
+            out.event(.commandError, ["line": line, "message": "link: this publisher runs without a simulated link (start it with --link or --loss)"],
+                      human: "error: link: this publisher runs without a simulated link (start it with --link or --loss)")
             return
         }
         words.removeFirst()

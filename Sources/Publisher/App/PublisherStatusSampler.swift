@@ -74,6 +74,27 @@ struct PublisherStatusSampler {
             fields.merge(st.statusFields) { _, new in new }
             human += "  " + st.summary
         }
+        let fx = media.effects.status
+        fields["background"] = fx.background
+        fields["framing"] = fx.framing
+        fields["zoom"] = (fx.zoom * 1000).rounded() / 1000
+        if fx.background != "off" {
+            fields["background_source"] = fx.backgroundSource
+            fields["background_ms"] = (fx.backgroundMs * 100).rounded() / 100
+            if fx.backgroundSource == "person" {
+                fields["segmentation_fps"] = fx.segmentationFPS
+                fields["person_present"] = fx.personPresent
+            }
+            if fx.framesWithoutDepth > 0 { fields["background_frames_without_depth"] = Int(fx.framesWithoutDepth) }
+            human += "  background \(fx.background) (\(fx.backgroundSource ?? "")) \(String(format: "%.1f", fx.backgroundMs)) ms"
+        }
+        if fx.framing != "off" || fx.zoom > 1.001 || fx.expertRequest != nil || media.effects.changesSize {
+            fields["framing_ms"] = (fx.framingMs * 100).rounded() / 100
+            fields["crop"] = fx.crop
+            fields["framing_request"] = fx.expertRequest
+            human += "  framing \(fx.framing)\(fx.expertRequest.map { " (\($0))" } ?? "") ×\(String(format: "%.2f", fx.zoom)) \(String(format: "%.1f", fx.framingMs)) ms"
+        }
+        if let error = fx.lastError { fields["effect_error"] = error }
         if let feed {
             fields["pose_feed_accepted"] = feed.accepted; fields["pose_feed_rejected"] = feed.rejected
             human += "  pose feed \(feed.accepted) ok / \(feed.rejected) rejected"

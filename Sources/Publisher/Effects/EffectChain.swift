@@ -105,7 +105,7 @@ public final class EffectChain: Sendable {
         if case .image(let path)? = setting.fill {
             do throws(StillImage.LoadError) {
                 image = try StillImage.load(path, covering: configuration.outputWidth, height: configuration.outputHeight)
-            } catch { throw EffectCommandError("\(error)") }
+            } catch { throw EffectCommandError("\(error)", kind: .unavailable) }
         }
         var segmenter: PersonSegmenter?, faces: FaceDetector?
         if setting.fill != nil, setting.depthMetres == nil {
@@ -175,12 +175,20 @@ public final class EffectChain: Sendable {
 
     public var status: EffectStatus { statistics.withLock { $0 } }
 
+    /// The state experts get in `sceneStatus`.
+    public var summary: EffectsSummary {
+        let s = status
+        return EffectsSummary(background: s.background, backgroundSource: s.backgroundSource, segmentationFPS: s.segmentationFPS,
+                              backgroundMs: s.backgroundMs, framing: s.framing, framingControl: s.framingControl,
+                              framingMs: s.framingMs, zoom: s.zoom, request: s.expertRequest)
+    }
+
     private func checkControl(byExpert: Bool, what: String) throws(EffectCommandError) {
         switch configuration.framingControl {
         case .cooperative: return
         case .user where !byExpert: return
-        case .user: throw EffectCommandError("\(what): framing is the field worker's (framing control \"user\"); an expert may not change it")
-        case .app: throw EffectCommandError("\(what): this publisher keeps the framing it started with (framing control \"app\")")
+        case .user: throw EffectCommandError("\(what): framing is the field worker's (framing control \"user\"); an expert may not change it", kind: .notAllowed)
+        case .app: throw EffectCommandError("\(what): this publisher keeps the framing it started with (framing control \"app\")", kind: .notAllowed)
         }
     }
 
@@ -189,13 +197,13 @@ public final class EffectChain: Sendable {
         do throws(EffectModelError) {
             return try PersonSegmenter(assets: configuration.assets,
                                        landscape: PersonSegmenter.prefersLandscape(width: configuration.captureWidth, height: configuration.captureHeight))
-        } catch { throw EffectCommandError("person segmentation: \(error)") }
+        } catch { throw EffectCommandError("person segmentation: \(error)", kind: .unavailable) }
     }
 
     private func loadFaces() throws(EffectCommandError) -> FaceDetector {
         if let f = settings.withLock({ $0.faces }) { return f }
         do throws(EffectModelError) { return try FaceDetector(assets: configuration.assets) } catch {
-            throw EffectCommandError("face detection: \(error)")
+            throw EffectCommandError("face detection: \(error)", kind: .unavailable)
         }
     }
 
@@ -359,5 +367,36 @@ struct CroppedDepth: DepthSampler {
     let captureWidth: Int, captureHeight: Int
     func depth(at point: NormalizedPoint) -> Float? {
         capture.depth(at: crop.capturePoint(point, captureWidth: captureWidth, captureHeight: captureHeight))
+    }
+}
+
+/// The expert's framing requests (`PublisherControl`), with the chain's refusals as replies.
+extension EffectChain: EffectCommands {
+    private func reply<T>(_ body: () throws(EffectCommandError) -> T) throws(ControlError) -> T {
+        do throws(EffectCommandError) { return try body() } catch {
+            let code: ControlErrorCode = switch error.kind {
+            case .invalid: .invalidValue
+            case .notAllowed: .notAllowed
+            case .unavailable: .unsupported
+            }
+            throw ControlError(id: nil, code: code, message: error.message)
+        }
+    }
+
+    public func zoom(at point: NormalizedPoint, factor: Double, frameID: UInt32?) throws(ControlError) {
+        try reply { () throws(EffectCommandError) in try zoom(at: point, factor: factor, frameID: frameID, byExpert: true) }
+    }
+
+    public func follow(annotationId: String, anchor: Vector3?, factor: Double) throws(ControlError) {
+        try reply { () throws(EffectCommandError) in
+            try follow(anchor.map { (annotationId, $0) }, factor: factor, byExpert: true)
+        }
+    }
+
+    public func framing(_ subject: String) throws(ControlError) {
+        guard let s = FramingSubject(rawValue: subject) else {
+            throw ControlError(id: nil, code: .invalidValue, message: "framing subject must be off, face or person, got \(subject)")
+        }
+        try reply { () throws(EffectCommandError) in try setFraming(s, byExpert: true) }
     }
 }

@@ -85,8 +85,10 @@ public enum FramingControl: String, Sendable, Hashable, CaseIterable {
 
 /// A bad effect option or command, said precisely.
 public struct EffectCommandError: Error, Sendable, CustomStringConvertible {
+    public enum Kind: Sendable { case invalid, notAllowed, unavailable }
+    public let kind: Kind
     public let message: String
-    public init(_ message: String) { self.message = message }
+    public init(_ message: String, kind: Kind = .invalid) { self.kind = kind; self.message = message }
     public var description: String { message }
 }
 

@@ -25,6 +25,15 @@ public protocol CameraCommands: Sendable {
     func unlock(_ routines: [MeteringRoutine]) throws(ControlError) -> [MeteringRoutine]
 }
 
+/// The framing requests, as the publisher's effect chain answers them. Errors carry the
+/// reply's code and message (`notAllowed` when the framing control mode refuses experts).
+public protocol EffectCommands: Sendable {
+    func zoom(at point: NormalizedPoint, factor: Double, frameID: UInt32?) throws(ControlError)
+    /// `anchor` nil stops following.
+    func follow(annotationId: String, anchor: Vector3?, factor: Double) throws(ControlError)
+    func framing(_ subject: String) throws(ControlError)
+}
+
 /// The publisher's control-channel rules, independent of any channel: validation,
 /// roles, annotations, camera control. Without a camera (`camera` nil: the test
 /// source) `focus`, `meter`, `lock` and `unlock` are refused as unsupported.
@@ -34,10 +43,14 @@ public struct PublisherControl: Sendable {
     public let camera: (any CameraCommands)?
     /// Why there is no camera control, for the `unsupported` reply.
     public let noCameraReason: String
+    /// Framing and zoom; nil: refused as unsupported.
+    public let effects: (any EffectCommands)?
 
     public init(board: AnnotationBoard, placer: AnnotationPlacer, camera: (any CameraCommands)? = nil,
-                noCameraReason: String = "this publisher's source has no camera to control") {
+                noCameraReason: String = "this publisher's source has no camera to control",
+                effects: (any EffectCommands)? = nil) {
         self.board = board; self.placer = placer; self.camera = camera; self.noCameraReason = noCameraReason
+        self.effects = effects
     }
 
     /// One message as it came off the data channel. Binary is refused (`tooLarge` over
@@ -126,6 +139,27 @@ public struct PublisherControl: Sendable {
                 }
                 return ControlOutcome(reply: .ack(id: id, annotationId: nil, skipped: skipped), annotationsChanged: false,
                                       requestType: type, skipped: skipped)
+            case .background:
+                return refuse(.notAllowed, "the virtual background is the field worker's own choice: an expert can neither set it nor turn it off")
+            case .zoom, .follow, .framing:
+                guard let effects else { return refuse(.unsupported, "\"\(type)\": this publisher has no framing effect") }
+                var annotationId: String?
+                switch envelope.request {
+                case let .zoom(point, factor, frameId): try effects.zoom(at: point, factor: factor, frameID: frameId)
+                case let .follow(target, factor):
+                    if let target {
+                        guard let annotation = board.all.first(where: { $0.id == target }) else {
+                            return refuse(.notFound, "no annotation \"\(target)\" to follow")
+                        }
+                        try effects.follow(annotationId: target, anchor: annotation.position, factor: factor)
+                    } else {
+                        try effects.follow(annotationId: "", anchor: nil, factor: factor)
+                    }
+                    annotationId = target
+                case .framing(let subject): try effects.framing(subject)
+                default: break
+                }
+                return ControlOutcome(reply: .ack(id: id, annotationId: annotationId), annotationsChanged: false, requestType: type)
             }
         } catch {
             return refuse(error.code, error.message)

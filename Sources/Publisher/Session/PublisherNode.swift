@@ -99,7 +99,7 @@ public final class PublisherNode: Sendable {
         control = PublisherControl(board: board, placer: AnnotationPlacer(history: media.frameHistory,
                                                                           planes: config.placementPlanes),
                                    camera: media.cameraMeter.map { CameraMeterCommands(meter: $0) },
-                                   noCameraReason: media.cameraControlUnavailable)
+                                   noCameraReason: media.cameraControlUnavailable, effects: media.effects)
     }
 
     /// Sessions with a connected subscriber / all sessions.
@@ -114,7 +114,8 @@ public final class PublisherNode: Sendable {
         let statusStream = Task { [weak self] in
             while !Task.isCancelled {
                 try? await Task.sleep(for: .milliseconds(200))
-                guard let self, let status = self.media.cameraMeter?.status else { continue }
+                guard let self, var status = self.media.cameraMeter?.status else { continue }
+                status.effects = self.media.effects.summary
                 self.broadcast(.sceneStatus(status))
             }
         }

@@ -52,6 +52,9 @@ extension SubscriberApp {
                 }
                 try node.send(.removeAnnotation(annotationId: id))
             case .clear: try node.send(.clearAnnotations)
+            case let .zoom(point, factor): try node.send(.zoom(point: point, factor: factor, frameId: node.frameOnScreen?.frameID))
+            case let .follow(id, factor): try node.send(.follow(annotationId: id, factor: factor))
+            case .framing(let subject): try node.send(.framing(subject: subject))
             case .pose: out.subscriberPose(node)
             case .status: out.subscriberStatus(node)
             case .checkMarkers(let frames):

@@ -9,18 +9,22 @@ import PoseCastKit
 ///   point (the centre before any), or unlocks when the publisher's focus is locked;
 /// - `u` or BackSpace: remove the newest pin of ours; `c` or Delete: clear all pins;
 /// - `m`: next metering mode (uniform, spot, weighted); `h`: HUD on/off;
+/// - the wheel: the publisher's digital zoom, ×1.25 a notch, on the point under the
+///   pointer (up in, down out, 1…4); `z`: back to the framing (zoom off);
 /// - `q` or Escape, or the window's close button: quit (exit 0).
-/// The middle button and the wheel do nothing; a press on the black border is refused
-/// here and said so.
+/// The middle button does nothing; a press on the black border is refused here and said so.
 struct WindowControls: Sendable {
     static let doubleClickNanos: UInt64 = 400_000_000
     static let doubleClickPixels: Float = 0.01
     static let meteringModes: [MeteringMode] = [.uniform, .spot, .weighted]
-    static let hints = "left: pin · right: focus · l: lock/unlock focus · u: undo · c: clear · m: metering · h: HUD · q: quit"
+    static let hints = "left: pin · right: focus · wheel: zoom · z: unzoom · l: lock/unlock focus · u: undo · c: clear · m: metering · h: HUD · q: quit"
+    static let zoomStep = 1.25
 
     var lastLeftPress: (nanos: UInt64, point: NormalizedPoint)?
     var focusPoint = NormalizedPoint(x: 0.5, y: 0.5)
     var meteringIndex = 2
+    /// The zoom this window asked for last (1: none).
+    var zoom = 1.0
     var hudVisible = true
     /// The last thing said to the person (a reply, a refusal), shown in the HUD.
     var message = ""
@@ -48,9 +52,13 @@ struct WindowControls: Sendable {
         case .closed:
             return .quit
         case let .press(button, point, shown):
-            guard button == 1 || button == 3 else {
-                return .say(button == 2 ? "middle button: nothing (left: pin, right: focus)" : "wheel: nothing yet")
+            if button == 4 || button == 5 {
+                let next = min(max(button == 4 ? zoom * Self.zoomStep : zoom / Self.zoomStep, 1), ControlCodec.maxZoom)
+                guard next != zoom else { return .say(button == 4 ? "zoom: already ×\(ControlCodec.maxZoom)" : "zoom: already the whole view") }
+                zoom = next
+                return .command(.zoom(point ?? NormalizedPoint(x: 0.5, y: 0.5), factor: (next * 100).rounded() / 100))
             }
+            guard button == 1 || button == 3 else { return .say("middle button: nothing (left: pin, right: focus, wheel: zoom)") }
             guard let point else { return .say("that click fell on the border, outside the picture: nothing sent") }
             if button == 3 {
                 focusPoint = point
@@ -73,6 +81,9 @@ struct WindowControls: Sendable {
                 meteringIndex = (meteringIndex + 1) % Self.meteringModes.count
                 return .command(.meter(MeterRequest(meteringMode: Self.meteringModes[meteringIndex])))
             case "h", "H": return .toggleHUD
+            case "z", "Z":
+                zoom = 1
+                return .command(.zoom(NormalizedPoint(x: 0.5, y: 0.5), factor: 1))
             default: return .none
             }
         }

@@ -24,12 +24,19 @@ public enum SubscriberCommand: Equatable, Sendable {
     case sleep(Double)
     /// Write the next decoded picture to this path as a PNG (`--snapshots`).
     case snapshot(String)
+    /// Digital zoom ×factor on a point of the frame on screen (factor 1: back to the framing).
+    case zoom(NormalizedPoint, factor: Double)
+    /// Keep an annotation in view at ×factor; nil stops.
+    case follow(String?, factor: Double)
+    /// The publisher's automatic framing: off, face or person.
+    case framing(String)
     case quit
 
     public static let help = """
     commands: tap X Y [LABEL] | tapnaive X Y [LABEL] | tapworld WX WY WZ [naive] [LABEL] | focus X Y [auto|tapToAutoFocus|tapToLockFocus] | meter [X Y] [LOCK_SECONDS] [routines=exposure,focus,whiteBalance] [mode=uniform|spot|weighted] [strict] | \
     meteringmode uniform|spot|weighted | \
-    lock | unlock | remove ANNOTATION_ID | undo | clear | pose | status | checkmarkers N | snapshot FILE.png | sleep SECONDS | quit   (X, Y normalised 0…1)
+    lock | unlock | remove ANNOTATION_ID | undo | clear | zoom X Y [FACTOR] | zoom off | follow ANNOTATION_ID [FACTOR] | follow off | framing off|face|person | \
+    pose | status | checkmarkers N | snapshot FILE.png | sleep SECONDS | quit   (X, Y normalised 0…1)
     """
 
     /// Parses a line; nil for blank lines and `#` comments.
@@ -136,6 +143,23 @@ public enum SubscriberCommand: Equatable, Sendable {
         case "snapshot":
             guard args.count == 1 else { throw CommandError("snapshot: give one file path (no spaces)") }
             return .snapshot(args[0])
+        case "zoom":
+            if args == ["off"] { return .zoom(NormalizedPoint(x: 0.5, y: 0.5), factor: 1) }
+            let p = try point()
+            let factor = args.count >= 3 ? try number(2, "FACTOR") : 2
+            guard args.count <= 3, (1...ControlCodec.maxZoom).contains(factor) else {
+                throw CommandError("zoom: X Y [FACTOR], the factor 1…\(ControlCodec.maxZoom), or zoom off")
+            }
+            return .zoom(p, factor: factor)
+        case "follow":
+            if args == ["off"] { return .follow(nil, factor: 1) }
+            guard (1...2).contains(args.count) else { throw CommandError("follow: ANNOTATION_ID [FACTOR], or follow off") }
+            let factor = args.count == 2 ? try number(1, "FACTOR") : 2
+            guard (1...ControlCodec.maxZoom).contains(factor) else { throw CommandError("follow: the factor must be 1…\(ControlCodec.maxZoom)") }
+            return .follow(args[0], factor: factor)
+        case "framing":
+            guard args.count == 1, ["off", "face", "person"].contains(args[0]) else { throw CommandError("framing: off, face or person") }
+            return .framing(args[0])
         case "quit", "exit": return .quit
         default:
             throw CommandError("unknown command \"\(verb)\"; \(help)")

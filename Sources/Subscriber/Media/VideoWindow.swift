@@ -149,7 +149,12 @@ final class VideoWindow: Sendable {
                 // The wheel: on X11 buttons 4 and 5, reported as such.
                 var x = 0.0, y = 0.0, dx = 0.0, dy = 0.0
                 guard gst_navigation_event_parse_mouse_scroll_event(event, &x, &y, &dx, &dy) != 0 else { break }
-                onInput(.press(button: dy > 0 ? 4 : 5, point: nil, shown: nil))
+                var point: NormalizedPoint?
+                if let width = pad.capsInt("width").map(Double.init), let height = pad.capsInt("height").map(Double.init),
+                   width > 0, height > 0, x > 0, y > 0, x < width, y < height {
+                    point = NormalizedPoint(x: Float(x / width), y: Float(y / height))
+                }
+                onInput(.press(button: dy > 0 ? 4 : 5, point: point, shown: nil))
             case GST_NAVIGATION_EVENT_KEY_PRESS:
                 var key: UnsafePointer<CChar>?
                 guard gst_navigation_event_parse_key_event(event, &key) != 0, let key else { break }

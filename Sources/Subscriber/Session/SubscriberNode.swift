@@ -356,6 +356,9 @@ public final class SubscriberNode: Sendable {
 
     // MARK: commands
 
+    /// The pose of the newest decoded frame (the one on screen headless).
+    public var frameOnScreen: FramePose? { frames.withLock { $0.lastFrame?.pose } }
+
     /// Sends a control request; returns its id.
     @discardableResult
     public func send(_ request: ControlRequest) throws(ControlError) -> String {
