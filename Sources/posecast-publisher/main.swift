@@ -24,7 +24,7 @@ struct Publisher: AsyncParsableCommand {
         subscriber can connect straight away: posecast-subscriber --signaling ws://127.0.0.1:8443/
         """)
 
-    @Option(help: "Video source: 'v4l2' (the camera at --device), a device path such as /dev/video2, 'synthetic' (the synthetic AR camera: a known 3D scene rendered from each frame's pose) or 'test' (videotestsrc).")
+    @Option(help: "Video source: 'v4l2' (the camera at --device), a device path such as /dev/video2, 'synthetic' (the synthetic AR camera: a known 3D scene rendered from each frame's pose) or 'test' (videotestsrc), or image:PATH (a PNG or JPEG picture as live video, letterboxed; for the effects' demo).")
     var source = "v4l2"
     @Option(help: "V4L2 device for --source v4l2.") var device = "/dev/video0"
     @Option(help: "Width of the picture sent.") var width = 640
@@ -135,8 +135,9 @@ struct Publisher: AsyncParsableCommand {
         case "test": config.media.source = .test(pattern: "ball")
         case "synthetic": config.media.source = .synthetic
         case "v4l2": config.media.source = .v4l2(device: device)
+        case let spec where spec.hasPrefix("image:"): config.media.source = .image(path: String(spec.dropFirst("image:".count)))
         case let path where path.hasPrefix("/"): config.media.source = .v4l2(device: path)
-        default: throw ValidationError("--source must be v4l2, synthetic, test or a device path, got \(source)")
+        default: throw ValidationError("--source must be v4l2, synthetic, test, image:PATH or a device path, got \(source)")
         }
         config.media.width = width; config.media.height = height; config.media.fps = fps
         let capture = captureSize.flatMap(Self.parseSize) ?? (width, height)

@@ -38,13 +38,29 @@ struct WindowControlsTests {
         #expect(c.action(for: .key("l"), nowNanos: 0, lockedNow: true) == .command(.unlock))
     }
 
-    @Test("the middle button, the wheel and the border do nothing, and say so")
+    @Test("the middle button and the border do nothing, and say so")
     func nothingButSaid() {
         var c = WindowControls()
-        for input: WindowInput in [.press(button: 2, point: Self.p), .press(button: 4, point: nil), .press(button: 5, point: nil),
-                                   .press(button: 1, point: nil), .press(button: 3, point: nil)] {
+        for input: WindowInput in [.press(button: 2, point: Self.p), .press(button: 1, point: nil), .press(button: 3, point: nil),
+                                   .press(button: 5, point: nil)] {
             guard case .say = c.action(for: input, nowNanos: 0, lockedNow: false) else { Issue.record("\(input) did something"); continue }
         }
+    }
+
+    @Test("the wheel zooms on the point under the pointer, ×1.25 a notch within 1…4; z unzooms")
+    func wheelZoom() {
+        var c = WindowControls()
+        #expect(c.action(for: .press(button: 4, point: Self.p), nowNanos: 0, lockedNow: false) == .command(.zoom(Self.p, factor: 1.25)))
+        #expect(c.action(for: .press(button: 4, point: nil), nowNanos: 0, lockedNow: false)
+                == .command(.zoom(NormalizedPoint(x: 0.5, y: 0.5), factor: 1.56)))
+        for _ in 0..<10 { _ = c.action(for: .press(button: 4, point: Self.p), nowNanos: 0, lockedNow: false) }
+        #expect(c.zoom == 4)
+        guard case .say = c.action(for: .press(button: 4, point: Self.p), nowNanos: 0, lockedNow: false) else {
+            Issue.record("a notch past ×4 must say so"); return
+        }
+        #expect(c.action(for: .press(button: 5, point: Self.p), nowNanos: 0, lockedNow: false) == .command(.zoom(Self.p, factor: 3.2)))
+        #expect(c.action(for: .key("z"), nowNanos: 0, lockedNow: false) == .command(.zoom(NormalizedPoint(x: 0.5, y: 0.5), factor: 1)))
+        #expect(c.zoom == 1)
     }
 
     @Test("keys: undo, clear, metering modes in turn, HUD; q, Esc and closing quit once")

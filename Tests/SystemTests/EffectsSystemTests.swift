@@ -164,6 +164,38 @@ struct EffectsSystemTests {
         print("effects switching: \(ids.count) frames shown, \(gaps.count) gaps, \(mismatched.count) poses not their own")
     }
 
+    /// Effects asked for without their models: each is refused naming the missing file and
+    /// the command that installs it, and the publisher streams on without them.
+    @Test("a missing model is named with its install command, and the video goes on")
+    func missingModels() async throws {
+        let (signaling, url) = try await Self.startSignaling()
+        let publisher = try ManagedProcess("posecast-publisher", [
+            "--source", "synthetic", "--pose", "orbit", "--signaling", url, "--json", "--effects-dir", "/nonexistent/effects",
+            "--background", "blur", "--framing", "face"], name: "publisher")
+        var refused: [String: String] = [:]
+        for effect in ["background", "framing"] {
+            let (e, _) = try await publisher.waitForEvent("\(effect) refused", timeout: 20) { $0.is(.effectError) && $0.string("effect") == effect }
+            refused[effect] = e.string("message")
+        }
+        for (effect, message) in refused {
+            #expect(message.contains("/nonexistent/effects/libLiteRt.so") && message.contains("bash scripts/effects-setup"),
+                    "\(effect): \(message)")
+        }
+        let subscriber = try ManagedProcess("posecast-subscriber", ["--headless", "--json", "--signaling", url], name: "subscriber")
+        let (status, _) = try await subscriber.waitForEvent("frames with pose", timeout: 40) {
+            $0.is(.status) && $0.int("frames_with_pose") >= 60
+        }
+        #expect(status.int("frames_with_pose") == status.int("frames"), "\(status)")
+        let (pub, _) = try await publisher.waitForEvent("the publisher's status", timeout: 5, after: publisher.output.count) { $0.is(.status) }
+        #expect(pub.string("background") == "off" && pub.string("framing") == "off", "\(pub)")
+        subscriber.signal(SIGTERM)
+        _ = try await subscriber.waitForExit(timeout: 15)
+        publisher.signal(SIGTERM)
+        #expect(try await publisher.waitForExit(timeout: 15) == 0)
+        signaling.signal(SIGTERM)
+        _ = try await signaling.waitForExit(timeout: 10)
+    }
+
     /// A photo installed by scripts/effects-setup, or nil.
     static func photo(_ name: String) -> String? {
         var dir = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()

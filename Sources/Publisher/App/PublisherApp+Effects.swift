@@ -43,18 +43,18 @@ extension PublisherApp {
         case "zoom":
             if words.count == 2, words[1] == "off" {
                 return await apply(out: out, what: "zoom", value: "off") { () throws(EffectCommandError) in
-                    try effects.zoom(at: NormalizedPoint(x: 0.5, y: 0.5), factor: 1, frameID: nil, byExpert: false)
+                    try effects.setZoom(at: NormalizedPoint(x: 0.5, y: 0.5), factor: 1, frameID: nil)
                 }
             }
             guard words.count == 4, let x = Float(words[1]), let y = Float(words[2]), let f = Double(words[3]) else {
                 return refuse("zoom takes X Y FACTOR (a point normalised in the picture sent, a factor 1…\(effects.configuration.maxZoom)) or off")
             }
             await apply(out: out, what: "zoom", value: "\(x) \(y) ×\(f)") { () throws(EffectCommandError) in
-                try effects.zoom(at: NormalizedPoint(x: x, y: y), factor: f, frameID: nil, byExpert: false)
+                try effects.setZoom(at: NormalizedPoint(x: x, y: y), factor: f, frameID: nil)
             }
         case "follow":
             if words.count == 2, words[1] == "off" {
-                return await apply(out: out, what: "follow", value: "off") { () throws(EffectCommandError) in try effects.follow(nil) }
+                return await apply(out: out, what: "follow", value: "off") { () throws(EffectCommandError) in try effects.setFollow(nil) }
             }
             guard (2...3).contains(words.count), let factor = words.count == 3 ? Double(words[2]) : 2 else {
                 return refuse("follow takes ANNOTATION [FACTOR] or off")
@@ -63,7 +63,7 @@ extension PublisherApp {
                 return refuse("follow: no annotation \(words[1])")
             }
             await apply(out: out, what: "follow", value: "\(annotation.id) ×\(factor)") { () throws(EffectCommandError) in
-                try effects.follow((annotation.id, annotation.position), factor: factor)
+                try effects.setFollow((annotation.id, annotation.position), factor: factor)
             }
         default:
             refuse("unknown effect command")

@@ -141,7 +141,7 @@ public final class EffectChain: Sendable {
 
     /// Zooms ×`factor` (1…max) on `point`, normalised in the frame `frameID` as sent (the
     /// latest frame when nil or forgotten); factor 1 hands the view back to the framing.
-    public func zoom(at point: NormalizedPoint, factor: Double, frameID: UInt32?, byExpert: Bool = false) throws(EffectCommandError) {
+    public func setZoom(at point: NormalizedPoint, factor: Double, frameID: UInt32?, byExpert: Bool = false) throws(EffectCommandError) {
         try checkControl(byExpert: byExpert, what: "zoom")
         guard point.isInImage else { throw EffectCommandError("zoom point (\(point.x), \(point.y)) is outside the picture") }
         guard factor.isFinite, factor >= 1, factor <= configuration.maxZoom else {
@@ -158,7 +158,7 @@ public final class EffectChain: Sendable {
     }
 
     /// Keeps `anchor` (an annotation's world position) in view at ×`factor`; nil stops.
-    public func follow(_ target: (id: String, anchor: Vector3)?, factor: Double = 2, byExpert: Bool = false) throws(EffectCommandError) {
+    public func setFollow(_ target: (id: String, anchor: Vector3)?, factor: Double = 2, byExpert: Bool = false) throws(EffectCommandError) {
         try checkControl(byExpert: byExpert, what: "follow")
         guard factor.isFinite, factor >= 1, factor <= configuration.maxZoom else {
             throw EffectCommandError("follow zoom must be 1…\(configuration.maxZoom), got \(factor)")
@@ -384,12 +384,12 @@ extension EffectChain: EffectCommands {
     }
 
     public func zoom(at point: NormalizedPoint, factor: Double, frameID: UInt32?) throws(ControlError) {
-        try reply { () throws(EffectCommandError) in try zoom(at: point, factor: factor, frameID: frameID, byExpert: true) }
+        try reply { () throws(EffectCommandError) in try setZoom(at: point, factor: factor, frameID: frameID, byExpert: true) }
     }
 
     public func follow(annotationId: String, anchor: Vector3?, factor: Double) throws(ControlError) {
         try reply { () throws(EffectCommandError) in
-            try follow(anchor.map { (annotationId, $0) }, factor: factor, byExpert: true)
+            try setFollow(anchor.map { (annotationId, $0) }, factor: factor, byExpert: true)
         }
     }
 

@@ -22,6 +22,9 @@ public struct PublisherMediaConfig: Sendable {
         case v4l2(device: String = "/dev/video0")
         /// The synthetic AR camera: the standard scene rendered from each frame's pose.
         case synthetic
+        /// A still picture (PNG or JPEG) repeated as live video (`imagefreeze`): a person
+        /// in front of the camera for the effects' demo and gallery, without a camera.
+        case image(path: String)
     }
     public var source: Source = .test()
     /// The size sent (the encoder's, before any resolution step).
@@ -415,6 +418,23 @@ public final class PublisherMedia: @unchecked Sendable {
             src.set("device", device)
             return [src, try ElementFactory.make("videoconvert"), try ElementFactory.make("videoscale"),
                     try ElementFactory.make("videorate")]
+        case .image(let path):
+            guard access(path, R_OK) == 0 else {
+                throw .deviceMissing(path: path, hint: "no readable picture there (PNG or JPEG)")
+            }
+            let lower = path.lowercased()
+            guard lower.hasSuffix(".png") || lower.hasSuffix(".jpg") || lower.hasSuffix(".jpeg") else {
+                throw .invalidArgument("--source image: \(path) must be a .png, .jpg or .jpeg file")
+            }
+            let src = try ElementFactory.make("filesrc", name: "source")
+            src.set("location", path)
+            let decoder = try ElementFactory.make(lower.hasSuffix(".png") ? "pngdec" : "jpegdec")
+            let freeze = try ElementFactory.make("imagefreeze")
+            freeze.set("is-live", true)
+            // Letterboxed into the capture's size (the whole picture, aspect kept).
+            let scale = try ElementFactory.make("videoscale")
+            scale.set("add-borders", true)
+            return [src, decoder, try ElementFactory.make("videoconvert"), scale, freeze]
         case .synthetic:
             preconditionFailure("the synthetic camera is built by SyntheticSource, not here")
         }
