@@ -17,6 +17,7 @@ public enum BackgroundFill: Sendable {
 public final class BackgroundCompositor {
     private var small: [[UInt16]] = [[], [], []]
     private var scratch: [UInt16] = []
+    private var line: [Int32] = []
 
     public init() {}
 
@@ -87,43 +88,62 @@ public final class BackgroundCompositor {
         for p in 0..<3 {
             for _ in 0..<2 { boxBlur(&small[p], sw, sh, r) }
         }
-        // Back up to blocks (chroma resolution): bilinear from the quarter-size planes.
+        // Back up to blocks (chroma resolution): bilinear from the quarter-size planes, a
+        // row of blocks at a time (the vertical blend first, over the whole row, then two
+        // neighbours per block).
         let cw = w / 2, ch = h / 2
         let cols = I420Resampler.taps(count: cw, sourceCount: sw, origin: 0, span: Double(sw))
         let rows = I420Resampler.taps(count: ch, sourceCount: sh, origin: 0, span: Double(sh))
+        if line.count != 3 * (sw + 1) { line = [Int32](repeating: 0, count: 3 * (sw + 1)) }
+        cols.index.withUnsafeBufferPointer { colIndex in
+        cols.weight.withUnsafeBufferPointer { colWeight in
         small[0].withUnsafeBufferPointer { sy in
             small[1].withUnsafeBufferPointer { su in
                 small[2].withUnsafeBufferPointer { sv in
                     alpha.values.withUnsafeBufferPointer { a in
-                        for j in 0..<ch {
-                            let y0 = Int(rows.index[j]) * sw, y1 = min(Int(rows.index[j]) + 1, sh - 1) * sw
-                            let wy = Int32(rows.weight[j]), wy0 = 256 - wy
-                            for i in 0..<cw {
-                                let k = Int32(a[j * cw + i])
-                                if k == 255 { continue }
-                                let x0 = Int(cols.index[i]), x1 = min(x0 + 1, sw - 1)
-                                let wx = Int32(cols.weight[i]), wx0 = 256 - wx
-                                @inline(__always) func sample(_ s: UnsafeBufferPointer<UInt16>) -> Int32 {
-                                    let top = Int32(s[y0 + x0]) * wx0 + Int32(s[y0 + x1]) * wx
-                                    let bottom = Int32(s[y1 + x0]) * wx0 + Int32(s[y1 + x1]) * wx
-                                    return (top * wy0 + bottom * wy + (1 << 19)) >> 20   // ÷65536 weights, ÷16 sums
+                        line.withUnsafeMutableBufferPointer { lineBuffer in
+                            let ly = lineBuffer.baseAddress!, lu = ly + (sw + 1), lv = lu + (sw + 1)
+                            for j in 0..<ch {
+                                let y0 = Int(rows.index[j]) * sw, y1 = min(Int(rows.index[j]) + 1, sh - 1) * sw
+                                let wy = Int32(rows.weight[j]), wy0 = 256 - wy
+                                for k in 0..<sw {
+                                    ly[k] = Int32(sy[y0 + k]) &* wy0 &+ Int32(sy[y1 + k]) &* wy
+                                    lu[k] = Int32(su[y0 + k]) &* wy0 &+ Int32(su[y1 + k]) &* wy
+                                    lv[k] = Int32(sv[y0 + k]) &* wy0 &+ Int32(sv[y1 + k]) &* wy
                                 }
-                                let b = 255 - k
-                                let by = sample(sy), bu = sample(su), bv = sample(sv)
-                                @inline(__always) func mix(_ p: UnsafeMutablePointer<UInt8>, _ q: Int32) {
-                                    p.pointee = UInt8(truncatingIfNeeded: (Int32(p.pointee) * k + q * b + 127) / 255)
+                                ly[sw] = ly[sw - 1]; lu[sw] = lu[sw - 1]; lv[sw] = lv[sw - 1]
+                                let yRow0 = frame.y + 2 * j * frame.yStride, yRow1 = yRow0 + frame.yStride
+                                let uRow = frame.u + j * frame.uStride, vRow = frame.v + j * frame.vStride
+                                for i in 0..<cw {
+                                    let k = Int32(a[j * cw + i])
+                                    if k == 255 { continue }
+                                    let x0 = Int(colIndex[i])
+                                    let wx = Int32(colWeight[i]), wx0 = 256 - wx
+                                    // ÷65536 for the weights, ÷16 for the box sums.
+                                    let by = (ly[x0] &* wx0 &+ ly[x0 + 1] &* wx &+ (1 << 19)) >> 20
+                                    let bu = (lu[x0] &* wx0 &+ lu[x0 + 1] &* wx &+ (1 << 19)) >> 20
+                                    let bv = (lv[x0] &* wx0 &+ lv[x0 + 1] &* wx &+ (1 << 19)) >> 20
+                                    if k == 0 {
+                                        let y8 = UInt8(truncatingIfNeeded: by)
+                                        yRow0[2 * i] = y8; yRow0[2 * i + 1] = y8; yRow1[2 * i] = y8; yRow1[2 * i + 1] = y8
+                                        uRow[i] = UInt8(truncatingIfNeeded: bu); vRow[i] = UInt8(truncatingIfNeeded: bv)
+                                        continue
+                                    }
+                                    let b = 255 - k
+                                    @inline(__always) func mix(_ p: UnsafeMutablePointer<UInt8>, _ q: Int32) {
+                                        p.pointee = UInt8(truncatingIfNeeded: (Int32(p.pointee) &* k &+ q &* b &+ 127) / 255)
+                                    }
+                                    mix(yRow0 + 2 * i, by); mix(yRow0 + 2 * i + 1, by)
+                                    mix(yRow1 + 2 * i, by); mix(yRow1 + 2 * i + 1, by)
+                                    mix(uRow + i, bu); mix(vRow + i, bv)
                                 }
-                                for dy in 0..<2 {
-                                    let row = frame.y + (2 * j + dy) * frame.yStride
-                                    mix(row + 2 * i, by); mix(row + 2 * i + 1, by)
-                                }
-                                mix(frame.u + j * frame.uStride + i, bu)
-                                mix(frame.v + j * frame.vStride + i, bv)
                             }
                         }
                     }
                 }
             }
+        }
+        }
         }
     }
 

@@ -32,25 +32,33 @@ public enum I420Resampler {
         return (index, weight)
     }
 
+    /// One plane, in two passes per output row: the two source rows it falls between are
+    /// blended over the columns the crop spans (a straight loop the compiler vectorises),
+    /// then each output pixel interpolates two neighbours of that blended row.
     static func plane(_ src: UnsafePointer<UInt8>, _ srcStride: Int, _ sw: Int, _ sh: Int,
                       into dst: UnsafeMutablePointer<UInt8>, _ dstStride: Int, _ dw: Int, _ dh: Int,
                       x: Double, y: Double, width: Double, height: Double) {
         let cols = taps(count: dw, sourceCount: sw, origin: x, span: width)
         let rows = taps(count: dh, sourceCount: sh, origin: y, span: height)
-        let single = sw == 1
-        cols.index.withUnsafeBufferPointer { ci in
-            cols.weight.withUnsafeBufferPointer { cw in
-                for j in 0..<dh {
-                    let r0 = src + Int(rows.index[j]) * srcStride
-                    let r1 = sh > 1 ? r0 + srcStride : r0
-                    let wy = rows.weight[j], wy0 = 256 - wy
-                    let out = dst + j * dstStride
-                    for i in 0..<dw {
-                        let xi = Int(ci[i]), xn = single ? xi : xi + 1
-                        let wx = cw[i], wx0 = 256 - wx
-                        let top = Int32(r0[xi]) * wx0 + Int32(r0[xn]) * wx
-                        let bottom = Int32(r1[xi]) * wx0 + Int32(r1[xn]) * wx
-                        out[i] = UInt8(truncatingIfNeeded: (top * wy0 + bottom * wy + 32768) >> 16)
+        let first = Int(cols.index[0]), last = min(Int(cols.index[dw - 1]) + 1, sw - 1)
+        let span = last - first + 1
+        var line = [UInt32](repeating: 0, count: span + 1)
+        let offsets = cols.index.map { Int($0) - first }, weights = cols.weight.map { UInt32($0) }
+        offsets.withUnsafeBufferPointer { ci in
+            weights.withUnsafeBufferPointer { cw in
+                line.withUnsafeMutableBufferPointer { blended in
+                    let b = blended.baseAddress!
+                    for j in 0..<dh {
+                        let r0 = src + Int(rows.index[j]) * srcStride + first
+                        let r1 = sh > 1 ? r0 + srcStride : r0
+                        let wy = UInt32(rows.weight[j]), wy0 = 256 - wy
+                        for k in 0..<span { b[k] = UInt32(r0[k]) &* wy0 &+ UInt32(r1[k]) &* wy }
+                        b[span] = b[span - 1]
+                        let out = dst + j * dstStride
+                        for i in 0..<dw {
+                            let xi = ci[i], wx = cw[i]
+                            out[i] = UInt8(truncatingIfNeeded: (b[xi] &* (256 - wx) &+ b[xi + 1] &* wx &+ 32768) >> 16)
+                        }
                     }
                 }
             }

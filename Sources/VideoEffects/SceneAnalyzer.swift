@@ -11,7 +11,9 @@ import PoseCastKit
 public final class SceneAnalyzer: @unchecked Sendable {
     public enum Subject: Sendable { case none, face, person }
 
-    public private(set) var matte: Matte?
+    public private(set) var matte: Matte? { didSet { matteGeneration &+= 1 } }
+    /// Changes whenever `matte` does (what a cache of the mask stretched over frames keys on).
+    public private(set) var matteGeneration = 0
     public private(set) var subject: NormalizedRect?
     /// Whether the person gate saw a person lately (true without a gate).
     public private(set) var personPresent = true
@@ -22,6 +24,8 @@ public final class SceneAnalyzer: @unchecked Sendable {
     public private(set) var segmentationTimes: [UInt64] = []
     private var smoother = MatteSmoother()
     private var lastRun: UInt64?
+    private var missedSearches = 0
+    private var gateRuns = 0
     private let periodNanos: UInt64
 
     public init(fps: Double) { periodNanos = UInt64(1e9 / max(fps, 0.1)) }
@@ -32,7 +36,7 @@ public final class SceneAnalyzer: @unchecked Sendable {
     public func analyse(_ frame: FrameView, captureNanos: UInt64, segmenter: PersonSegmenter?, subject kind: Subject,
                         faces: FaceDetector?, personGate: FaceDetector? = nil) -> (subject: NormalizedRect?, error: String?) {
         let wantMatte = segmenter != nil && (kind == .person || needsMatte)
-        if !wantMatte { matte = nil; smoother.reset() }
+        if !wantMatte, matte != nil { matte = nil; smoother.reset() }
         if kind == .none { subject = nil }
         guard wantMatte || kind == .face else { return (subject, nil) }
         // 5 ms of slack: a 30 fps source analysed 15 times a second runs every other frame.
@@ -44,7 +48,10 @@ public final class SceneAnalyzer: @unchecked Sendable {
             do throws(EffectModelError) {
                 var raw = try segmenter.segment(frame)
                 if let personGate {
-                    if Self.showsPerson(raw, faces: try personGate.detect(frame)) { lastPersonSeen = captureNanos }
+                    // The gate looks every third run (5 a second at the default rate): a
+                    // face holds the person for 2 s anyway.
+                    if gateRuns % 3 == 0, Self.showsPerson(raw, faces: try personGate.detect(frame)) { lastPersonSeen = captureNanos }
+                    gateRuns += 1
                     personPresent = lastPersonSeen.map { captureNanos &- $0 <= presenceHoldNanos } ?? false
                     if !personPresent { raw.values = [Float](repeating: 0, count: raw.values.count) }
                 } else {
@@ -61,8 +68,13 @@ public final class SceneAnalyzer: @unchecked Sendable {
                 if let box = subject { found = try faces.detect(frame, region: Self.region(around: box, in: frame)) }
                 if found.isEmpty { found = try faces.detect(frame) }
                 // A wide view shrinks a face to a few pixels of the model's 128: look again
-                // in square tiles (a face of 100 px is 8 px in a 1280 px frame, 18 in a tile).
-                for tile in Self.tiles(of: frame) where found.isEmpty { found = try faces.detect(frame, region: tile) }
+                // in square tiles (a face of 100 px is 8 px in a 1280 px frame, 18 in a tile),
+                // every third run while no one is found (a camera on the work, not on a face,
+                // need not pay three detections fifteen times a second).
+                if found.isEmpty && (subject != nil || missedSearches % 3 == 0) {
+                    for tile in Self.tiles(of: frame) where found.isEmpty { found = try faces.detect(frame, region: tile) }
+                }
+                missedSearches = found.isEmpty ? missedSearches + 1 : 0
                 subject = found.max { $0.box.width * $0.box.height < $1.box.width * $1.box.height }?.box
             } catch { failure = "\(error)" }
         }

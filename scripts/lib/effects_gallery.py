@@ -64,9 +64,11 @@ def main():
     ap.add_argument("--only", default=",".join(SHOTS))
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
+    shots = os.path.join("out", "effects-gallery")
+    os.makedirs(shots, exist_ok=True)
     for name in a.only.split(","):
         caption, before, after = SHOTS[name]
-        paths = [os.path.join(a.out, f"effects-{name}-{which}.png") for which in ("before", "after")]
+        paths = [os.path.join(shots, f"effects-{name}-{which}.png") for which in ("before", "after")]
         shot(a, name, before, paths[0])
         shot(a, name, after, paths[1])
         combine(paths[0], paths[1], caption, os.path.join(a.out, f"effects-{name}.png"))

@@ -281,7 +281,15 @@ public final class EffectChain: Sendable {
             alpha = BlockAlpha(depth: map, maxDepth: metres, frameWidth: c.outputWidth, frameHeight: c.outputHeight, view: view)
         } else {
             guard let matte = worker.matte else { return }
-            alpha = BlockAlpha(matte: matte, frameWidth: c.outputWidth, frameHeight: c.outputHeight, view: view)
+            // The mask changes 15 times a second, the crop only while framing moves: reuse
+            // the stretched mask until either changes.
+            let generation = worker.analyzer.matteGeneration
+            if let cached = worker.alpha, cached.generation == generation, cached.crop == view.crop {
+                alpha = cached.alpha
+            } else {
+                alpha = BlockAlpha(matte: matte, frameWidth: c.outputWidth, frameHeight: c.outputHeight, view: view)
+                worker.alpha = (generation, view.crop, alpha)
+            }
         }
         let effectFill: BackgroundFill
         switch fill {
@@ -311,6 +319,8 @@ public final class EffectChain: Sendable {
         let compositor = BackgroundCompositor()
         let analyzer: SceneAnalyzer
         var matte: Matte? { analyzer.matte }
+        /// The mask stretched over the frame, for the matte generation and crop it was made for.
+        var alpha: (generation: Int, crop: CropWindow, alpha: BlockAlpha)?
         var lastFrameNanos: UInt64?
         var framingNanos = 0.0, backgroundNanos = 0.0
         /// This frame's analysis time when the background effect needed it.

@@ -222,7 +222,7 @@ public final class PublisherMedia: @unchecked Sendable {
         var chain: [Element]
         if let synthetic { chain = [synthetic.element] } else { chain = try Self.makeSource(config) }
         let caps = try ElementFactory.make("capsfilter", name: "rawcaps")
-        caps.set("caps", "video/x-raw,format=I420,width=\(captureWidth),height=\(captureHeight),framerate=\(config.fps)/1")
+        caps.set("caps", "video/x-raw,format=I420,width=\(captureWidth),height=\(captureHeight),framerate=\(config.fps)/1,pixel-aspect-ratio=1/1")
         let queue = try ElementFactory.make("queue", name: "encqueue")
         queue.set("max-size-buffers", 2)
         // Passthrough (no copy) at the camera's size; a step down scales after the pose

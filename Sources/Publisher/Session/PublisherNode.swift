@@ -1,3 +1,4 @@
+import Dispatch
 import Logging
 import PoseCastKit
 import PoseMedia
@@ -180,7 +181,14 @@ public final class PublisherNode: Sendable {
             branch.events?.cancel()
             media.removePeer(branch.peer)
         case let .executeControl(sessionId, message, author, role):
-            await feed(.controlHandled(sessionId: sessionId, control.handle(message, from: author, role: role)))
+            // Off the async pool: a framing request may load a model, a camera command
+            // touches the device (each takes milliseconds). Requests stay in order: the
+            // next waits for this one.
+            let control = self.control
+            let outcome = await withCheckedContinuation { (done: CheckedContinuation<ControlOutcome, Never>) in
+                DispatchQueue.global().async { done.resume(returning: control.handle(message, from: author, role: role)) }
+            }
+            await feed(.controlHandled(sessionId: sessionId, outcome))
         case let .sendControl(reply, sessionId):
             send(reply, to: sessionId)
         case .sendAnnotations(let sessionId):
