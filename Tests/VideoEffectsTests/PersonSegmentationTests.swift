@@ -20,7 +20,6 @@ import VideoEffects
     static func rect(_ x0: Float, _ y0: Float, _ x1: Float, _ y1: Float) -> NormalizedRect {
         NormalizedRect(x: x0 / 512, y: y0 / 512, width: (x1 - x0) / 512, height: (y1 - y0) / 512)
     }
-    static let corner: Float = 64
     static let people: [(name: String, face: NormalizedRect, corners: [NormalizedRect])] = [
         ("astronaut", rect(190, 95, 258, 170), [rect(0, 0, 64, 64), rect(448, 0, 512, 64)]),
         ("camera", rect(195, 120, 240, 185), [rect(0, 0, 64, 64), rect(448, 0, 512, 64), rect(448, 448, 512, 512)]),

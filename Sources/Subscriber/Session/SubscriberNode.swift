@@ -359,9 +359,11 @@ public final class SubscriberNode: Sendable {
     /// The pose of the newest decoded frame (the one on screen headless).
     public var frameOnScreen: FramePose? { frames.withLock { $0.lastFrame?.pose } }
 
-    /// Sends a control request; returns its id.
+    /// Sends a control request; returns its id. `beforeSending` gets the id before the
+    /// request leaves: on loopback the reply can come back before `send` returns, so
+    /// whatever must know the id when the reply arrives is recorded there.
     @discardableResult
-    public func send(_ request: ControlRequest) throws(ControlError) -> String {
+    public func send(_ request: ControlRequest, beforeSending: ((String) -> Void)? = nil) throws(ControlError) -> String {
         let (channel, number, unavailable, connected) = state.withLock { s -> (DataChannel?, Int, String, Bool) in
             s.requestNumber += 1
             return (s.channel, s.requestNumber, s.session.controlUnavailableReason, s.session.connected)
@@ -375,14 +377,17 @@ public final class SubscriberNode: Sendable {
             throw ControlError(id: id, code: .unsupported, message: "no control channel: \(why)")
         }
         let text = ControlCodec.encode(ControlEnvelope(id: id, request: request))
+        if case .annotate = request { state.withLock { _ = $0.annotateRequests.insert(id) } }
+        beforeSending?(id)
         if let delayedSender {
             delayedSender.send(text, on: channel)
         } else {
             do throws(RTCError) { try channel.send(text) } catch {
+                state.withLock { _ = $0.annotateRequests.remove(id) }
+                tracker.acknowledged(request: id, annotationId: nil)
                 throw ControlError(id: id, code: .unsupported, message: "control channel: \(error)")
             }
         }
-        if case .annotate = request { state.withLock { _ = $0.annotateRequests.insert(id) } }
         onEvent(.requestSent(id: id, type: request.type, text: text))
         _ = step(.requestSent(id: id, type: request.type))
         return id
@@ -462,8 +467,9 @@ public final class SubscriberNode: Sendable {
             tap = NormalizedPoint(x: min(((tap.x * w).rounded(.down) + 0.5) / w, 1), y: min(((tap.y * h).rounded(.down) + 0.5) / h, 1))
         }
         let request = try annotateRequest(tap, on: pose, kind: kind, label: label, color: color, naive: naive)
-        let id = try send(.annotate(request))
-        tracker.expect(request: id, truth: truth, placement: request.placement, frameId: pose.frameID)
+        let id = try send(.annotate(request)) { [tracker] id in
+            tracker.expect(request: id, truth: truth, placement: request.placement, frameId: pose.frameID)
+        }
         return id
     }
 
