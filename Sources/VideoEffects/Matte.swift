@@ -145,24 +145,27 @@ public struct BlockAlpha: Sendable {
         values = out
     }
 
-    /// Exactly what is nearer than `maxDepth` metres kept, the rest background, from a
-    /// depth map of the capture (`view` says which part the frame shows). Each block takes
-    /// the depth of the map's cell under its centre; with a map taken every second pixel
-    /// (`DepthMap.scale` 2) and no crop, that is the block's own bottom-right pixel. No
-    /// model, no smoothing: the synthetic camera's depth is exact, and so is this mask.
+    /// What is nearer than `maxDepth` metres kept, the rest background, from a depth map
+    /// of the capture (`view` says which part the frame shows). A block is kept when any
+    /// of its four pixels is near (each looked up in the map's cell under it), so with a
+    /// map of every pixel (`DepthMap.scale` 1) and no crop no nearer pixel ever changes.
+    /// No model, no smoothing: the synthetic camera's depth is exact, and so is this mask.
     public init(depth: DepthMap, maxDepth: Float, frameWidth: Int, frameHeight: Int, view: View? = nil) {
         let width = frameWidth / 2, height = frameHeight / 2
         self.width = width; self.height = height
         let v = view ?? View(crop: .full(width: frameWidth, height: frameHeight), captureWidth: frameWidth, captureHeight: frameHeight)
-        let cols = v.axis(count: width, horizontal: true).map { min(max(Int($0 * Double(depth.imageWidth)) / depth.scale, 0), depth.width - 1) }
-        let rows = v.axis(count: height, horizontal: false).map { min(max(Int($0 * Double(depth.imageHeight)) / depth.scale, 0), depth.height - 1) }
+        let cols = v.axis(count: frameWidth, horizontal: true).map { min(max(Int($0 * Double(depth.imageWidth)) / depth.scale, 0), depth.width - 1) }
+        let rows = v.axis(count: frameHeight, horizontal: false).map { min(max(Int($0 * Double(depth.imageHeight)) / depth.scale, 0), depth.height - 1) }
         var out = [UInt8](repeating: 0, count: width * height)
         depth.values.withUnsafeBufferPointer { d in
+            @inline(__always) func near(_ row: Int, _ col: Int) -> Bool {
+                let z = d[rows[row] * depth.width + cols[col]]
+                return z.isFinite && z <= maxDepth
+            }
             for j in 0..<height {
-                let row = rows[j] * depth.width
                 for i in 0..<width {
-                    let z = d[row + cols[i]]
-                    out[j * width + i] = z.isFinite && z <= maxDepth ? 255 : 0
+                    let kept = near(2 * j, 2 * i) || near(2 * j, 2 * i + 1) || near(2 * j + 1, 2 * i) || near(2 * j + 1, 2 * i + 1)
+                    out[j * width + i] = kept ? 255 : 0
                 }
             }
         }

@@ -109,8 +109,11 @@ struct EffectControlTests {
             Issue.record("a missing picture must be refused")
         } catch { #expect(error.message.contains("/nonexistent/bg.png")) }
         #expect(effects.status.background == "off")
-        // A depth background needs no model.
-        try effects.setBackground(BackgroundSetting(fill: .blur(radius: 10), depthMetres: 3))
-        #expect(effects.status.background == "blur" && effects.status.backgroundSource == "depth")
+        // A depth background needs no model, but a source with depth: this chain has none.
+        do {
+            try effects.setBackground(BackgroundSetting(fill: .blur(radius: 10), depthMetres: 3))
+            Issue.record("a depth background without depth must be refused")
+        } catch { #expect(error.kind == .unavailable && error.message.contains("--source synthetic")) }
+        #expect(effects.status.background == "off")
     }
 }

@@ -27,6 +27,15 @@ public struct EffectChainConfiguration: Sendable {
     }
 }
 
+/// A source that knows each frame's depth at every pixel (the synthetic camera; a depth
+/// camera or a tracker's depth feed could be one): what the depth background needs.
+protocol EffectDepthSource: Sendable {
+    /// Start or stop keeping depth maps (they cost a copy per frame).
+    func setDepthWanted(_ wanted: Bool)
+    /// The depth map of frame `frameID` (one value per pixel), while it is kept.
+    func depthMap(forFrame frameID: UInt32) -> DepthMap?
+}
+
 /// One effect's state, as status and `sceneStatus` report it.
 public struct EffectStatus: Sendable, Hashable {
     public var background: String = "off"
@@ -83,8 +92,13 @@ public final class EffectChain: Sendable {
     private let crops = Mutex((order: [UInt32](), crop: [UInt32: CropWindow]()))
     private let worker: Worker
 
-    public init(configuration: EffectChainConfiguration) {
+    private let depthSource: (any EffectDepthSource)?
+
+    public convenience init(configuration: EffectChainConfiguration) { self.init(configuration: configuration, depthSource: nil) }
+
+    init(configuration: EffectChainConfiguration, depthSource: (any EffectDepthSource)?) {
         self.configuration = configuration
+        self.depthSource = depthSource
         worker = Worker(configuration: configuration)
         statistics.withLock { $0.framingControl = configuration.framingControl.rawValue }
     }
@@ -101,6 +115,10 @@ public final class EffectChain: Sendable {
     /// picture (image) first; on failure nothing changes and the error says what is
     /// missing and how to install it.
     public func setBackground(_ setting: BackgroundSetting) throws(EffectCommandError) {
+        if setting.depthMetres != nil, depthSource == nil {
+            throw EffectCommandError("a depth background needs a source that knows depth (the synthetic camera: --source synthetic); this one has none",
+                                     kind: .unavailable)
+        }
         var image: I420Image?
         if case .image(let path)? = setting.fill {
             do throws(StillImage.LoadError) {
@@ -112,6 +130,7 @@ public final class EffectChain: Sendable {
             segmenter = try loadSegmenter()
             if configuration.personGate { faces = try loadFaces() }
         }
+        depthSource?.setDepthWanted(setting.fill != nil && setting.depthMetres != nil)
         settings.withLock { s in
             s.background = setting; s.backgroundImage = image
             if let segmenter { s.segmenter = segmenter }
@@ -264,8 +283,8 @@ public final class EffectChain: Sendable {
         return (out, framed, crop)
     }
 
-    /// The background effect on the output frame, in place (after metering).
-    func background(_ buffer: UnsafeMutablePointer<GstBuffer>, crop: CropWindow?, depth: (any DepthSampler)?) {
+    /// The background effect on the output frame `frameID`, in place (after metering).
+    func background(_ buffer: UnsafeMutablePointer<GstBuffer>, frameID: UInt32, crop: CropWindow?) {
         let s = settings.withLock { $0 }
         guard let fill = s.background.fill else { return }
         let start = MonotonicClock.nanos()
@@ -274,7 +293,7 @@ public final class EffectChain: Sendable {
                                    captureWidth: c.captureWidth, captureHeight: c.captureHeight)
         let alpha: BlockAlpha
         if let metres = s.background.depthMetres {
-            guard let map = depth as? DepthMap else {
+            guard let map = depthSource?.depthMap(forFrame: frameID) else {
                 statistics.withLock { $0.framesWithoutDepth += 1 }
                 return
             }

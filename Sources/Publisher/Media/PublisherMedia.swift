@@ -275,7 +275,7 @@ public final class PublisherMedia: @unchecked Sendable {
         effectConfig.maxZoom = config.effects.maxZoom
         effectConfig.analysisFPS = config.effects.analysisFPS
         effectConfig.personGate = config.effects.personGate
-        let effects = EffectChain(configuration: effectConfig)
+        let effects = EffectChain(configuration: effectConfig, depthSource: synthetic)
         self.effects = effects
         tagger = PoseTagger(width: captureWidth, height: captureHeight, stampFrameIDs: false,
                             poseSource: poseSource) { [width = config.width, height = config.height, stamp = config.stampFrameIDs, synthetic] buffer, pose in
@@ -294,7 +294,7 @@ public final class PublisherMedia: @unchecked Sendable {
                 PublisherCamera.process(meter, buffer: frame, width: width, height: height, frameId: pose.frameID,
                                         capturedWith: settings)
             }
-            effects.background(frame, crop: framed.crop, depth: depth)
+            effects.background(frame, frameID: pose.frameID, crop: framed.crop)
             if stamp {
                 var info = GstVideoInfo()
                 gst_video_info_set_format(&info, GST_VIDEO_FORMAT_I420, guint(width), guint(height))

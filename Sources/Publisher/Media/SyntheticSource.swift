@@ -37,6 +37,8 @@ final class SyntheticSource: @unchecked Sendable {
     /// The lens each recent frame was rendered with (by frame id), so metering knows
     /// exactly which focus and exposure a measured frame had, however deep the queues.
     private let renderedLenses = Mutex((ids: [UInt32](), lenses: [UInt32: LensState]()))
+    /// Full-resolution depth of the last frames, while the depth background wants it.
+    private let effectDepth = Mutex((wanted: false, maps: [(UInt32, DepthMap)]()))
 
     /// The lens every frame renders with; camera control drives it.
     let lensControl = LensControl()
@@ -170,8 +172,15 @@ final class SyntheticSource: @unchecked Sendable {
             }
             let renderNanos = MonotonicClock.nanos() - started
             if let bytes = try? PoseWireFormat.encode(pose) { _ = PoseMeta.attach(bytes, to: buffer) }
-            // Every second pixel: one depth per 2×2 block, what the depth background keys on.
-            if let depth = try? renderer.copyDepthMap(scale: 2) { history.record(depth: depth, frameID: frameID) }
+            if let depth = try? renderer.copyDepthMap(scale: 4) { history.record(depth: depth, frameID: frameID) }
+            // Every pixel's depth for the depth background, only while it is on, and only
+            // for the last few frames (a 1280×720 map is 3.7 MB).
+            if effectDepth.withLock({ $0.wanted }), let full = try? renderer.copyDepthMap(scale: 1) {
+                effectDepth.withLock { d in
+                    d.maps.append((frameID, full))
+                    if d.maps.count > 4 { d.maps.removeFirst() }
+                }
+            }
             // A full queue (the streaming thread held up: a subscriber joining, a busy
             // machine) makes appsrc drop its oldest frame for this one: count it, so the
             // status tells frames dropped before encoding from frames sent without a pose.
@@ -269,4 +278,18 @@ extension DepthMap: DepthSampler {}
 
 private extension Int32 {
     var isTrue: Bool { self != 0 }
+}
+
+/// The synthetic camera knows every pixel's depth: the depth background's source.
+extension SyntheticSource: EffectDepthSource {
+    func setDepthWanted(_ wanted: Bool) {
+        effectDepth.withLock { d in
+            d.wanted = wanted
+            if !wanted { d.maps.removeAll() }
+        }
+    }
+
+    func depthMap(forFrame frameID: UInt32) -> DepthMap? {
+        effectDepth.withLock { d in d.maps.last { $0.0 == frameID }?.1 }
+    }
 }
