@@ -135,12 +135,7 @@ struct EffectsSystemTests {
         #expect(status.int("frames_dropped_before_encoding") == 0, "\(status)")
         let errors = publisher.output[start...].filter { $0.contains("\"effect_error\"") || $0.contains("\"effectError\"") }
         #expect(errors.isEmpty, "effect errors: \(errors.prefix(3))")
-        subscriber.signal(SIGTERM)
-        _ = try await subscriber.waitForExit(timeout: 15)
-        publisher.signal(SIGTERM)
-        #expect(try await publisher.waitForExit(timeout: 15) == 0)
-        signaling.signal(SIGTERM)
-        _ = try await signaling.waitForExit(timeout: 10)
+        try await Self.stop(subscriber: subscriber, publisher: publisher, signaling: signaling)
 
         // The publisher's frames by id (the pose each was encoded with), then the subscriber's.
         func lines(_ path: String) throws -> [[String: Any]] {
@@ -188,6 +183,11 @@ struct EffectsSystemTests {
         #expect(status.int("frames_with_pose") == status.int("frames"), "\(status)")
         let (pub, _) = try await publisher.waitForEvent("the publisher's status", timeout: 5, after: publisher.output.count) { $0.is(.status) }
         #expect(pub.string("background") == "off" && pub.string("framing") == "off", "\(pub)")
+        try await Self.stop(subscriber: subscriber, publisher: publisher, signaling: signaling)
+    }
+
+    /// Stops the processes, the publisher cleanly (exit 0).
+    static func stop(subscriber: ManagedProcess, publisher: ManagedProcess, signaling: ManagedProcess) async throws {
         subscriber.signal(SIGTERM)
         _ = try await subscriber.waitForExit(timeout: 15)
         publisher.signal(SIGTERM)

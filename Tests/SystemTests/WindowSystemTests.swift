@@ -99,7 +99,7 @@ struct WindowSystemTests {
                                                 String(Int(point.1.rounded())), "click", String(button)])
     }
 
-    @Test("window: the scene shows; a click on a disc pins it there (2 px, 2 cm) at 640×480, 400×300 and 1000×750; right click + l locks focus; u undoes; a destroyed window, q and the close button each exit 0")
+    @Test("window: the scene shows; a click on a disc pins it there (2 px, 2 cm) at 640×480, 400×300 and 1000×750; right click + l locks focus; u undoes; the wheel zooms and z unzooms; a destroyed window, q and the close button each exit 0")
     func windowAsAPersonUsesIt() async throws {
         let xvfb = try ManagedProcess("/usr/bin/Xvfb", [Self.display, "-screen", "0", "1280x800x24", "-nolisten", "tcp"], name: "Xvfb")
         defer { xvfb.signal(SIGTERM) }
@@ -200,6 +200,26 @@ struct WindowSystemTests {
         _ = try await Self.run("/usr/bin/xdotool", ["key", "--window", window, "u"])
         try await subscriber.waitForEvent("one pin fewer after u", timeout: 10, after: undoMark) {
             $0.is(.annotations) && ($0["ids"] as? [String])?.count == pinsPlaced - 1
+        }
+        // The wheel zooms the publisher's view on the point under the pointer (a `zoom`
+        // request, acknowledged; every expert's sceneStatus shows the zoom); z unzooms.
+        func framingZoom(_ e: [String: Any]) -> Double? {
+            ((e["effects"] as? [String: Any])?["framing"] as? [String: Any])?["zoom"] as? Double
+        }
+        let wheelMark = subscriber.output.count
+        try await Self.click(window, at: (200, 150), button: 4)
+        let (zoomSent, _) = try await subscriber.waitForEvent("the wheel's zoom request", timeout: 10, after: wheelMark) {
+            $0.is(.requestSent) && $0.string("type") == "zoom"
+        }
+        let zoomId = try #require(zoomSent.string("id"))
+        try await subscriber.waitForEvent("the zoom acknowledged", timeout: 10, after: wheelMark) { $0.is(.ack) && $0.string("id") == zoomId }
+        try await subscriber.waitForEvent("the publisher zoomed in", timeout: 10, after: wheelMark) {
+            $0.is(.sceneStatus) && (framingZoom($0) ?? 0) > 1.2
+        }
+        let unzoomMark = subscriber.output.count
+        _ = try await Self.run("/usr/bin/xdotool", ["key", "--window", window, "z"])
+        try await subscriber.waitForEvent("the publisher back at the whole view after z", timeout: 10, after: unzoomMark) {
+            $0.is(.sceneStatus) && (framingZoom($0) ?? 9) < 1.01
         }
         // A window destroyed under the sink (xdotool windowclose: X errors, which used to end
         // the process with exit 1) ends it with exit 0.

@@ -103,6 +103,11 @@ public final class PublisherNode: Sendable {
                                    noCameraReason: media.cameraControlUnavailable, effects: media.effects)
     }
 
+    /// The scene status of a source with no camera to meter.
+    static let noCameraStatus = SceneStatus(focus: RoutineStatus(state: .unsupported), exposure: RoutineStatus(state: .unsupported),
+                                            whiteBalance: RoutineStatus(state: .unsupported), focusMode: .auto,
+                                            meteringMode: .uniform, region: .full)
+
     /// Sessions with a connected subscriber / all sessions.
     public var subscriberCounts: (connected: Int, total: Int) {
         state.withLock { $0.sessions.subscriberCounts }
@@ -115,8 +120,13 @@ public final class PublisherNode: Sendable {
         let statusStream = Task { [weak self] in
             while !Task.isCancelled {
                 try? await Task.sleep(for: .milliseconds(200))
-                guard let self, var status = self.media.cameraMeter?.status else { continue }
-                status.effects = self.media.effects.summary
+                guard let self else { continue }
+                // Without a camera to meter (a test or still-picture source), the status
+                // still goes out while an effect is on, its routines `unsupported`.
+                let effects = self.media.effects.summary
+                let effectsOn = effects.background != "off" || effects.framing != "off" || effects.request != nil
+                guard var status = self.media.cameraMeter?.status ?? (effectsOn ? Self.noCameraStatus : nil) else { continue }
+                status.effects = effects
                 self.broadcast(.sceneStatus(status))
             }
         }
