@@ -359,6 +359,8 @@ public final class EffectChain: Sendable {
                      captureNanos: UInt64) -> (subject: NormalizedRect?, error: String?) {
             analyzer.needsMatte = backgroundNeedsMatte
             let kind: SceneAnalyzer.Subject = switch framing { case .off: .none; case .face: .face; case .person: .person }
+            // Nothing to analyse (the usual case): the frame is not even mapped.
+            guard backgroundNeedsMatte || kind != .none || analyzer.matte != nil || analyzer.subject != nil else { return (nil, nil) }
             return withMappedI420(buffer, info: &info) { view in
                 analyzer.analyse(view, captureNanos: captureNanos, segmenter: segmenter, subject: kind, faces: faces, personGate: personGate)
             } ?? (analyzer.subject, "cannot map the capture frame")
