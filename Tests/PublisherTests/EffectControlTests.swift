@@ -11,7 +11,7 @@ import VideoEffects
 struct EffectControlTests {
     /// A chain without models (no assets needed): zoom and follow only move the crop.
     static func chain(_ control: FramingControl) -> EffectChain {
-        var c = EffectChainConfiguration(captureWidth: 1280, captureHeight: 720, outputWidth: 640, outputHeight: 480, fps: 30,
+        var c = EffectChainConfiguration(captureWidth: 1280, captureHeight: 720, outputWidth: 640, outputHeight: 480,
                                          assets: EffectAssets(directory: "/nonexistent"))
         c.framingControl = control
         return EffectChain(configuration: c)

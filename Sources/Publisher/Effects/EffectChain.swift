@@ -13,7 +13,6 @@ public struct EffectChainConfiguration: Sendable {
     public var captureWidth: Int, captureHeight: Int
     /// What the encoder gets.
     public var outputWidth: Int, outputHeight: Int
-    public var fps: Int
     public var assets: EffectAssets
     public var framingControl: FramingControl = .cooperative
     public var maxZoom = 4.0
@@ -21,9 +20,9 @@ public struct EffectChainConfiguration: Sendable {
     public var analysisFPS = 15.0
     /// The person background counts the matte only with a face in it (`SceneAnalyzer.showsPerson`).
     public var personGate = true
-    public init(captureWidth: Int, captureHeight: Int, outputWidth: Int, outputHeight: Int, fps: Int, assets: EffectAssets) {
+    public init(captureWidth: Int, captureHeight: Int, outputWidth: Int, outputHeight: Int, assets: EffectAssets) {
         self.captureWidth = captureWidth; self.captureHeight = captureHeight
-        self.outputWidth = outputWidth; self.outputHeight = outputHeight; self.fps = fps; self.assets = assets
+        self.outputWidth = outputWidth; self.outputHeight = outputHeight; self.assets = assets
     }
 }
 
@@ -245,9 +244,8 @@ public final class EffectChain: Sendable {
         // Analysis time counts for the background when it needs the matte, else for framing.
         let start = MonotonicClock.nanos()
         let analysed = start - analysisStart
-        let forBackground = s.background.fill != nil && s.background.depthMetres == nil
-        worker.analysisForBackground = forBackground ? analysed : 0
-        let framingExtra = forBackground ? 0 : analysed
+        worker.analysisForBackground = personBackground ? analysed : 0
+        let framingExtra = personBackground ? 0 : analysed
         let target: FramingTarget
         if let f = s.follow {
             let p = CameraModel(pose: pose)?.project(f.anchor)

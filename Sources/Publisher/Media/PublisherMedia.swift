@@ -269,7 +269,7 @@ public final class PublisherMedia: @unchecked Sendable {
         let overlay = AnnotationOverlay(width: config.width, height: config.height)
         self.overlay = overlay
         var effectConfig = EffectChainConfiguration(captureWidth: captureWidth, captureHeight: captureHeight,
-                                                    outputWidth: config.width, outputHeight: config.height, fps: config.fps,
+                                                    outputWidth: config.width, outputHeight: config.height,
                                                     assets: EffectAssets.locate(explicit: config.effects.assetsDirectory))
         effectConfig.framingControl = config.effects.framingControl
         effectConfig.maxZoom = config.effects.maxZoom
