@@ -56,7 +56,7 @@ public struct BitrateController: Sendable {
         public var fastGrowthPerSecond = 0.25
         public var nearGrowthPerSecond = 0.10
         /// Between the last congestion point and `nearCapacity` times it.
-        public var aboveCapacityGrowthPerSecond = 0.05
+        public var aboveCapacityGrowthPerSecond = 0.08
         /// No growth this long after a decrease (the encoder and the link settle).
         public var holdAfterDecreaseNanos: UInt64 = 1_500_000_000
         /// Up to `probeFrom` times the last congestion point growth is +`nearGrowthPerSecond`;
