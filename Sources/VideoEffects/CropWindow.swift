@@ -18,6 +18,14 @@ public struct CropWindow: Sendable, Hashable, CustomStringConvertible {
         CropWindow(x: 0, y: 0, width: Double(width), height: Double(height))
     }
 
+    /// The largest crop of `aspect` (width over height) inside a `width × height` picture,
+    /// centred: framing's widest view, and a picture scaled to cover a frame.
+    public static func centred(aspect: Double, inWidth width: Int, height: Int) -> CropWindow {
+        let w = Double(width), h = Double(height)
+        let (cw, ch) = w / h >= aspect ? (h * aspect, h) : (w, w / aspect)
+        return CropWindow(x: (w - cw) / 2, y: (h - ch) / 2, width: cw, height: ch)
+    }
+
     public var centerX: Double { x + width / 2 }
     public var centerY: Double { y + height / 2 }
 

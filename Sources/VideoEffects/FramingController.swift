@@ -35,10 +35,7 @@ public struct FramingConfiguration: Sendable, Hashable {
 
     /// The widest crop of the output's shape that fits the capture, centred.
     public var widest: CropWindow {
-        let cw = Double(captureWidth), ch = Double(captureHeight)
-        let aspect = Double(outputWidth) / Double(outputHeight)
-        let (w, h) = cw / ch >= aspect ? (ch * aspect, ch) : (cw, cw / aspect)
-        return CropWindow(x: (cw - w) / 2, y: (ch - h) / 2, width: w, height: h)
+        .centred(aspect: Double(outputWidth) / Double(outputHeight), inWidth: captureWidth, height: captureHeight)
     }
 }
 

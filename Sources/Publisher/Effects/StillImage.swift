@@ -75,14 +75,9 @@ public enum StillImage {
 
     /// `image` scaled to cover `width × height`, centred.
     public static func cover(_ image: I420Image, width: Int, height: Int) -> I420Image {
-        let iw = Double(image.width), ih = Double(image.height), aspect = Double(width) / Double(height)
-        let (cw, ch) = iw / ih > aspect ? (ih * aspect, ih) : (iw, iw / aspect)
+        let crop = CropWindow.centred(aspect: Double(width) / Double(height), inWidth: image.width, height: image.height)
         var out = try! I420Image(width: width, height: height)
-        image.withFrameView { view in
-            out.withPlanes { planes in
-                I420Resampler.resample(view, crop: CropWindow(x: (iw - cw) / 2, y: (ih - ch) / 2, width: cw, height: ch), into: planes)
-            }
-        }
+        image.withFrameView { view in out.withPlanes { planes in I420Resampler.resample(view, crop: crop, into: planes) } }
         return out
     }
 
