@@ -87,6 +87,10 @@ let package = Package(
         // Pose media, both roles: the pose GstMeta and RTP header extension, the tagger and
         // reader probes, codecs, frame stamps, codec timing and frame logs.
         .target(name: "PoseMedia", dependencies: ["RTCSession", "PoseCastKit", "Imaging", "CGStreamer", "CGstShim"]),
+        // Two-way voice, both roles: microphone and speaker specs, the Opus send and receive
+        // chains, echo cancellation (webrtcdsp), mute, level meters, tone bursts and tone
+        // detection for the A/V tests.
+        .target(name: "Voice", dependencies: ["RTCSession", "PoseCastKit", "CGStreamer", "CGstShim"]),
         // Signaling protocol (Codable), the hub state machine, the WebSocket server
         // (Hummingbird), the WebSocket client and the link both roles keep to the server.
         .target(name: "Signaling", dependencies: [
@@ -116,7 +120,7 @@ let package = Package(
         // session node and control channel, status and events.
         .target(name: "Publisher", dependencies: [
             "PoseMedia", "RTCSession", "PoseCastKit", "Imaging", "SyntheticCamera", "CameraControl", "Signaling",
-            "NodeOutput", "CGStreamer", "CGstShim", "CCairo", "VideoEffects",
+            "NodeOutput", "CGStreamer", "CGstShim", "CCairo", "VideoEffects", "Voice",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
@@ -124,7 +128,7 @@ let package = Package(
         // The remote expert: decoding with each frame's pose, tap placement, marker checks,
         // its session node, commands, status and events. No cairo, V4L2 or renderer.
         .target(name: "Subscriber", dependencies: [
-            "PoseMedia", "RTCSession", "PoseCastKit", "Imaging", "Signaling", "NodeOutput", "CGStreamer", "CGstShim", "CX11",
+            "PoseMedia", "RTCSession", "PoseCastKit", "Imaging", "Signaling", "NodeOutput", "CGStreamer", "CGstShim", "CX11", "Voice",
             .product(name: "Logging", package: "swift-log"),
         ]),
 
@@ -134,12 +138,12 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ]),
         .executableTarget(name: "posecast-publisher", dependencies: [
-            "Publisher", "PoseMedia", "PoseCastKit", "Signaling", "RTCSession", "NodeOutput", "NetworkOptions",
+            "Publisher", "PoseMedia", "PoseCastKit", "Signaling", "RTCSession", "NodeOutput", "NetworkOptions", "Voice",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ]),
         .executableTarget(name: "posecast-subscriber", dependencies: [
-            "Subscriber", "PoseMedia", "PoseCastKit", "Signaling", "RTCSession", "NodeOutput", "NetworkOptions",
+            "Subscriber", "PoseMedia", "PoseCastKit", "Signaling", "RTCSession", "NodeOutput", "NetworkOptions", "Voice",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ]),
@@ -163,6 +167,8 @@ let package = Package(
         .testTarget(name: "VideoEffectsTests", dependencies: [
             "VideoEffects", "Publisher", "Imaging", "SyntheticCamera", "PoseCastKit", "TestSupport",
         ]),
+        // Voice chains in real pipelines: echo cancellation, tone detection, level meters.
+        .testTarget(name: "VoiceTests", dependencies: ["Voice", "RTCSession", "CGStreamer", "CGstShim", "TestSupport"]),
         .testTarget(name: "SyntheticCameraTests", dependencies: ["SyntheticCamera", "Imaging", "PoseCastKit"]),
         .testTarget(name: "CameraControlTests", dependencies: ["CameraControl", "SyntheticCamera", "Imaging", "PoseCastKit", "CV4L2"]),
         .testTarget(name: "RTCSessionTests", dependencies: ["RTCSession", "CGStreamer", "TestSupport"]),

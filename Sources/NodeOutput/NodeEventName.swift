@@ -31,6 +31,11 @@ public enum NodeEventName: String, CaseIterable, Sendable {
     case linkChanged
     case effectChanged
     case effectError
+    case voice
+    case voiceUnavailable
+    case tone
+    case muted
+    case voices
     // Subscriber
     case connected
     case controlOpen
@@ -55,4 +60,5 @@ public enum NodeEventName: String, CaseIterable, Sendable {
     case windowClosed
     case snapshot
     case quality
+    case avSync
 }

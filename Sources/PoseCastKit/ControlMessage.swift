@@ -84,6 +84,8 @@ public enum ControlRequest: Sendable, Hashable {
     case framing(subject: String)
     /// The virtual background: only the field worker sets it; always refused.
     case background
+    /// The sender muted or unmuted its microphone (the others see it in `voices`).
+    case voice(muted: Bool)
 
     public var type: String {
         switch self {
@@ -98,6 +100,7 @@ public enum ControlRequest: Sendable, Hashable {
         case .follow: "follow"
         case .framing: "framing"
         case .background: "background"
+        case .voice: "voice"
         }
     }
 }
@@ -143,6 +146,21 @@ public enum ControlReply: Sendable, Hashable {
     case annotations([Annotation])
     /// What the camera's metering routines are doing, streamed while they work.
     case sceneStatus(SceneStatus)
+    /// Who is in the conversation and who is muted: on join and after every change.
+    case voices([VoiceParticipant])
+}
+
+/// One voice in the conversation: the field (`id` "field", role "publisher") or a
+/// session's consumer (its peer id and room role).
+public struct VoiceParticipant: Sendable, Hashable {
+    public var id: String
+    public var role: String
+    public var muted: Bool
+    /// False for a viewer where viewers only listen.
+    public var mayTalk: Bool
+    public init(id: String, role: String, muted: Bool, mayTalk: Bool = true) {
+        self.id = id; self.role = role; self.muted = muted; self.mayTalk = mayTalk
+    }
 }
 
 /// Reading and writing control messages, strictly.
@@ -235,6 +253,11 @@ public enum ControlCodec {
             request = .framing(subject: subject)
         case "background":
             request = .background
+        case "voice":
+            guard let muted = try fields.optionalBool("muted") else {
+                throw ControlError(id: id, code: .missingField, message: "missing field \"muted\"")
+            }
+            request = .voice(muted: muted)
         default:
             throw ControlError(id: id, code: .unknownType, message: "unknown request type \"\(type)\"")
         }
@@ -267,6 +290,7 @@ public enum ControlCodec {
         case let .follow(annotationId, factor): o["annotationId"] = annotationId ?? NSNull(); o["factor"] = factor
         case .framing(let subject): o["subject"] = subject
         case .background: break
+        case .voice(let muted): o["muted"] = muted
         }
         return serialize(o)
     }
@@ -319,6 +343,10 @@ public enum ControlCodec {
                 o["effects"] = ["background": background, "framing": framing]
             }
             return serialize(o)
+        case .voices(let list):
+            return serialize(["type": "voices", "participants": list.map { p -> [String: Any] in
+                ["id": p.id, "role": p.role, "muted": p.muted, "mayTalk": p.mayTalk]
+            }])
         }
     }
 
@@ -346,6 +374,15 @@ public enum ControlCodec {
             })
         case "sceneStatus":
             return .sceneStatus(try sceneStatus(object))
+        case "voices":
+            guard let list = object["participants"] as? [[String: Any]] else {
+                throw ControlError(id: nil, code: .invalidValue, message: "\"participants\" must be an array of objects")
+            }
+            return .voices(try list.map { item throws(ControlError) in
+                let f = Fields(object: item, id: nil)
+                return VoiceParticipant(id: try f.string("id"), role: try f.string("role"),
+                                        muted: try f.optionalBool("muted") ?? false, mayTalk: try f.optionalBool("mayTalk") ?? true)
+            })
         case let other:
             throw ControlError(id: nil, code: .unknownType, message: "unknown reply type \"\(other)\"")
         }

@@ -183,7 +183,27 @@ package final class Pad: @unchecked Sendable {
         }))
     }
 
+    /// `addProbe` whose body also gets the pad (borrowed for the call): probes that read
+    /// the pad's sticky events or parent without holding a wrapper of it (which, captured
+    /// in the closure the pad owns, would keep the pad alive for ever).
+    @discardableResult
+    package func addProbeWithPad(_ mask: GstPadProbeType,
+                                 _ body: @escaping @Sendable (UnsafeMutablePointer<GstPad>, UnsafeMutablePointer<GstPadProbeInfo>) -> GstPadProbeReturn) -> UInt {
+        let box = Unmanaged.passRetained(PadProbeBox(body)).toOpaque()
+        return UInt(gst_pad_add_probe(raw, mask, { pad, info, userData in
+            let box = Unmanaged<PadProbeBox>.fromOpaque(userData!).takeUnretainedValue()
+            return box.body(pad!, info!)
+        }, box, { userData in
+            Unmanaged<PadProbeBox>.fromOpaque(userData!).release()
+        }))
+    }
+
     package func removeProbe(_ id: UInt) { gst_pad_remove_probe(raw, gulong(id)) }
+}
+
+private final class PadProbeBox {
+    let body: @Sendable (UnsafeMutablePointer<GstPad>, UnsafeMutablePointer<GstPadProbeInfo>) -> GstPadProbeReturn
+    init(_ body: @escaping @Sendable (UnsafeMutablePointer<GstPad>, UnsafeMutablePointer<GstPadProbeInfo>) -> GstPadProbeReturn) { self.body = body }
 }
 
 private final class ProbeBox {

@@ -29,6 +29,17 @@ package enum ElementFactory {
         "capsfilter": ("coreelements", "libgstreamer1.0-0"), "queue": ("coreelements", "libgstreamer1.0-0"),
         "tee": ("coreelements", "libgstreamer1.0-0"), "fakesink": ("coreelements", "libgstreamer1.0-0"),
         "identity": ("coreelements", "libgstreamer1.0-0"),
+        // Voice (issue 19).
+        "opusenc": ("opus", "gstreamer1.0-plugins-base"), "opusdec": ("opus", "gstreamer1.0-plugins-base"),
+        "rtpopuspay": ("rtp", "gstreamer1.0-plugins-good"), "rtpopusdepay": ("rtp", "gstreamer1.0-plugins-good"),
+        "audiomixer": ("audiomixer", "gstreamer1.0-plugins-base"), "audiotestsrc": ("audiotestsrc", "gstreamer1.0-plugins-base"),
+        "audioconvert": ("audioconvert", "gstreamer1.0-plugins-base"), "audioresample": ("audioresample", "gstreamer1.0-plugins-base"),
+        "volume": ("volume", "gstreamer1.0-plugins-base"), "wavparse": ("wavparse", "gstreamer1.0-plugins-good"),
+        "webrtcdsp": ("webrtcdsp", "gstreamer1.0-plugins-bad"), "webrtcechoprobe": ("webrtcdsp", "gstreamer1.0-plugins-bad"),
+        "autoaudiosrc": ("autodetect", "gstreamer1.0-plugins-good"), "autoaudiosink": ("autodetect", "gstreamer1.0-plugins-good"),
+        "pulsesrc": ("pulseaudio", "gstreamer1.0-pulseaudio"), "pulsesink": ("pulseaudio", "gstreamer1.0-pulseaudio"),
+        "alsasrc": ("alsa", "gstreamer1.0-alsa"), "alsasink": ("alsa", "gstreamer1.0-alsa"),
+        "filesrc": ("coreelements", "libgstreamer1.0-0"), "clocksync": ("coreelements", "libgstreamer1.0-0"),
     ]
 
     /// Makes an element (full reference, sunk). Throws `.elementMissing` naming the package.

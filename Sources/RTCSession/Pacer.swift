@@ -40,9 +40,13 @@ public final class Pacer: Sendable {
     private let gate: Mutex<RetransmissionGate>
     private let repeatsDropped = Atomic<UInt64>(0), overBudgetDropped = Atomic<UInt64>(0)
 
+    /// Payload types that never wait here (a voice), their bits still taken from the bucket.
+    public let unpacedPayloadTypes: Set<Int>
+
     public init(rateKbps: Int, burstMs: Double = 10, maxQueueMs: Double = 150, mediaPayloadType: Int? = nil,
-                retransmissionBudgetKbps: Int? = nil) {
+                retransmissionBudgetKbps: Int? = nil, unpacedPayloadTypes: Set<Int> = []) {
         self.burstMs = burstMs; self.maxQueueMs = maxQueueMs; self.mediaPayloadType = mediaPayloadType
+        self.unpacedPayloadTypes = unpacedPayloadTypes
         bucket = Mutex(Bucket(rateKbps: Double(max(rateKbps, 1)), tokens: 0, lastMicros: 0))
         gate = Mutex(RetransmissionGate(budgetKbps: retransmissionBudgetKbps ?? rateKbps))
     }
@@ -60,7 +64,8 @@ public final class Pacer: Sendable {
     func admits(_ buffer: UnsafeMutablePointer<GstBuffer>) -> Bool {
         // Media (every packet but a few) passes on its second byte alone; only a
         // retransmission is mapped to read the sequence number it repairs.
-        guard let media = mediaPayloadType, let pt = ProbeInfo.rtpPayloadType(buffer), pt != media else { return true }
+        guard let media = mediaPayloadType, let pt = ProbeInfo.rtpPayloadType(buffer), pt != media,
+              !unpacedPayloadTypes.contains(pt) else { return true }
         var rtp = GstRTPBuffer()
         guard gst_rtp_buffer_map(buffer, GST_MAP_READ, &rtp) != 0 else { return true }
         var seq: UInt16?
@@ -112,8 +117,12 @@ public final class Pacer: Sendable {
     /// judged by age, not by this packet's own wait: one older than `maxQueueMs` goes
     /// at once and clears the debt (an encoder above the pacing rate, just after a cut,
     /// would otherwise build a queue of seconds upstream: measured, 600 ms).
-    func pace(bytes: Int, ageMicros: Int64?) {
+    func pace(bytes: Int, ageMicros: Int64?, payloadType: Int? = nil) {
         let now = Int64(g_get_monotonic_time())
+        if let payloadType, unpacedPayloadTypes.contains(payloadType) {
+            _ = reserve(bytes: bytes, nowMicros: now)
+            return
+        }
         if let age = ageMicros, Double(age) > maxQueueMs * 1000 {
             bucket.withLock { $0.tokens = max($0.tokens, 0); $0.lastMicros = now }
             _ = lowestAge.min(age, ordering: .relaxed)

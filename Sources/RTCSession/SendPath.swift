@@ -36,7 +36,7 @@ enum SendPath {
                     let element = UnsafeMutablePointer<GstElement>(bitPattern: address)!
                     let now = gst_element_get_current_running_time(element), pts = buffer.pointee.pts
                     let age = now != GstClockTime.max && pts != GstClockTime.max && now >= pts ? Int64((now - pts) / 1000) : nil
-                    pacer.pace(bytes: Int(gst_buffer_get_size(buffer)), ageMicros: age)
+                    pacer.pace(bytes: Int(gst_buffer_get_size(buffer)), ageMicros: age, payloadType: ProbeInfo.rtpPayloadType(buffer))
                     return GST_PAD_PROBE_OK
                 }
             }

@@ -26,6 +26,10 @@ public struct RTCConfiguration: Sendable {
     /// retransmission, gated by `RetransmissionGate`; nil: none gated) and the rate
     /// retransmissions may take (kbit/s; changeable through `pacer`).
     public var pacedMediaPayloadType: Int?
+    /// Payload types that pass the pacer at once, their bits counted against its rate (a
+    /// voice: a few small packets every 10 ms, which must not queue behind a keyframe;
+    /// nor is it a retransmission for the gate).
+    public var unpacedPayloadTypes: Set<Int> = []
     public var retransmissionBudgetKbps: Int?
     /// The certificate presented in the DTLS handshake; nil: the process's ECDSA P-256
     /// one (`DTLSCertificate.shared()`), never GStreamer's RSA default.
@@ -94,7 +98,7 @@ public final class WebRTCPeer: @unchecked Sendable {
         if let conditions = configuration.linkConditions { link = try LinkSimulator(conditions) } else { link = nil }
         pacer = configuration.pacingKbps.map {
             Pacer(rateKbps: $0, mediaPayloadType: configuration.pacedMediaPayloadType,
-                  retransmissionBudgetKbps: configuration.retransmissionBudgetKbps)
+                  retransmissionBudgetKbps: configuration.retransmissionBudgetKbps, unpacedPayloadTypes: configuration.unpacedPayloadTypes)
         }
         if let given = configuration.dtlsCertificate { certificate = given } else { certificate = try DTLSCertificate.shared() }
         let certificate = self.certificate
@@ -320,7 +324,12 @@ public final class WebRTCPeer: @unchecked Sendable {
     /// Requests a send pad (`sink_%u`) and makes its transceiver send-only. With
     /// `codecPreferences` (caps text) the offer is built from them at once, instead of
     /// waiting for caps to reach the pad.
-    package func requestSendPad(codecPreferences: String? = nil) throws(RTCError) -> Pad {
+    /// `direction`: the transceiver's (`sendrecv` for a voice both ways). `isVideo`: an
+    /// RTX payload type with answers to NACKs, and its packets counted for congestion
+    /// control (the receiver's reports are matched to the video's SSRC); a voice has
+    /// neither (Opus conceals a loss and carries FEC).
+    package func requestSendPad(codecPreferences: String? = nil, direction: String = "sendonly",
+                                isVideo: Bool = true) throws(RTCError) -> Pad {
         try ensureOpen()
         guard let pad = webrtc.requestPad("sink_%u") else {
             throw .negotiation(peer: name, reason: "webrtcbin refused a sink pad")
@@ -329,9 +338,9 @@ public final class WebRTCPeer: @unchecked Sendable {
             throw .negotiation(peer: name, reason: "sink pad has no transceiver")
         }
         defer { g_object_unref(transceiver) }
-        gst_util_set_object_arg(gcast(UnsafeMutableRawPointer(transceiver), to: GObject.self), "direction", "sendonly")
+        gst_util_set_object_arg(gcast(UnsafeMutableRawPointer(transceiver), to: GObject.self), "direction", direction)
         // NACK: the offer carries an RTX payload type and rtprtxsend answers the receiver's NACKs.
-        gst_util_set_object_arg(gcast(UnsafeMutableRawPointer(transceiver), to: GObject.self), "do-nack", "true")
+        if isVideo { gst_util_set_object_arg(gcast(UnsafeMutableRawPointer(transceiver), to: GObject.self), "do-nack", "true") }
         if let codecPreferences {
             guard let caps = gst_caps_from_string(codecPreferences) else {
                 throw .invalidArgument("codec preferences do not parse: \(codecPreferences)")
@@ -339,8 +348,20 @@ public final class WebRTCPeer: @unchecked Sendable {
             pcg_object_set_pointer(transceiver, "codec-preferences", UnsafeMutableRawPointer(caps))
             gst_caps_unref(caps)
         }
-        countSentPackets(on: pad)
+        if isVideo { countSentPackets(on: pad) }
         return pad
+    }
+
+    /// Stops rtpbin's lip sync (RTCP sender reports shifting one stream's timestamps to
+    /// line up with another's): it aligns the streams for sinks that all play on the
+    /// clock, and would hold a voice back by the video's pipeline delay here, where the
+    /// video is shown as soon as it is decoded and the voice keeps in step with it by
+    /// its own short playout (`VoicePlayback.alignPlayout`). rtpbin ignores an offset
+    /// larger than `max-ts-offset`: 1 ns ignores every one.
+    package func disableLipSync() {
+        guard let rtpbin = gst_bin_get_by_name(gcast(webrtc.object, to: GstBin.self), "rtpbin") else { return }
+        defer { gst_object_unref(UnsafeMutableRawPointer(rtpbin)) }
+        gst_util_set_object_arg(gcast(UnsafeMutableRawPointer(rtpbin), to: GObject.self), "max-ts-offset", "1")
     }
 
     // MARK: Data channels

@@ -45,7 +45,7 @@ struct PublisherHarness {
 extension [PublisherSessions.Effect] {
     var sent: [ClientMessage] { compactMap { if case .send(let m) = $0 { m } else { nil } } }
     var events: [PublisherNodeEvent] { compactMap { if case .emit(let e) = $0 { e } else { nil } } }
-    var branchesBuilt: [String] { compactMap { if case .buildBranch(let id, _, _) = $0 { id } else { nil } } }
+    var branchesBuilt: [String] { compactMap { if case .buildBranch(let id, _, _, _) = $0 { id } else { nil } } }
     var negotiated: [String] { compactMap { if case .negotiate(let id) = $0 { id } else { nil } } }
     var removed: [String] { compactMap { if case .removeBranch(let id) = $0 { id } else { nil } } }
     var replies: [ControlReply] { compactMap { if case .sendControl(let r, _) = $0 { r } else { nil } } }
@@ -268,7 +268,7 @@ struct PublisherRoomBusyTests {
             h.handle(.server(.startSession(peerId: "c-\(id)", sessionId: id, role: .expert, meta: meta)))
         }
         func transport(_ effects: [PublisherSessions.Effect]) -> PoseTransport? {
-            effects.compactMap { if case .buildBranch(_, _, let t) = $0 { t } else { nil } }.first
+            effects.compactMap { if case .buildBranch(_, _, let t, _) = $0 { t } else { nil } }.first
         }
         #expect(transport(build("plain", meta: .object(["name": .string("gst")]))) == .headerExtension)
         #expect(transport(build("browser", meta: .object([PoseTransport.metaKey: .string("trailer")]))) == .trailer)

@@ -178,5 +178,112 @@ struct ChromiumConsoleSystemTests {
         #expect(Self.number(summary, "with_pose_after_reconnect") == Self.number(summary, "frames_after_reconnect"))
         #expect(second.events.contains { $0.is(.sessionStarted) && $0.string("poseTransport") == "trailer" })
     }
-}
 
+    /// Two-way voice in the console (docs/CONSOLE.md, "Voice"): Chromium's fake microphone
+    /// plays a 440 Hz WAV, the publisher's microphone a 1 kHz tone. The publisher's tone
+    /// detector (what the field hears) and Chromium's getStats and analyser (what the expert
+    /// hears) show both ways; `m`, Space held and `m` again switch the 440 Hz at the
+    /// publisher off and on, matched by wall clock with the driver's key presses.
+    @Test("console voice: Chromium's microphone (440 Hz) heard by the publisher, the publisher's 1 kHz decoded in Chromium; m mutes it at the publisher, Space held talks, m unmutes; a refused microphone and a viewer listen only")
+    func voice() async throws {
+        let work = NSTemporaryDirectory() + "posecast-console-voice-\(getpid())"
+        try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: work) }
+        let frameLog = work + "/frames.jsonl", features = work + "/features.txt"
+        try "".write(toFile: features, atomically: true, encoding: .utf8)
+        let publisher = try ManagedProcess("posecast-publisher", [
+            "--source", "synthetic", "--pose", "orbit", "--listen", "127.0.0.1:0", "--json", "--frame-log", frameLog,
+            "--ice-address", "127.0.0.1", "--microphone", "tone=1000", "--speaker", "discard", "--detect-tones", "440"],
+                                           name: "publisher")
+        defer { publisher.signal(SIGTERM) }
+        let (listening, _) = try await publisher.waitForEvent("embedded signaling", timeout: 20) { $0.is(.listening) }
+        let console = try #require(listening.string("url")).replacingOccurrences(of: "ws://", with: "http://")
+        let shots = Self.artifacts + "-voice"
+        try? FileManager.default.removeItem(atPath: shots)
+        let (run, summary) = try await AiortcPython.run([
+            AiortcPython.script("chromium_console.py"), "--console", console, "--frame-log", frameLog, "--features", features,
+            "--audio", "tone=440", "--heard-hz", "1000", "--screenshots", shots, "--timeout", "150"], timeout: 170)
+        print(run.stdout.split(separator: "\n").filter { $0.hasPrefix("{\"step\"") }.joined(separator: "\n"))
+        #expect(summary["ok"] as? Bool == true, "chromium_console.py: \(summary["reasons"] ?? "?"); stderr:\n\(run.stderrTail)")
+
+        // The offer asks an expert for its voice; the console sends it.
+        #expect(summary["voice_offered"] as? String == "sendrecv")
+        #expect(summary["voice_sending"] as? Bool == true, "\(summary["voice_shown"] ?? "?")")
+        let sent = summary["sent"] as? [String: Any] ?? [:]
+        #expect(Self.number(sent, "packetsSent") ?? 0 >= 100, "Chromium sent \(sent)")
+
+        // What the expert hears: the publisher's 1 kHz, decoded, without gaps made up.
+        let heard = summary["heard"] as? [String: Any] ?? [:]
+        let packets = Self.number(heard, "packets") ?? 0, concealed = Self.number(heard, "concealed_share") ?? 1
+        let peaks = Self.number(heard, "peaks_at_heard_hz") ?? 0, samples = Self.number(heard, "peak_samples") ?? 0
+        print("console voice: heard \(Int(packets)) packets in 5 s (\(heard["lost"] ?? "?") lost), "
+              + String(format: "%.1f %% concealed", 100 * concealed) + ", energy \(heard["energy"] ?? "?"), "
+              + "peak \(heard["peak_hz_median"] ?? "?") Hz in \(Int(peaks)) of \(Int(samples)) samples, "
+              + "\(heard["rms_db_median"] ?? "?") dBFS; playing \(summary["playing"] ?? "?")")
+        #expect(packets >= 200, "Chromium received \(packets) audio packets in 5 s (50/s sent)")
+        #expect(concealed <= 0.1, "Chromium concealed \(concealed) of what it played: packets lost or late (\(heard))")
+        #expect(Self.number(heard, "energy") ?? 0 > 0, "decoded silence: \(heard)")
+        #expect(samples > 0 && peaks >= 0.8 * samples, "the loudest frequency heard is not 1 kHz: \(heard)")
+        #expect(summary["playing"] as? Bool == true, "the <audio> element does not play: \(summary["play_refused"] ?? "?")")
+
+        // What the field hears: the 440 Hz, switched by m, Space held, m.
+        let timeline = summary["voice_timeline"] as? [String: Any] ?? [:]
+        func at(_ key: String) -> Int64 { (timeline[key] as? NSNumber)?.int64Value ?? 0 }
+        let tones = publisher.events.filter { $0["event"] as? String == "tone" && Self.number($0, "hertz") == 440 }
+            .map { (at: ($0["atNanos"] as? NSNumber)?.int64Value ?? 0, started: $0["started"] as? Bool ?? false) }
+        print("console voice: tone events at the publisher (ms from the mute key): "
+              + tones.map { "\($0.started ? "on" : "off") \(($0.at - at("mute_ns")) / 1_000_000)" }.joined(separator: ", "))
+        func on(at instant: Int64) -> Bool { tones.last { $0.at <= instant }?.started ?? false }
+        func changes(_ started: Bool, _ from: Int64, _ to: Int64) -> [Int64] {
+            tones.filter { $0.started == started && $0.at >= from && $0.at <= to }.map(\.at)
+        }
+        let second: Int64 = 1_000_000_000, slack = second * 3 / 2
+        // Talking: heard from before the driver's first mark to the mute key.
+        #expect(on(at: at("talking_since_ns")) && changes(false, at("talking_since_ns"), at("mute_ns")).isEmpty,
+                "the 440 Hz was not heard steadily while talking")
+        // Muted: gone within 1.5 s and not back until Space.
+        let off = changes(false, at("mute_ns") - second / 10, at("mute_ns") + slack).first
+        #expect(off != nil, "muting did not stop the 440 Hz at the publisher within 1.5 s")
+        #expect(changes(true, at("mute_ns") + slack, at("talk_down_ns")).isEmpty, "the 440 Hz came back while muted")
+        // Space held (talks after 250 ms), let go.
+        let talk = changes(true, at("talk_down_ns"), at("talk_down_ns") + slack).first
+        let stop = changes(false, at("talk_up_ns") - second / 10, at("talk_up_ns") + slack).first
+        #expect(talk != nil, "holding Space did not bring the 440 Hz within 1.5 s")
+        #expect(stop != nil, "letting Space go did not stop the 440 Hz within 1.5 s")
+        #expect(changes(true, at("talk_up_ns") + slack, at("unmute_ns")).isEmpty, "the 440 Hz came back after Space")
+        // Unmuted: back within 1.5 s and steady to the end.
+        let back = changes(true, at("unmute_ns"), at("unmute_ns") + slack).first
+        #expect(back != nil, "unmuting did not bring the 440 Hz back within 1.5 s")
+        if let back { #expect(changes(false, back, at("end_ns") - second / 2).isEmpty, "the 440 Hz dropped out after unmuting") }
+        func ms(_ change: Int64?, _ key: String) -> String { change.map { "\(($0 - at(key)) / 1_000_000) ms" } ?? "never" }
+        print("console voice: at the publisher, off \(ms(off, "mute_ns")) after m, on \(ms(talk, "talk_down_ns")) after Space "
+              + "went down (held 250 ms to talk), off \(ms(stop, "talk_up_ns")) after it came up, on \(ms(back, "unmute_ns")) after m")
+
+        // The publisher's `voices` says we are muted; Space and its tap behave.
+        let me = summary["peer_id"] as? String
+        let roster = summary["participants_muted"] as? [[String: Any]] ?? []
+        #expect(roster.contains { $0["id"] as? String == me && $0["muted"] as? Bool == true },
+                "voices while muted: \(roster) (\(summary["voices_problem"] ?? ""))")
+        #expect(roster.contains { $0["id"] as? String == "field" && $0["role"] as? String == "publisher" })
+        let push = summary["push_to_talk"] as? [String: Any] ?? [:]
+        #expect(push["while_held"] as? Bool == true && push["after"] as? Bool == false && push["still_muted"] as? Bool == true,
+                "push to talk: \(push)")
+        #expect(push["frozen_while_held"] as? Bool == false && push["frozen_after"] as? Bool == false, "holding Space froze: \(push)")
+        #expect(summary["space_tap_freezes_while_muted"] as? Bool == true)
+        #expect((summary["muted_shown"] as? String ?? "").hasPrefix("muted"), "\(summary["muted_shown"] ?? "?")")
+        #expect(Self.number(summary, "mic_db_muted") ?? 0 <= -100, "the microphone meter while muted: \(summary["mic_db_muted"] ?? "?")")
+
+        // A refused microphone: listening only, said so, the video and the field's voice go on.
+        let refused = summary["refused"] as? [String: Any] ?? [:]
+        #expect(refused["sending"] as? Bool == false)
+        #expect((refused["shown"] as? String ?? "").contains("listening only: the microphone was refused"), "\(refused)")
+        #expect(Self.number(refused["received"] as? [String: Any] ?? [:], "packetsReceived") ?? 0 > 0)
+        // A viewer: the offer is sendonly, the console listens only.
+        let viewer = summary["viewer_voice"] as? [String: Any] ?? [:]
+        #expect(viewer["offered"] as? String == "sendonly" && viewer["sending"] as? Bool == false, "\(viewer)")
+        #expect((viewer["shown"] as? String ?? "").hasPrefix("listening only"), "\(viewer)")
+        #expect(Self.number(viewer["received"] as? [String: Any] ?? [:], "packetsReceived") ?? 0 > 0, "\(viewer)")
+        print("console voice: refused microphone shows “\(refused["shown"] ?? "?")”; viewer shows “\(viewer["shown"] ?? "?")”; "
+              + "screenshots in \(shots)")
+    }
+}

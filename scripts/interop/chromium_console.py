@@ -31,11 +31,24 @@ With --await-restart (and --poses-only) it then prints {"step": "awaiting-restar
 and waits (up to 60 s) for the console to be back by itself in a new session, with
 frames finding their poses again: the caller kills and restarts the publisher.
 
+With --audio SPEC (a WAV file's path, or tone=HZ: a 10 s 48 kHz WAV of a steady sine at
+-6 dBFS, written into Chromium's profile), only the voice checks run, with Chromium's
+fake microphone playing that file in a loop (--use-fake-device-for-media-stream
+--use-fake-ui-for-media-stream --use-file-for-fake-audio-capture): against a publisher
+with voice (`--microphone tone=HZ`), the console as an expert sends its microphone and
+plays what it hears (getStats: packets, decoded energy; its analyser's peak frequency,
+--heard-hz); `m` mutes, Space held while muted talks, `m` unmutes, each instant
+reported in wall-clock nanoseconds (step "voice-timeline") for the caller to match
+with the publisher's tone events; a tap on Space still freezes while muted. Then an
+expert whose microphone is refused (getUserMedia rejected with NotAllowedError) listens
+only and still gets its video, and a viewer listens only.
+
 Usage:
     .build/interop-venv/bin/python3 scripts/interop/chromium_console.py \
         --console http://127.0.0.1:PORT/ --frame-log FRAMES.jsonl --features FEATURES.txt \
         [--screenshots DIR] [--timeout 120] [--verbose] \
         [--poses-only [--turn turn:HOST:PORT?transport=udp --turn-user U --turn-password P --relay-only]]
+        [--audio tone=440|FILE.wav [--heard-hz 1000]]
 """
 
 import argparse
@@ -44,8 +57,13 @@ import base64
 import json
 import os
 import sys
+import tempfile
 import time
+import math
+import shutil
+import struct
 import urllib.parse
+import wave
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import chromium_subscriber as chromium   # noqa: E402  (Chromium, DevTools, Failure)
@@ -101,6 +119,8 @@ window.__t = {
     const q = PoseCast.project(pose, p);
     return q ? {x: q.u * w, y: q.v * h} : null;
   },
+  // A number JSON can carry (-Infinity dB, silence, becomes -200).
+  db(x) { return x === null || x === undefined ? null : Number.isFinite(x) ? x : -200; },
   page(frame, x, y) {
     const r = posecastConsole.pictureRect(frame);
     return {x: r.left + x / frame.width * r.width, y: r.top + y / frame.height * r.height};
@@ -144,6 +164,14 @@ class Page:
         for kind in ("keyDown", "keyUp"):
             await self.dt.call("Input.dispatchKeyEvent", {"type": kind, "key": key, "code": code,
                                                            "windowsVirtualKeyCode": key_code})
+
+    async def key_down(self, key, code, key_code):
+        await self.dt.call("Input.dispatchKeyEvent", {"type": "keyDown", "key": key, "code": code,
+                                                       "windowsVirtualKeyCode": key_code})
+
+    async def key_up(self, key, code, key_code):
+        await self.dt.call("Input.dispatchKeyEvent", {"type": "keyUp", "key": key, "code": code,
+                                                       "windowsVirtualKeyCode": key_code})
 
     async def click_element(self, selector):
         box = await self.js(f"""(() => {{ const e = document.querySelector({json.dumps(selector)});
@@ -401,8 +429,214 @@ async def viewer(page, args, summary, shots):
     await page.screenshot(args.screenshots, "console-viewer", shots)
 
 
+# ---------------------------------------------------------------- voice (--audio)
+
+VOICE_STATE = """(() => { const v = posecastConsole.state.voice; const a = posecastConsole.audio;
+    return {offered: v.offered, sending: v.sending, receiving: v.receiving, listeningOnly: v.listeningOnly,
+            muted: v.muted, pushToTalk: v.pushToTalk, playing: v.playing, playRefused: v.playRefused,
+            participants: v.participants, shown: document.getElementById('v-state').textContent,
+            muteButton: document.getElementById('mute').hidden ? null : document.getElementById('mute').textContent,
+            micDb: __t.db(v.mic.rmsDb), heardDb: __t.db(v.heard.rmsDb), peakHz: v.heard.peakHz,
+            sent: a.sent, received: a.received, frozen: !!posecastConsole.state.frozen,
+            peerId: posecastConsole.state.peerId, phase: posecastConsole.state.phase}; })()"""
+
+
+def write_tone_wav(path, hertz, seconds=10, rate=48000, amplitude=0.5):
+    """A steady sine, a whole number of cycles long (Chromium loops the file: no click)."""
+    frames = int(rate * seconds)
+    cycles = round(hertz * seconds)
+    with wave.open(path, "wb") as out:
+        out.setnchannels(1)
+        out.setsampwidth(2)
+        out.setframerate(rate)
+        out.writeframes(b"".join(struct.pack("<h", int(32767 * amplitude * math.sin(2 * math.pi * cycles * i / frames)))
+                                 for i in range(frames)))
+
+
+def audio_file(spec, directory):
+    if spec.startswith("tone="):
+        hertz = float(spec[len("tone="):])
+        path = os.path.join(directory, f"tone-{hertz:g}.wav")
+        write_tone_wav(path, hertz)
+        return path
+    if not os.path.isfile(spec):
+        raise chromium.Failure(f"--audio {spec}: no such WAV file (or say tone=HZ)")
+    return os.path.abspath(spec)
+
+
+async def heard(page, seconds, heard_hz):
+    """What the console hears over `seconds`: getStats deltas and its analyser's peaks."""
+    first = await page.js(VOICE_STATE)
+    peaks, levels, at_hz = [], [], []
+    for _ in range(int(seconds / 0.25)):
+        sample = await page.js(f"(() => {{ const v = posecastConsole.state.voice; return {{peak: v.heard.peakHz,"
+                               f" db: __t.db(v.heard.rmsDb), at: __t.db(posecastConsole.heardLevelAt({heard_hz}))}}; }})()")
+        peaks.append(sample["peak"])
+        levels.append(sample["db"])
+        at_hz.append(sample["at"])
+        await asyncio.sleep(0.25)
+    last = await page.js(VOICE_STATE)
+    r0, r1 = first["received"] or {}, last["received"] or {}
+    near = [p for p in peaks if p is not None and abs(p - heard_hz) <= 0.03 * heard_hz]
+
+    def delta(key):
+        return (r1.get(key) or 0) - (r0.get(key) or 0)
+
+    def median(values):
+        values = sorted(v for v in values if v is not None)
+        return values[len(values) // 2] if values else None
+    samples = delta("totalSamplesReceived")
+    return {"seconds": seconds, "packets": delta("packetsReceived"), "lost": delta("packetsLost"),
+            "energy": delta("totalAudioEnergy"), "audio_level": r1.get("audioLevel"),
+            # The share of what was played that the jitter buffer made up (lost or late packets).
+            "concealed_share": delta("concealedSamples") / samples if samples > 0 else None,
+            "peaks_at_heard_hz": len(near), "peak_samples": len(peaks), "peak_hz_median": median(peaks),
+            "rms_db_median": median(levels), "level_at_heard_hz_db_median": median(at_hz)}
+
+
+async def sent_packets(page):
+    state = await page.js(VOICE_STATE)
+    return (state["sent"] or {}).get("packetsSent") or 0
+
+
+async def voice_expert(page, args, summary, shots):
+    await wait_for_video(page, 45)
+    step("connected")
+    voice = await page.until("the console's voice set up", f"(() => {{ const s = {VOICE_STATE}; return s.offered ? s : null; }})()", 10)
+    summary["voice_offered"] = voice["offered"]
+    summary["voice_sending"] = voice["sending"]
+    summary["voice_shown"] = voice["shown"]
+    step("voice", offered=voice["offered"], sending=voice["sending"], shown=voice["shown"])
+    if not voice["sending"]:
+        raise chromium.Failure(f"the console does not send its microphone: {voice['shown']}")
+    await page.until("decoded audio from the publisher",
+                     "(() => { const r = posecastConsole.audio.received; return r && r.packetsReceived > 50 && r.totalAudioEnergy > 0; })()", 15)
+    await page.until("audio sent", "(() => { const s = posecastConsole.audio.sent; return s && s.packetsSent > 50; })()", 10)
+    listened = await heard(page, 5, args.heard_hz)
+    summary["heard"] = listened
+    step("heard", **listened)
+    state = await page.js(VOICE_STATE)
+    summary["sent"] = state["sent"]
+    summary["mic_db"] = state["micDb"]
+    summary["playing"] = state["playing"]
+    summary["play_refused"] = state["playRefused"]
+    summary["participants_unmuted"] = state["participants"]
+    summary["peer_id"] = state["peerId"]
+    step("sent", **(state["sent"] or {}), mic_db=state["micDb"], playing=state["playing"])
+    await page.screenshot(args.screenshots, "console-voice", shots)
+
+    # Talking for 3 s more, then m (muted), Space held 2.5 s (push to talk), m (talking again).
+    timeline = {"talking_since_ns": time.time_ns()}
+    await asyncio.sleep(3)
+    timeline["mute_ns"] = time.time_ns()
+    await page.key("m", "KeyM", 77)
+    await page.until("muted", "posecastConsole.state.voice.muted", 3)
+    muted_packets_from = await sent_packets(page)
+    me = json.dumps(state["peerId"])
+    try:
+        roster = await page.until("the publisher's voices saying we are muted",
+                                  f"(() => {{ const p = posecastConsole.state.voice.participants.find((p) => p.id === {me});"
+                                  " return p && p.muted ? posecastConsole.state.voice.participants : null; })()", 5)
+    except chromium.Failure as error:
+        roster = None
+        summary["voices_problem"] = str(error)
+    summary["participants_muted"] = roster
+    state = await page.js(VOICE_STATE)
+    summary["muted_shown"] = state["shown"]
+    summary["muted_button"] = state["muteButton"]
+    step("muted", shown=state["shown"], participants=roster)
+    await page.screenshot(args.screenshots, "console-voice-muted", shots)
+    await asyncio.sleep(4)
+    state = await page.js(VOICE_STATE)
+    summary["mic_db_muted"] = state["micDb"]
+    summary["packets_sent_while_muted"] = await sent_packets(page) - muted_packets_from
+
+    timeline["talk_down_ns"] = time.time_ns()
+    await page.key_down(" ", "Space", 32)
+    await asyncio.sleep(2.5)
+    held = await page.js(VOICE_STATE)
+    timeline["talk_up_ns"] = time.time_ns()
+    await page.key_up(" ", "Space", 32)
+    await asyncio.sleep(0.3)
+    after = await page.js(VOICE_STATE)
+    summary["push_to_talk"] = {"while_held": held["pushToTalk"], "shown_while_held": held["shown"],
+                               "frozen_while_held": held["frozen"], "after": after["pushToTalk"], "frozen_after": after["frozen"],
+                               "still_muted": after["muted"]}
+    step("push-to-talk", **summary["push_to_talk"])
+    await asyncio.sleep(3)
+
+    # A tap on Space, muted: freezes, as it always did.
+    await page.key(" ", "Space", 32)
+    try:
+        await page.until("frozen by a tap on Space while muted", "!!posecastConsole.state.frozen", 3)
+        summary["space_tap_freezes_while_muted"] = True
+    except chromium.Failure:
+        summary["space_tap_freezes_while_muted"] = False
+    await page.key("Escape", "Escape", 27)
+    await page.until("live again", "!posecastConsole.state.frozen", 3)
+
+    timeline["unmute_ns"] = time.time_ns()
+    await page.key("m", "KeyM", 77)
+    await page.until("unmuted", "!posecastConsole.state.voice.muted", 3)
+    await asyncio.sleep(4)
+    timeline["end_ns"] = time.time_ns()
+    state = await page.js(VOICE_STATE)
+    summary["participants_end"] = state["participants"]
+    summary["voice_timeline"] = timeline
+    step("voice-timeline", **timeline)
+
+
+async def voice_refused(page, args, summary, shots):
+    await wait_for_video(page, 45)
+    state = await page.until("the console's voice set up", f"(() => {{ const s = {VOICE_STATE}; return s.offered ? s : null; }})()", 10)
+    await page.until("decoded audio while listening only",
+                     "(() => { const r = posecastConsole.audio.received; return r && r.packetsReceived > 50 && r.totalAudioEnergy > 0; })()", 15)
+    state = await page.js(VOICE_STATE)
+    shown = await page.js("[...document.querySelectorAll('#log li')].map((l) => l.textContent).join(' | ')")
+    summary["refused"] = {"sending": state["sending"], "shown": state["shown"], "messages": shown,
+                          "received": state["received"], "sent": state["sent"], "participants": state["participants"]}
+    step("refused-microphone", sending=state["sending"], shown=state["shown"])
+    await page.screenshot(args.screenshots, "console-voice-refused", shots)
+
+
+async def voice_viewer(page, args, summary, shots):
+    await wait_for_video(page, 45)
+    state = await page.until("the viewer's voice set up", f"(() => {{ const s = {VOICE_STATE}; return s.offered ? s : null; }})()", 10)
+    await page.until("decoded audio at the viewer",
+                     "(() => { const r = posecastConsole.audio.received; return r && r.packetsReceived > 50 && r.totalAudioEnergy > 0; })()", 15)
+    state = await page.js(VOICE_STATE)
+    summary["viewer_voice"] = {"offered": state["offered"], "sending": state["sending"], "shown": state["shown"],
+                               "received": state["received"], "sent": state["sent"], "mute_button": state["muteButton"],
+                               "participants": state["participants"]}
+    step("viewer-voice", offered=state["offered"], sending=state["sending"], shown=state["shown"])
+    await page.screenshot(args.screenshots, "console-voice-viewer", shots)
+
+
+DENY_MICROPHONE = """
+if (location.search.includes('denyMicrophone=1') && navigator.mediaDevices) {
+  navigator.mediaDevices.getUserMedia = () => Promise.reject(new DOMException('Permission denied', 'NotAllowedError'));
+}
+"""
+
+
+async def voice_run(devtools, page, base, args, summary, shots):
+    await devtools.call("Page.addScriptToEvaluateOnNewDocument", {"source": DENY_MICROPHONE})
+    await devtools.call("Page.navigate", {"url": base + "?role=expert"})
+    await voice_expert(page, args, summary, shots)
+    await devtools.call("Page.navigate", {"url": base + "?role=expert&denyMicrophone=1"})
+    await voice_refused(page, args, summary, shots)
+    await devtools.call("Page.navigate", {"url": base + "?role=viewer"})
+    await voice_viewer(page, args, summary, shots)
+
+
 async def run(args, summary, shots):
-    browser = chromium.Chromium(args.verbose)
+    extra = []
+    if args.audio:
+        wav = audio_file(args.audio, args.work)
+        summary["audio_file"] = wav
+        extra = ["--use-fake-device-for-media-stream", "--use-fake-ui-for-media-stream",
+                 f"--use-file-for-fake-audio-capture={wav}"]
+    browser = chromium.Chromium(args.verbose, extra)
     try:
         browser.start()
         port = await browser.devtools_port(30)
@@ -415,6 +649,8 @@ async def run(args, summary, shots):
             await devtools.call("Page.addScriptToEvaluateOnNewDocument", {"source": HELPERS})
             page = Page(devtools)
             base = args.console.rstrip("/") + "/"
+            if args.audio:
+                return await voice_run(devtools, page, base, args, summary, shots)
             query = {"role": "expert"}
             if args.turn:
                 query.update(turn=args.turn, turnUser=args.turn_user or "", turnPassword=args.turn_password or "")
@@ -444,10 +680,13 @@ def main():
     parser.add_argument("--turn-user")
     parser.add_argument("--turn-password")
     parser.add_argument("--relay-only", action="store_true", help="Chromium sends media only through --turn")
+    parser.add_argument("--audio", help="only the voice checks, Chromium's microphone playing this WAV (or tone=HZ)")
+    parser.add_argument("--heard-hz", type=float, default=1000, help="with --audio: the publisher's tone")
     args = parser.parse_args()
     if args.screenshots:
         os.makedirs(args.screenshots, exist_ok=True)
     summary, shots, reasons = {}, [], []
+    args.work = tempfile.mkdtemp(prefix="posecast-console-audio-") if args.audio else None
     try:
         asyncio.run(asyncio.wait_for(run(args, summary, shots), args.timeout))
     except chromium.Failure as error:
@@ -456,6 +695,9 @@ def main():
         reasons.append(f"the run took over {args.timeout:.0f} s")
     except KeyboardInterrupt:
         reasons.append("interrupted")
+    finally:
+        if args.work:
+            shutil.rmtree(args.work, ignore_errors=True)
     summary.update({"summary": True, "ok": not reasons, "reasons": reasons, "screenshots": shots})
     print(json.dumps(summary), flush=True)
     sys.exit(0 if not reasons else 1)

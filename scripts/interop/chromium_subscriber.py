@@ -107,8 +107,9 @@ class Chromium:
     """A headless Chromium in its own process group with a temporary profile; stop()
     kills the whole group and removes the profile, whatever state it is in."""
 
-    def __init__(self, verbose):
+    def __init__(self, verbose, extra_arguments=()):
         self.verbose = verbose
+        self.extra_arguments = list(extra_arguments)   # more flags (chromium_console.py --audio: a fake microphone)
         self.profile = tempfile.mkdtemp(prefix="posecast-chromium-")
         self.process = None
         self.stderr_path = os.path.join(self.profile, "chromium-stderr.log")
@@ -128,6 +129,7 @@ class Chromium:
             "--disable-gpu", "--mute-audio", "--password-store=basic", "--use-mock-keychain",
             "--disable-background-timer-throttling", "--disable-renderer-backgrounding",
             "--disable-backgrounding-occluded-windows",
+            *self.extra_arguments,
             "about:blank",
         ]
         if os.geteuid() == 0:

@@ -7,6 +7,9 @@ import PoseMedia
 extension EventOutput {
     func publisherEvent(_ event: PublisherNodeEvent) {
         switch event {
+        case let .voiceMuted(consumer, muted):
+            self.event(.muted, ["who": consumer, "muted": muted, "atNanos": WallClock.nowNanos()],
+                       human: "voice: \(consumer) \(muted ? "muted" : "unmuted")")
         case let .signalingConnected(url, peerId):
             self.event(.signalingConnected, ["url": url, "peerId": peerId], human: "signaling: connected to \(url) as \(peerId)")
         case .signalingLost(let reason):

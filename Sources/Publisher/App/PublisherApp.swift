@@ -70,6 +70,7 @@ public final class PublisherApp: Sendable {
             throw failure("\(error)")
         }
         if let frames { mediaConfig.onEncoded = { frames.record($0) } }
+        mediaConfig.onTone = { toneEvent($0, out: out) }
         let store = LivePoseStore()
         let provider: any PoseProvider
         do {
@@ -102,6 +103,7 @@ public final class PublisherApp: Sendable {
         // The effects asked for at start: a missing model or picture is said, and the
         // video goes on without that effect.
         await Self.startEffects(config.media.effects, on: media.effects, out: out)
+        reportVoice(media, out: out)
         var server: SignalingServer?
         let url: String
         if let signaling = config.signalingURL {
@@ -236,6 +238,7 @@ public final class PublisherApp: Sendable {
         case "": return
         case "link": linkCommand(line, media: media, node: node, out: out)
         case "background", "framing", "zoom", "follow": await effectCommand(line, media: media, node: node, out: out)
+        case "mute", "unmute", "talk", "over": voiceCommand(verb, media: media, node: node, out: out)
         default:
             out.event(.commandError, ["line": line, "message": "unknown command \(verb): the publisher takes link, background, framing, zoom and follow"],
                       human: "error: unknown command \(verb): the publisher takes `link [SESSION] SPEC`, `background SPEC`, `framing off|face|person`, `zoom X Y FACTOR` and `follow ANNOTATION [FACTOR]|off`")

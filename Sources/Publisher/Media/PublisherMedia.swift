@@ -12,6 +12,7 @@ import Glibc
 import PoseMedia
 #endif
 import VideoEffects
+import Voice
 
 
 public struct PublisherMediaConfig: Sendable {
@@ -68,6 +69,9 @@ public struct PublisherMediaConfig: Sendable {
     /// pose of that instant (`SyntheticSource`): only for pose sources that know the
     /// future (trajectories, replays), never for a live feed.
     public var renderAhead = false
+    /// The synthetic camera paints a white frame once a second (the A/V sync tests: the
+    /// test voice's `bursts` start at the same instants).
+    public var flashEverySecond = false
     /// Write each frame id into the picture (see `FrameStamp`), for end-to-end checks.
     public var stampFrameIDs = false
     /// Room reserved in every packet for application bytes in the pose element.
@@ -80,6 +84,13 @@ public struct PublisherMediaConfig: Sendable {
     /// Write sampled frames' luma as the encoder gets them, for subscribers to compare
     /// with what they decode (benchmarks: `QualitySampling`).
     public var qualitySampling: QualitySampling?
+    /// Two-way voice (`PublisherVoice`); nil: no audio is offered.
+    public var voice: VoiceOptions?
+    /// Whether a viewer (not only an expert) may talk: the room's setting, held by its
+    /// publisher (default no: viewers listen).
+    public var viewersMayTalk = false
+    /// The tones of `voice.detectTones` starting and stopping where the field hears them.
+    public var onTone: (@Sendable (ToneChange) -> Void)?
     /// Each frame's encode timing, on the encoder's streaming thread (keep it quick).
     public var onEncoded: (@Sendable (EncodedFrameTiming) -> Void)?
     public init() {}
@@ -155,6 +166,10 @@ public final class PublisherMedia: @unchecked Sendable {
     private let overlay: AnnotationOverlay
     /// Framing and the virtual background (`EffectChain`).
     public let effects: EffectChain
+    /// The field's voice, the experts' voices and their mixes; nil without audio.
+    public let voice: PublisherVoice?
+    /// Why a configured audio device is not in use (said at start; the video goes on).
+    public let voiceUnavailable: [String]
     /// The poses (and, from the synthetic camera, depth) of the frames sent lately.
     public let frameHistory = FrameHistory()
     /// The camera's metering routines (focus, exposure, white balance); nil when the
@@ -204,6 +219,15 @@ public final class PublisherMedia: @unchecked Sendable {
         }
         self.config = config
         pipeline = try Pipeline(name: "publisher")
+        if let options = config.voice {
+            do throws(VoiceError) {
+                (voice, voiceUnavailable) = try PublisherVoice.make(options, pipeline: pipeline, onTone: config.onTone)
+            } catch {
+                throw .invalidArgument("voice: \(error)")
+            }
+        } else {
+            (voice, voiceUnavailable) = (nil, [])
+        }
         state = Mutex(State(linkConditions: config.rtc.linkConditions, ladder: ResolutionLadder(configuration: .init(
             width: config.width, height: config.height, fps: config.fps, maxDownscale: config.adaptBitrate ? config.maxDownscale : 1))))
 
@@ -211,7 +235,7 @@ public final class PublisherMedia: @unchecked Sendable {
         if config.source == .synthetic {
             let source = try SyntheticSource(width: captureWidth, height: captureHeight, fps: config.fps,
                                              scene: .standard, poseSource: poseSource, history: history,
-                                             renderAhead: config.renderAhead)
+                                             renderAhead: config.renderAhead, flashEverySecond: config.flashEverySecond)
             synthetic = source
         } else {
             synthetic = nil
@@ -508,7 +532,10 @@ public final class PublisherMedia: @unchecked Sendable {
     /// caller drives the offer. Call after `start()`: the branch's codec preferences are
     /// its payloader's negotiated caps (with the pose `extmap` for `.headerExtension`,
     /// without for `.trailer`), so the offer is exact.
-    public func addPeer(name: String, poseTransport: PoseTransport = .headerExtension) async throws(RTCError) -> WebRTCPeer {
+    /// With voice, the branch also gets an audio transceiver (after the video's: m-line 1),
+    /// sendrecv when `mayTalk`, else send-only.
+    public func addPeer(name: String, poseTransport: PoseTransport = .headerExtension,
+                        mayTalk: Bool = true) async throws(RTCError) -> WebRTCPeer {
         let (source, tee) = poseTransport == .trailer ? (trailerPayloaderSource, trailerTee) : (payloaderSource, self.tee)
         let preferences = try await sendCaps(from: source)
         var rtc = config.rtc
@@ -516,6 +543,11 @@ public final class PublisherMedia: @unchecked Sendable {
         rtc.pacingKbps = Self.pacingKbps(forEncoderKbps: bitrateKbps)
         rtc.pacedMediaPayloadType = config.codec.payloadType
         rtc.retransmissionBudgetKbps = Self.retransmissionBudgetKbps(forAllowedKbps: bitrateKbps)
+        // It receives only the experts' voices: a short jitter buffer (see PublisherVoice).
+        if voice != nil {
+            rtc.jitterBufferLatencyMs = PublisherVoice.receiveLatencyMs
+            rtc.unpacedPayloadTypes = [VoiceFormat.payloadType]
+        }
         let peer = try WebRTCPeer(name: name, pipeline: pipeline, configuration: rtc)
         let queue = try ElementFactory.make("queue", name: "\(name)-queue")
         queue.set("leaky", "downstream")          // a stalled subscriber never blocks the encoder
@@ -551,6 +583,14 @@ public final class PublisherMedia: @unchecked Sendable {
         // stall (docs/THREADING.md). So: states first, link last.
         queue.syncStateWithParent()
         peer.webrtc.syncStateWithParent()
+        if let voice {
+            // The expert's voice arrives on a new pad of its webrtcbin (linked at once, on its thread).
+            peer.onIncomingStream { [weak voice, weak peer] pad in
+                guard let voice, let peer else { return }
+                do throws(RTCError) { try voice.attachVoice(name: name, pad: pad) } catch { peer.report(error) }
+            }
+            try voice.addBranch(name: name, peer: peer, mayTalk: mayTalk)
+        }
         try teePad.link(to: queue.staticPad("sink")!)
         state.withLock { $0.peers[ObjectIdentifier(peer)] = (peer, queue, teePad, tee) }
         return peer
@@ -606,6 +646,7 @@ public final class PublisherMedia: @unchecked Sendable {
             return s.peers.removeValue(forKey: ObjectIdentifier(peer))
         }) else { return }
         entry.peer.close()
+        voice?.removeBranch(name: entry.peer.name)
         let (tee, pipeline) = (entry.tee, self.pipeline)
         let sinkPad = entry.queue.staticPad("sink")!
         entry.teePad.unlinkWhenIdle(from: sinkPad) {

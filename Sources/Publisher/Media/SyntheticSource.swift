@@ -28,6 +28,9 @@ final class SyntheticSource: @unchecked Sendable {
     private let appsrc: UnsafeMutablePointer<GstAppSrc>
     private let width: Int, height: Int, fps: Int
     private let renderAhead: Bool
+    /// Paint the first frame captured at or after each whole second of the wall clock
+    /// white (the A/V tests' flash, paired with the test voice's tone bursts).
+    private let flashEverySecond: Bool
     private let scene: SyntheticScene
     private let poseSource: PoseSource
     private let history: FrameHistory
@@ -49,8 +52,9 @@ final class SyntheticSource: @unchecked Sendable {
     }
 
     init(width: Int, height: Int, fps: Int, scene: SyntheticScene, poseSource: @escaping PoseSource,
-         history: FrameHistory, renderAhead: Bool = false) throws(RTCError) {
+         history: FrameHistory, renderAhead: Bool = false, flashEverySecond: Bool = false) throws(RTCError) {
         self.renderAhead = renderAhead
+        self.flashEverySecond = flashEverySecond
         guard width % 2 == 0, height % 2 == 0 else {
             throw .invalidArgument("the synthetic camera renders even sizes only, not \(width)x\(height)")
         }
@@ -136,6 +140,7 @@ final class SyntheticSource: @unchecked Sendable {
         // Render (with depth copy and pose attach) time, smoothed: the lead a frame's
         // rendering starts with before its capture instant (`renderAhead`).
         var renderEstimate: UInt64 = 0
+        var lastSecond: UInt64 = 0
         while isRunning {
             // With render-ahead the work starts `lead` before the capture instant `next`.
             let lead = renderAhead ? min(renderEstimate + renderEstimate / 4 + 500_000, interval * 3 / 4) : 0
@@ -171,6 +176,11 @@ final class SyntheticSource: @unchecked Sendable {
                 continue
             }
             let renderNanos = MonotonicClock.nanos() - started
+            if flashEverySecond {
+                let second = captured / 1_000_000_000
+                if second != lastSecond, lastSecond != 0 { Self.paintFlash(buffer, lumaBytes: width * height) }
+                lastSecond = second
+            }
             if let bytes = try? PoseWireFormat.encode(pose) { _ = PoseMeta.attach(bytes, to: buffer) }
             if let depth = try? renderer.copyDepthMap(scale: 4) { history.record(depth: depth, frameID: frameID) }
             // Every pixel's depth for the depth background, only while it is on, and only
@@ -201,6 +211,15 @@ final class SyntheticSource: @unchecked Sendable {
             }
             frameID &+= 1
         }
+    }
+
+    /// A white frame (luma 235, chroma neutral).
+    private static func paintFlash(_ buffer: UnsafeMutablePointer<GstBuffer>, lumaBytes: Int) {
+        var map = GstMapInfo()
+        guard gst_buffer_map(buffer, &map, GST_MAP_WRITE) != 0, let data = map.data else { return }
+        memset(data, 235, lumaBytes)
+        memset(data + lumaBytes, 128, Int(map.size) - lumaBytes)
+        gst_buffer_unmap(buffer, &map)
     }
 
     /// Sleeps until the monotonic clock reads `instant` (at once when it has passed).

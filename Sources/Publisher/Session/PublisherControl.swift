@@ -12,6 +12,8 @@ public struct ControlOutcome: Sendable {
     public var requestType: String?
     /// Routines a `meter` skipped as unsupported (`throwIfUnsupported` false).
     public var skipped: [MeteringRoutine] = []
+    /// A `voice` request: the sender's microphone is now muted (or not).
+    public var voiceMuted: Bool?
 }
 
 /// The camera-control requests, as the publisher's camera answers them (the metering
@@ -139,6 +141,9 @@ public struct PublisherControl: Sendable {
                 }
                 return ControlOutcome(reply: .ack(id: id, annotationId: nil, skipped: skipped), annotationsChanged: false,
                                       requestType: type, skipped: skipped)
+            case .voice(let muted):
+                return ControlOutcome(reply: .ack(id: id, annotationId: nil), annotationsChanged: false, requestType: type,
+                                      voiceMuted: muted)
             case .background:
                 return refuse(.notAllowed, "the virtual background is the field worker's own choice: an expert can neither set it nor turn it off")
             case .zoom, .follow, .framing:

@@ -52,6 +52,8 @@ public enum PublisherNodeEvent: Sendable {
     case candidateRefused(sessionId: String, kind: String, details: String, unreported: Int, total: Int)
     /// A control request and what we answered.
     case control(sessionId: String, request: String?, reply: ControlReply)
+    /// An expert muted or unmuted its microphone (its `voice` request).
+    case voiceMuted(consumer: String, muted: Bool)
     case error(String)
 }
 
@@ -84,6 +86,8 @@ public final class PublisherNode: Sendable {
     private struct State {
         var sessions: PublisherSessions
         var branches: [String: Branch] = [:]
+        /// Each consumer's microphone as it last said (`voice` requests).
+        var mutedVoices: [String: Bool] = [:]
     }
 
     /// - Parameter link: the signaling server; by default a `SignalingClientLink` to
@@ -170,9 +174,11 @@ public final class PublisherNode: Sendable {
         switch effect {
         case .send(let message):
             try? link.send(message)  // not reached: `step` sends
-        case let .buildBranch(sessionId, name, poseTransport):
+        case let .buildBranch(sessionId, name, poseTransport, role):
             // Negotiation awaits the pipeline; never block the message loop on it.
-            Task { await self.buildBranch(sessionId, name: name, poseTransport: poseTransport) }
+            // Experts talk; a viewer only where the room lets viewers talk.
+            let mayTalk = role == .expert || media.config.viewersMayTalk
+            Task { await self.buildBranch(sessionId, name: name, poseTransport: poseTransport, mayTalk: mayTalk) }
         case .negotiate(let sessionId):
             await negotiate(sessionId)
         case let .applyAnswer(sessionId, sdp):
@@ -199,10 +205,16 @@ public final class PublisherNode: Sendable {
                 DispatchQueue.global().async { done.resume(returning: control.handle(message, from: author, role: role)) }
             }
             await feed(.controlHandled(sessionId: sessionId, outcome))
+            if let muted = outcome.voiceMuted, case .ack = outcome.reply {
+                state.withLock { $0.mutedVoices[author] = muted }
+                onEvent(.voiceMuted(consumer: author, muted: muted))
+                broadcastVoices()
+            }
         case let .sendControl(reply, sessionId):
             send(reply, to: sessionId)
         case .sendAnnotations(let sessionId):
             send(.annotations(board.all), to: sessionId)
+            if media.voice != nil { broadcastVoices() }
         case .broadcastAnnotations:
             // Viewers see annotations too; the overlay draws them into the video.
             media.setAnnotations(board.all)
@@ -234,9 +246,9 @@ public final class PublisherNode: Sendable {
         state.withLock { $0.branches[sessionId]?.peer }
     }
 
-    private func buildBranch(_ sessionId: String, name: String, poseTransport: PoseTransport) async {
+    private func buildBranch(_ sessionId: String, name: String, poseTransport: PoseTransport, mayTalk: Bool) async {
         do throws(RTCError) {
-            let peer = try await media.addPeer(name: name, poseTransport: poseTransport)
+            let peer = try await media.addPeer(name: name, poseTransport: poseTransport, mayTalk: mayTalk)
             // A subscriber that dies while no signaling server can tell us (one restarted
             // meanwhile) is then found by ICE itself, and its session ended.
             peer.enableKeepaliveChecks()
@@ -318,6 +330,23 @@ public final class PublisherNode: Sendable {
         do throws(RTCError) { try channel.send(ControlCodec.encode(reply)) } catch {
             logger.warning("control reply to \(sessionId) not sent: \(error)")
         }
+    }
+
+    /// Who is in the conversation (the field and each connected session) and who is
+    /// muted, to every session: after a join and every change.
+    public func broadcastVoices() {
+        guard let voice = media.voice else { return }
+        let viewersMayTalk = media.config.viewersMayTalk
+        let list = state.withLock { s -> [VoiceParticipant] in
+            let field = VoiceParticipant(id: PublisherVoice.fieldKey, role: RoomRole.publisher.rawValue, muted: voice.isMuted,
+                                         mayTalk: voice.hasMicrophone)
+            let others = s.sessions.sessions.values.filter(\.connected).map { session in
+                VoiceParticipant(id: session.consumer, role: session.role.rawValue, muted: s.mutedVoices[session.consumer] ?? false,
+                                 mayTalk: session.role == .expert || viewersMayTalk)
+            }.sorted { $0.id < $1.id }
+            return [field] + others
+        }
+        broadcast(.voices(list))
     }
 
     private func broadcast(_ reply: ControlReply) {

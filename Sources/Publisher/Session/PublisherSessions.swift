@@ -74,7 +74,7 @@ public struct PublisherSessions: Sendable {
     public enum Effect: Sendable {
         case send(ClientMessage)
         /// Build a webrtcbin branch called `name` for the session, then `branchBuilt` or `setupFailed`.
-        case buildBranch(sessionId: String, name: String, poseTransport: PoseTransport)
+        case buildBranch(sessionId: String, name: String, poseTransport: PoseTransport, role: RoomRole)
         /// Watch the peer's events, create the control channel and the offer, then
         /// `offerCreated` or `setupFailed`.
         case negotiate(sessionId: String)
@@ -308,7 +308,8 @@ public struct PublisherSessions: Sendable {
             starting[sessionId] = Starting(consumer: consumer, at: now, role: role ?? .viewer, connection: connection ?? 0,
                                            poseTransport: transport)
             return (problem.map { [.emit(.error("session \(sessionId) of \(consumer): \($0)"))] } ?? [])
-                + [.buildBranch(sessionId: sessionId, name: "session\(sessionNumber)", poseTransport: transport),
+                + [.buildBranch(sessionId: sessionId, name: "session\(sessionNumber)", poseTransport: transport,
+                                role: role ?? .viewer),
                    .wake(at: now + RetryBackoff.nanos(config.setupTimeout))]
         case .peer(let message):
             guard sessions[message.sessionId] != nil else { return [.debug("peer message for an unknown session \(message.sessionId)")] }

@@ -118,6 +118,10 @@ extension EventOutput {
             case .annotations(let list):
                 self.event(.annotations, ["count": list.count, "ids": list.map(\.id)],
                           human: "← annotations: " + (list.isEmpty ? "none" : list.map { "\($0.id) \($0.kind.rawValue) \($0.label)" }.joined(separator: ", ")))
+            case .voices(let list):
+                self.event(.voices, ["participants": list.map { ["id": $0.id, "role": $0.role, "muted": $0.muted, "mayTalk": $0.mayTalk] }],
+                           human: "← voices: " + list.map { "\($0.id) (\($0.role))\($0.muted ? " muted" : "")\($0.mayTalk ? "" : " listening")" }
+                            .joined(separator: ", "))
             }
         case .placement(let r):
             var fields: [String: Any] = [

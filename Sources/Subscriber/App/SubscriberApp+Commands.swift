@@ -55,6 +55,10 @@ extension SubscriberApp {
             case let .zoom(point, factor): try node.send(.zoom(point: point, factor: factor, frameId: node.frameOnScreen?.frameID))
             case let .follow(id, factor): try node.send(.follow(annotationId: id, factor: factor))
             case .framing(let subject): try node.send(.framing(subject: subject))
+            case .mute(let muted):
+                try node.setMuted(muted)
+                out.event(.muted, ["who": "self", "muted": muted, "atNanos": WallClock.nowNanos()],
+                          human: "voice: microphone \(muted ? "muted" : "on")")
             case .pose: out.subscriberPose(node)
             case .status: out.subscriberStatus(node)
             case .checkMarkers(let frames):

@@ -11,13 +11,14 @@ import PoseCastKit
 /// - `m`: next metering mode (uniform, spot, weighted); `h`: HUD on/off;
 /// - the wheel: the publisher's digital zoom, ×1.25 a notch, on the point under the
 ///   pointer (up in, down out, 1…4); `z`: back to the framing (zoom off);
+/// - `v`: microphone on/off; with push-to-talk, hold the space bar to talk;
 /// - `q` or Escape, or the window's close button: quit (exit 0).
 /// The middle button does nothing; a press on the black border is refused here and said so.
 struct WindowControls: Sendable {
     static let doubleClickNanos: UInt64 = 400_000_000
     static let doubleClickPixels: Float = 0.01
     static let meteringModes: [MeteringMode] = [.uniform, .spot, .weighted]
-    static let hints = "left: pin · right: focus · wheel: zoom · z: unzoom · l: lock/unlock focus · u: undo · c: clear · m: metering · h: HUD · q: quit"
+    static let hints = "left: pin · right: focus · wheel: zoom · z: unzoom · l: lock/unlock focus · u: undo · c: clear · m: metering · v: mute · space: talk · h: HUD · q: quit"
     static let zoomStep = 1.25
 
     var lastLeftPress: (nanos: UInt64, point: NormalizedPoint)?
@@ -30,6 +31,10 @@ struct WindowControls: Sendable {
     var message = ""
     /// Quitting: later inputs (the window's errors as it goes) do nothing.
     var quitting = false
+    /// Our microphone as this window last set it, and whether the space bar talks
+    /// (push-to-talk: muted except while it is held).
+    var muted = false
+    var pushToTalk = false
 
     enum Action: Equatable {
         case command(SubscriberCommand)
@@ -51,6 +56,10 @@ struct WindowControls: Sendable {
         switch input {
         case .closed:
             return .quit
+        case .keyUp(let name):
+            guard name == "space", pushToTalk, !muted else { return .none }
+            muted = true
+            return .command(.mute(true))
         case let .press(button, point, shown):
             if button == 4 || button == 5 {
                 let next = min(max(button == 4 ? zoom * Self.zoomStep : zoom / Self.zoomStep, 1), ControlCodec.maxZoom)
@@ -81,6 +90,13 @@ struct WindowControls: Sendable {
                 meteringIndex = (meteringIndex + 1) % Self.meteringModes.count
                 return .command(.meter(MeterRequest(meteringMode: Self.meteringModes[meteringIndex])))
             case "h", "H": return .toggleHUD
+            case "v", "V":
+                muted.toggle()
+                return .command(.mute(muted))
+            case "space" where pushToTalk:
+                guard muted else { return .none }   // key repeat: already talking
+                muted = false
+                return .command(.mute(false))
             case "z", "Z":
                 zoom = 1
                 return .command(.zoom(NormalizedPoint(x: 0.5, y: 0.5), factor: 1))

@@ -26,6 +26,10 @@ public struct SubscriberAppConfig: Sendable {
     public var snapshots = false
     /// Compare sampled decoded frames with the publisher's references: a `quality` event each.
     public var qualitySampling: QualitySampling?
+    /// Push-to-talk in the window (the space bar talks while held).
+    public var pushToTalk = false
+    /// Pair the publisher's flash frames with this tone's onsets (`avSync` events).
+    public var avSyncHertz: Double?
     /// Where the display check looks for DISPLAY and WAYLAND_DISPLAY.
     public var environment = ProcessInfo.processInfo.environment
     public init(node: SubscriberNodeConfig) { self.node = node }
@@ -96,6 +100,12 @@ public final class SubscriberApp: Sendable {
                 snapshot?.observe(picture)
             }
         }
+        let sync = config.avSyncHertz.map { AVSyncMeter(hertz: $0) { pair in avSyncEvent(pair, out: out) } }
+        if let sync { nodeConfig.media.onFlash = { sync.flash(captureNanos: $0, shownNanos: $1) } }
+        nodeConfig.media.onTone = { change in
+            toneEvent(change, out: out)
+            sync?.tone(change)
+        }
         // Window input needs the app, which needs the node, which needs the input handler
         // in its config: the box is filled right after the app is made.
         let box = Mutex<SubscriberApp?>(nil)
@@ -103,11 +113,21 @@ public final class SubscriberApp: Sendable {
         let node = SubscriberNode(config: nodeConfig, logger: Logger(label: "posecast.subscriber")) { [watcher = nodeConfig.markerWatcher] event in
             watcher?.observe(event)
             out.subscriberEvent(event)
+            if case .connected = event, let app = box.withLock({ $0 }) { app.reportVoice() }
             if let line = Self.hudLine(for: event) { box.withLock { $0 }?.noteForHUD(line) }
         }
         let app = SubscriberApp(node: node, out: out, config: config, frames: frames, snapshot: snapshot)
         box.withLock { $0 = app }
+        app.windowControls.withLock { $0.pushToTalk = config.pushToTalk; $0.muted = config.node.media.voice?.startMuted ?? false }
         return app
+    }
+
+    /// What the session's voice does (once connected): two-way, listen only, …
+    func reportVoice() {
+        guard let voice = node.voice else { return }
+        for message in voice.unavailable { out.event(.voiceUnavailable, ["message": message], human: "voice: \(message)") }
+        out.event(.voice, ["enabled": true, "mode": voice.mode, "echoCancellation": voice.echoCancelling, "muted": voice.isMuted],
+                  human: "voice: \(voice.mode)" + (voice.echoCancelling ? ", echo cancellation on" : "") + (voice.isMuted ? ", muted" : ""))
     }
 
     /// Serves until the commands say quit (headless), the calling task is cancelled or

@@ -30,12 +30,14 @@ public enum SubscriberCommand: Equatable, Sendable {
     case follow(String?, factor: Double)
     /// The publisher's automatic framing: off, face or person.
     case framing(String)
+    /// Mute or unmute our microphone (`mute`, `unmute`; push-to-talk's `talk`, `over`).
+    case mute(Bool)
     case quit
 
     public static let help = """
     commands: tap X Y [LABEL] | tapnaive X Y [LABEL] | tapworld WX WY WZ [naive] [LABEL] | focus X Y [auto|tapToAutoFocus|tapToLockFocus] | meter [X Y] [LOCK_SECONDS] [routines=exposure,focus,whiteBalance] [mode=uniform|spot|weighted] [strict] | \
     meteringmode uniform|spot|weighted | \
-    lock | unlock | remove ANNOTATION_ID | undo | clear | zoom X Y [FACTOR] | zoom off | follow ANNOTATION_ID [FACTOR] | follow off | framing off|face|person | \
+    lock | unlock | remove ANNOTATION_ID | undo | clear | zoom X Y [FACTOR] | zoom off | follow ANNOTATION_ID [FACTOR] | follow off | framing off|face|person | mute | unmute | talk | over | \
     pose | status | checkmarkers N | snapshot FILE.png | sleep SECONDS | quit   (X, Y normalised 0…1)
     """
 
@@ -160,6 +162,8 @@ public enum SubscriberCommand: Equatable, Sendable {
         case "framing":
             guard args.count == 1, ["off", "face", "person"].contains(args[0]) else { throw CommandError("framing: off, face or person") }
             return .framing(args[0])
+        case "mute", "over": return .mute(true)
+        case "unmute", "talk": return .mute(false)
         case "quit", "exit": return .quit
         default:
             throw CommandError("unknown command \"\(verb)\"; \(help)")

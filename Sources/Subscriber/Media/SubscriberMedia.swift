@@ -4,6 +4,7 @@ import PoseCastKit
 import RTCSession
 import Synchronization
 import PoseMedia
+import Voice
 
 public struct SubscriberMediaConfig: Sendable {
     public enum Sink: Sendable, Equatable {
@@ -35,6 +36,13 @@ public struct SubscriberMediaConfig: Sendable {
     /// `QualitySampling`); each comparison goes to `onQuality`, off the streaming thread.
     public var qualitySampling: QualitySampling?
     public var onQuality: (@Sendable (QualityResult) -> Void)?
+    /// Two-way voice (`SubscriberVoice`); nil: no audio (an offered audio m-line is then
+    /// answered by webrtcbin alone and its stream dropped).
+    public var voice: VoiceOptions?
+    /// The tones of `voice.detectTones` starting and stopping where the expert hears them.
+    public var onTone: (@Sendable (ToneChange) -> Void)?
+    /// Each white frame (the publisher's `--flash`): its capture and decode instants (wall clock).
+    public var onFlash: (@Sendable (_ captureNanos: UInt64, _ shownNanos: UInt64) -> Void)?
     public init() {}
 }
 
@@ -54,6 +62,8 @@ public final class SubscriberMedia: @unchecked Sendable {
     public let peer: WebRTCPeer
     public let config: SubscriberMediaConfig
     public let rejections = PoseRejectionCounter()
+    /// The expert's voice; nil without `config.voice`.
+    public let voice: SubscriberVoice?
     private let state = Mutex(State())
 
     private struct State {
@@ -71,6 +81,14 @@ public final class SubscriberMedia: @unchecked Sendable {
         self.config = config
         pipeline = try Pipeline(name: name)
         peer = try WebRTCPeer(name: "\(name)-webrtc", pipeline: pipeline, configuration: config.rtc)
+        let pipeline = self.pipeline
+        do throws(VoiceError) {
+            if let options = config.voice {
+                voice = try SubscriberVoice(options: options, pipeline: pipeline, onTone: config.onTone)
+            } else {
+                voice = nil
+            }
+        } catch { throw .invalidArgument("voice: \(error)") }
         // Fail now, not mid-call, if a decoder we would negotiate is missing.
         for codec in config.codecs { _ = try codec.makeDecodeChain() }
         // The window goes up with the pipeline, not when the first frame arrives: the GL
@@ -127,6 +145,7 @@ public final class SubscriberMedia: @unchecked Sendable {
     public func answer(_ offer: SessionDescription) async throws(RTCError) -> SessionDescription {
         guard offer.kind == .offer else { throw .invalidDescription("expected an offer, got \(offer.kind.rawValue)") }
         try peer.addReceiveTransceiver(matching: offer, encodings: Set(config.codecs.map(\.encodingName)))
+        try voice?.prepare(for: offer, peer: peer)
         try await peer.setRemoteDescription(offer)
         let answer = try await peer.createAnswer()
         try await peer.setLocalDescription(answer)
@@ -153,6 +172,15 @@ public final class SubscriberMedia: @unchecked Sendable {
     }
 
     private func attachDecodeBranch(to pad: Pad, onFrame: (@Sendable (DecodedFrame) -> Void)?) throws(RTCError) {
+        if pad.capsField("media") == "audio" {
+            if let voice { return try voice.attach(pad) }
+            // Audio we did not ask for: decoded into nothing, so the stream does not stall.
+            let sink = try ElementFactory.make("fakesink")
+            sink.set("sync", false)
+            pipeline.add(sink)
+            sink.syncStateWithParent()
+            return try pad.link(to: sink.staticPad("sink")!)
+        }
         guard let encoding = pad.capsField("encoding-name"), let codec = VideoCodec(encodingName: encoding),
               config.codecs.contains(codec) else {
             throw .negotiation(peer: peer.name, reason: "incoming stream has unsupported caps \(pad.capsDescription)")
@@ -190,6 +218,7 @@ public final class SubscriberMedia: @unchecked Sendable {
         let reader = PoseReader(codec: codec, readStamps: config.readFrameStamps, rejections: rejections,
                                 onFrame: onFrame, onPicture: config.onPicture)
         reader.install(on: decoder.staticPad("src")!)
+        if let onFlash = config.onFlash { FlashProbe.install(on: decoder.staticPad("src")!, report: onFlash) }
         if let sampling = config.qualitySampling, let onQuality = config.onQuality {
             QualityProbe(sampling: sampling, onResult: onQuality).install(on: decoder.staticPad("src")!)
         }

@@ -19,6 +19,8 @@ public enum WindowInput: Sendable, Equatable {
     /// A key went down, named as the window system names it (X11 keysym names: "q",
     /// "Escape", "BackSpace" …).
     case key(String)
+    /// A key went up (push-to-talk: talking while it is held).
+    case keyUp(String)
     /// The window was closed (its close button, or the window went away): the reason.
     case closed(String)
 }
@@ -159,6 +161,10 @@ final class VideoWindow: Sendable {
                 var key: UnsafePointer<CChar>?
                 guard gst_navigation_event_parse_key_event(event, &key) != 0, let key else { break }
                 onInput(.key(String(cString: key)))
+            case GST_NAVIGATION_EVENT_KEY_RELEASE:
+                var key: UnsafePointer<CChar>?
+                guard gst_navigation_event_parse_key_event(event, &key) != 0, let key else { break }
+                onInput(.keyUp(String(cString: key)))
             default:
                 break
             }

@@ -103,6 +103,10 @@ public final class SubscriberNode: Sendable {
         /// Our reception reports to the publisher (`feedback` channel), while connected.
         var feedback: (channel: DataChannel, task: Task<Void, Never>)?
         var requestNumber = 0
+        /// Our microphone muted (by a command since start; else the options' start state).
+        var muted: Bool?
+        /// The conversation as the publisher last listed it.
+        var voices: [VoiceParticipant] = []
         /// The publisher camera's latest metering status.
         var sceneStatus: SceneStatus?
         /// `annotate` requests sent and not yet answered; the annotations they made (oldest
@@ -286,6 +290,7 @@ public final class SubscriberNode: Sendable {
             for case .emit(let event) in self.step(.frameDecoded(withPose: posed)) { self.onEvent(event) }
         }
         verified.store(false, ordering: .releasing)
+        if let muted = state.withLock({ $0.muted }) { media.voice?.setMuted(muted) }
         try await media.startAndWaitUntilPlaying()
         let events = Task { [weak self] in
             for await event in media.peer.events {
@@ -340,7 +345,7 @@ public final class SubscriberNode: Sendable {
                 switch reply {
                 case .ack(let id, _, _): _ = step(.replyReceived(id: id))
                 case .error(let error): if let id = error.id { _ = step(.replyReceived(id: id)) }
-                case .sceneStatus, .annotations: break
+                case .sceneStatus, .annotations, .voices: break
                 }
                 onEvent(.reply(reply))
                 track(reply)
@@ -355,6 +360,21 @@ public final class SubscriberNode: Sendable {
     }
 
     // MARK: commands
+
+    /// Mutes or unmutes our microphone (its stream goes on as silence) and tells the
+    /// publisher, which tells everyone (`voices`). Kept for the next session too.
+    public func setMuted(_ muted: Bool) throws(ControlError) {
+        let voice = state.withLock { s -> SubscriberVoice? in s.muted = muted; return s.media?.voice }
+        guard let voice, voice.capture != nil else {
+            throw ControlError(id: nil, code: .unsupported, message: "no microphone: nothing to mute")
+        }
+        voice.setMuted(muted)
+        if isConnected { _ = try send(.voice(muted: muted)) }
+    }
+
+    /// The expert's voice now (nil without voice), and the conversation as last listed.
+    public var voice: SubscriberVoice? { state.withLock { $0.media?.voice } }
+    public var voices: [VoiceParticipant] { state.withLock { $0.voices } }
 
     /// The pose of the newest decoded frame (the one on screen headless).
     public var frameOnScreen: FramePose? { frames.withLock { $0.lastFrame?.pose } }
@@ -490,6 +510,8 @@ public final class SubscriberNode: Sendable {
             }
         case .sceneStatus(let status):
             state.withLock { $0.sceneStatus = status }
+        case .voices(let list):
+            state.withLock { $0.voices = list }
         case .annotations(let list):
             let present = Set(list.map(\.id))
             let placed = state.withLock { s -> [Annotation] in

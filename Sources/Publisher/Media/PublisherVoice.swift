@@ -1,0 +1,253 @@
+internal import CGStreamer
+import RTCSession
+import Synchronization
+import Voice
+
+/// The field's side of the conversation, in the publisher's pipeline (one clock with the
+/// video, so a voice and a frame captured together carry the same running time):
+///
+/// - microphone → (echo canceller) → mute → **field tee** (a silent live source when
+///   there is no microphone, so the mixers keep time);
+/// - each expert's voice: webrtcbin → depay → Opus decode → **voice tee**;
+/// - the speaker: silence + every expert's voice → audiomixer → (echo probe) → speaker;
+/// - to each expert, mix-minus: the field and every *other* expert's voice → its own
+///   audiomixer → Opus → its own audio transceiver, bundled with the video.
+///
+/// Branches are added and removed as sessions come and go, never blocking a streaming
+/// thread: pads are unlinked behind IDLE probes, and elements leave on the state worker.
+public final class PublisherVoice: @unchecked Sendable {
+    public let options: VoiceOptions
+    private let pipeline: Pipeline
+    let capture: VoiceCapture?
+    let playback: VoicePlayback?
+    private let fieldTee: Element
+    private let speakerMixer: Element?
+    /// Why a device is not in use, for the status and the start-up event.
+    public let unavailable: [String]
+    private let state = Mutex(State())
+
+    private struct Input { var teePad: Pad; var queue: Element; var mixerPad: Pad; var mixer: Element; var tee: Element }
+    private struct Branch {
+        var mayTalk: Bool
+        var mixer: Element
+        var sendChain: [Element]
+        /// The field's voice into this branch's mixer, then each other expert's voice by peer name.
+        var inputs: [String: Input] = [:]
+        /// This expert's voice, once its stream arrived.
+        var voice: (chain: [Element], tee: Element, level: VoiceLevel)?
+    }
+    private struct State {
+        var branches: [String: Branch] = [:]
+        /// Each expert's voice into the speaker's mixer.
+        var speakerInputs: [String: Input] = [:]
+        var muted = false
+    }
+
+    public static let fieldKey = "field"
+
+    /// Nil when there is neither a microphone nor a speaker (no audio is offered at all).
+    /// `onTone`: the tones of `options.detectTones` starting and stopping where the field hears.
+    public static func make(_ options: VoiceOptions, pipeline: Pipeline,
+                            onTone: (@Sendable (ToneChange) -> Void)? = nil) throws(VoiceError) -> (PublisherVoice?, [String]) {
+        var unavailable: [String] = []
+        var microphone: MicrophoneSpec? = options.microphone == .none ? nil : options.microphone
+        var speaker: SpeakerSpec? = options.speaker == .none ? nil : options.speaker
+        // Open the devices first: one missing is said and left out, and the video goes on.
+        if let spec = microphone, spec.isDevice {
+            do throws(VoiceError) { _ = try VoiceCapture.make(spec, echoProbe: nil, name: "probe") } catch {
+                unavailable.append(error.description); microphone = nil
+            }
+        }
+        if let spec = speaker, spec.isDevice {
+            do throws(VoiceError) { _ = try VoicePlayback.make(spec, withEchoProbe: false, name: "probe", tones: nil) } catch {
+                unavailable.append(error.description); speaker = nil
+            }
+        }
+        guard microphone != nil || speaker != nil else { return (nil, unavailable) }
+        return (try PublisherVoice(options: options, microphone: microphone, speaker: speaker, pipeline: pipeline,
+                                   unavailable: unavailable, onTone: onTone), unavailable)
+    }
+
+    private init(options: VoiceOptions, microphone: MicrophoneSpec?, speaker: SpeakerSpec?, pipeline: Pipeline,
+                 unavailable: [String], onTone: (@Sendable (ToneChange) -> Void)?) throws(VoiceError) {
+        self.options = options
+        self.pipeline = pipeline
+        self.unavailable = unavailable
+        let echo = options.cancelsEcho(microphone: microphone, speaker: speaker)
+        do {
+            let playback = try speaker.map { spec throws(VoiceError) in
+                try VoicePlayback.make(spec, withEchoProbe: echo, name: "field",
+                                       tones: onTone.flatMap { options.detectTones.isEmpty ? nil : (options.detectTones, $0) })
+            } ?? nil
+            let probeName = echo ? playback?.echoProbe?.name : nil
+            let capture = try microphone.map { spec throws(VoiceError) in
+                try VoiceCapture.make(spec, echoProbe: probeName, name: "field")
+            } ?? nil
+            self.playback = playback
+            self.capture = capture
+            fieldTee = try ElementFactory.make("tee", name: "field-voicetee")
+            fieldTee.set("allow-not-linked", true)
+            var chain: [Element]
+            if let capture { chain = capture.elements } else { chain = try Self.silence(name: "field-silence") }
+            chain.append(fieldTee)
+            for e in chain { pipeline.add(e) }
+            try pipeline.link(chain)
+            if let playback {
+                let mixer = try ElementFactory.make("audiomixer", name: "field-speakermix")
+                // Silence keeps the speaker's mixer on the clock before any expert talks.
+                let silence = try Self.silence(name: "field-speakersilence")
+                for e in silence + [mixer] + playback.elements { pipeline.add(e) }
+                try pipeline.link(silence + [mixer])
+                try pipeline.link([mixer] + playback.elements)
+                speakerMixer = mixer
+            } else {
+                speakerMixer = nil
+            }
+        } catch { throw VoiceError(error) }
+        if options.startMuted { setMuted(true) }
+    }
+
+    /// A live silent source at the voice format.
+    private static func silence(name: String) throws(RTCError) -> [Element] {
+        let source = try ElementFactory.make("audiotestsrc", name: name)
+        source.set("is-live", true)
+        source.set("wave", "silence")
+        source.set("samplesperbuffer", 480)
+        let caps = try ElementFactory.make("capsfilter", name: "\(name)caps")
+        caps.set("caps", VoiceFormat.caps)
+        return [source, caps]
+    }
+
+    public var hasMicrophone: Bool { capture != nil }
+    public var hasSpeaker: Bool { playback != nil }
+    public var echoCancelling: Bool { playback?.echoProbe != nil && capture != nil }
+    public var microphoneLevel: VoiceLevel? { capture?.level }
+    public var speakerLevel: VoiceLevel? { playback?.level }
+
+    public var isMuted: Bool { state.withLock { $0.muted } }
+
+    /// Mutes the field's microphone (its stream goes on as silence).
+    public func setMuted(_ muted: Bool) {
+        state.withLock { $0.muted = muted }
+        capture?.setMuted(muted)
+    }
+
+    /// Each expert's voice level by peer name (only those whose voice arrived).
+    public var voiceLevels: [String: VoiceLevel] {
+        state.withLock { s in s.branches.compactMapValues { $0.voice?.level } }
+    }
+
+    /// Adds the audio to a session's peer: its mix-minus, Opus and a send pad whose
+    /// transceiver is sendrecv when the expert may talk (else send-only). Its voice, when
+    /// it arrives, is linked by `attachVoice`. Call before the offer.
+    func addBranch(name: String, peer: WebRTCPeer, mayTalk: Bool) throws(RTCError) {
+        let mixer = try ElementFactory.make("audiomixer", name: "\(name)-voicemix")
+        let caps = try ElementFactory.make("capsfilter", name: "\(name)-voicemixcaps")
+        caps.set("caps", VoiceFormat.caps)
+        let sendChain = [caps] + (try VoiceCodec.makeEncoder(name: name))
+        let sendPad = try peer.requestSendPad(codecPreferences: VoiceFormat.rtpCaps,
+                                              direction: mayTalk ? "sendrecv" : "sendonly", isVideo: false)
+        for e in [mixer] + sendChain { pipeline.add(e) }
+        try pipeline.link([mixer] + sendChain)
+        try sendChain.last!.staticPad("src")!.link(to: sendPad)
+        for e in [mixer] + sendChain { e.syncStateWithParent() }
+        var branch = Branch(mayTalk: mayTalk, mixer: mixer, sendChain: sendChain)
+        branch.inputs[Self.fieldKey] = try feed(from: fieldTee, into: mixer, name: "\(name)-fieldin")
+        // Every other expert's voice already heard.
+        let others = state.withLock { s in s.branches.compactMap { key, b in b.voice.map { (key, $0.tee) } } }
+        for (other, tee) in others {
+            branch.inputs[other] = try feed(from: tee, into: mixer, name: "\(name)-from-\(other)", received: true)
+        }
+        state.withLock { $0.branches[name] = branch }
+    }
+
+    /// tee → queue → a new mixer pad, running before it is linked (a pad linked to a
+    /// queue still in NULL is flushing: see `PublisherMedia.addPeer`).
+    /// A received voice enters each mixer this much after its arrival, reporting no
+    /// latency (`AudioProbes.hideLatency`): the publisher's jitter buffers' latency plus
+    /// 10 ms for decoding. The field's voice is then never held back by an expert's.
+    static let receivedVoiceShiftNanos = UInt64(receiveLatencyMs + 10) * 1_000_000
+    /// The publisher's jitter-buffer latency for the experts' voices (it receives no video).
+    static let receiveLatencyMs = 40
+
+    private func feed(from tee: Element, into mixer: Element, name: String, received: Bool = false) throws(RTCError) -> Input {
+        let queue = try ElementFactory.make("queue", name: name)
+        queue.set("leaky", "downstream")
+        queue.set("max-size-time", 200_000_000)
+        queue.set("max-size-buffers", 0)
+        queue.set("max-size-bytes", 0)
+        pipeline.add(queue)
+        if received { AudioProbes.hideLatency(on: queue.staticPad("src")!, shiftNanos: Self.receivedVoiceShiftNanos) }
+        guard let mixerPad = mixer.requestPad("sink_%u") else { throw .linkFailed(from: name, to: mixer.name) }
+        try queue.staticPad("src")!.link(to: mixerPad)
+        queue.syncStateWithParent()
+        guard let teePad = tee.requestPad("src_%u") else { throw .linkFailed(from: tee.name, to: name) }
+        try teePad.link(to: queue.staticPad("sink")!)
+        return Input(teePad: teePad, queue: queue, mixerPad: mixerPad, mixer: mixer, tee: tee)
+    }
+
+    /// Links an expert's incoming voice (webrtcbin's new audio pad, on its streaming
+    /// thread): decode → voice tee → the speaker's mixer and every other expert's mixer.
+    /// A voice from an expert who may not talk is decoded into nothing.
+    func attachVoice(name: String, pad: Pad) throws(RTCError) {
+        let mayTalk = state.withLock { $0.branches[name]?.mayTalk } ?? false
+        var chain = try VoiceCodec.makeDecoder(name: name)
+        let tee = try ElementFactory.make("tee", name: "\(name)-voicetee")
+        tee.set("allow-not-linked", true)
+        chain.append(tee)
+        if !mayTalk {
+            let sink = try ElementFactory.make("fakesink", name: "\(name)-refusedvoice")
+            sink.set("sync", false)
+            chain.append(sink)
+        }
+        for e in chain { pipeline.add(e) }
+        try pipeline.link(chain)
+        let level = VoiceLevel()
+        AudioProbes.installMeter(on: chain[chain.count - (mayTalk ? 2 : 3)].staticPad("src")!, level: level, tones: nil)
+        for e in chain { e.syncStateWithParent() }
+        try pad.link(to: chain[0].staticPad("sink")!)
+        guard mayTalk else { return }
+        var inputs: [(String, Input)] = []
+        if let speakerMixer {
+            inputs.append((Self.fieldKey, try feed(from: tee, into: speakerMixer, name: "\(name)-tospeaker", received: true)))
+        }
+        let others = state.withLock { s in s.branches.filter { $0.key != name }.map { ($0.key, $0.value.mixer) } }
+        for (other, mixer) in others {
+            inputs.append((other, try feed(from: tee, into: mixer, name: "\(other)-from-\(name)", received: true)))
+        }
+        state.withLock { s in
+            s.branches[name]?.voice = (chain, tee, level)
+            // Recorded on the receiving side: each mixer's inputs by whose voice they carry.
+            for (target, input) in inputs where target != Self.fieldKey { s.branches[target]?.inputs[name] = input }
+            if let speaker = inputs.first(where: { $0.0 == Self.fieldKey })?.1 { s.speakerInputs[name] = speaker }
+        }
+    }
+
+    /// Removes a session's audio: its mixer and encoder, its voice and every input its
+    /// voice fed; unlinks behind IDLE probes, then leaves on the state worker.
+    func removeBranch(name: String) {
+        let (branch, fedByVoice) = state.withLock { s -> (Branch?, [Input]) in
+            guard let branch = s.branches.removeValue(forKey: name) else { return (nil, []) }
+            var fed: [Input] = []
+            for key in s.branches.keys { if let input = s.branches[key]?.inputs.removeValue(forKey: name) { fed.append(input) } }
+            if let speaker = s.speakerInputs.removeValue(forKey: name) { fed.append(speaker) }
+            return (branch, fed)
+        }
+        guard let branch else { return }
+        let pipeline = self.pipeline
+        for input in Array(branch.inputs.values) + fedByVoice {
+            input.teePad.unlinkWhenIdle(from: input.queue.staticPad("sink")!) {
+                StateWorker.shared.submit {
+                    gst_element_release_request_pad(input.tee.raw, input.teePad.raw)
+                    _ = gst_element_set_state(input.queue.raw, GST_STATE_NULL)
+                    gst_element_release_request_pad(input.mixer.raw, input.mixerPad.raw)
+                    pipeline.remove(input.queue)
+                }
+            }
+        }
+        let elements = [branch.mixer] + branch.sendChain + (branch.voice?.chain ?? [])
+        StateWorker.shared.submit {
+            for e in elements { _ = gst_element_set_state(e.raw, GST_STATE_NULL); pipeline.remove(e) }
+        }
+    }
+}

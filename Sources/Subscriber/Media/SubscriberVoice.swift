@@ -1,0 +1,139 @@
+internal import CGStreamer
+import RTCSession
+import Synchronization
+import Voice
+import Dispatch
+
+/// The expert's side of the conversation, in the session's pipeline:
+/// microphone → (echo canceller) → mute → Opus → the audio transceiver (sendrecv), and
+/// webrtcbin → Opus decode → (echo probe) → speaker, played on the clock.
+///
+/// What it can do follows the offer: a publisher that offers audio send-only (a viewer
+/// where viewers only listen) gets a receive-only answer; no microphone answers
+/// receive-only, no speaker send-only, and each says so (`mode`).
+public final class SubscriberVoice: @unchecked Sendable {
+    public let options: VoiceOptions
+    private let pipeline: Pipeline
+    let capture: VoiceCapture?
+    let playback: VoicePlayback?
+    /// Why a device is not in use.
+    public let unavailable: [String]
+    private let state = Mutex(State())
+    private let alignment: (any DispatchSourceTimer)?
+    private struct State { var mode = "no audio offered"; var chains: [Element] = [] }
+
+    init(options: VoiceOptions, pipeline: Pipeline, onTone: (@Sendable (ToneChange) -> Void)?) throws(VoiceError) {
+        self.options = options
+        self.pipeline = pipeline
+        var unavailable: [String] = []
+        var playback: VoicePlayback?, capture: VoiceCapture?
+        let wantsEcho = options.cancelsEcho(microphone: options.microphone == .none ? nil : options.microphone,
+                                            speaker: options.speaker == .none ? nil : options.speaker)
+        do throws(VoiceError) {
+            playback = try VoicePlayback.make(options.speaker, withEchoProbe: wantsEcho, name: "expert",
+                                              tones: onTone.flatMap { options.detectTones.isEmpty ? nil : (options.detectTones, $0) })
+        } catch {
+            guard case .deviceUnavailable = error else { throw error }
+            unavailable.append(error.description)
+        }
+        do throws(VoiceError) {
+            capture = try VoiceCapture.make(options.microphone, echoProbe: wantsEcho ? playback?.echoProbe?.name : nil, name: "expert")
+        } catch {
+            guard case .deviceUnavailable = error else { throw error }
+            unavailable.append(error.description)
+        }
+        self.playback = playback
+        self.capture = capture
+        self.unavailable = unavailable
+        if options.startMuted { capture?.setMuted(true) }
+        if let playback {
+            for e in playback.elements { pipeline.add(e) }
+            do throws(RTCError) { try pipeline.link(playback.elements) } catch { throw .media(error) }
+            // The pipeline's latency follows the video's branch and changes with it: the
+            // voice's playout is re-aligned twice a second (`alignPlayout`).
+            let timer = DispatchSource.makeTimerSource(queue: .global())
+            let delay = UInt64(options.playoutMs) * 1_000_000
+            timer.schedule(deadline: .now(), repeating: .milliseconds(500))
+            timer.setEventHandler { playback.alignPlayout(delayNanos: delay) }
+            timer.resume()
+            alignment = timer
+        } else {
+            alignment = nil
+        }
+    }
+
+    deinit { alignment?.cancel() }
+
+    /// "two-way", "listen only (…)", "talk only (…)" or "no audio offered".
+    public var mode: String { state.withLock { $0.mode } }
+    public var echoCancelling: Bool { playback?.echoProbe != nil && capture != nil }
+    public var microphoneLevel: VoiceLevel? { capture?.level }
+    public var speakerLevel: VoiceLevel? { playback?.level }
+    public var isMuted: Bool { capture.map { $0.volume.int("mute") != 0 } ?? true }
+    public func setMuted(_ muted: Bool) { capture?.setMuted(muted) }
+
+    /// Before the offer is applied: the audio transceiver the answer needs (the pipeline
+    /// is playing). Sends only where the offer lets us (its audio m-line is sendrecv).
+    func prepare(for offer: SessionDescription, peer: WebRTCPeer) throws(RTCError) {
+        guard let direction = Self.audioDirection(in: offer.sdp) else { return }
+        let publisherListens = direction == "sendrecv" || direction == "recvonly"
+        let publisherTalks = direction == "sendrecv" || direction == "sendonly"
+        let send = publisherListens && capture != nil
+        let receive = publisherTalks && playback != nil
+        let mode: String
+        switch (send, receive) {
+        case (true, true): mode = "two-way"
+        case (true, false): mode = "talk only (\(playback == nil ? "no speaker" : "the publisher sends no voice"))"
+        case (false, true): mode = "listen only (\(capture == nil ? "no microphone" : "this room lets viewers only listen"))"
+        case (false, false): mode = "no audio (no usable microphone or speaker)"
+        }
+        state.withLock { $0.mode = mode }
+        if receive { peer.disableLipSync() }
+        if send, let capture {
+            let sendPad = try peer.requestSendPad(codecPreferences: VoiceFormat.rtpCaps,
+                                                  direction: receive ? "sendrecv" : "sendonly", isVideo: false)
+            let chain = capture.elements + (try VoiceCodec.makeEncoder(name: "expert"))
+            for e in chain { pipeline.add(e) }
+            try pipeline.link(chain)
+            try chain.last!.staticPad("src")!.link(to: sendPad)
+            for e in chain { e.syncStateWithParent() }
+            state.withLock { $0.chains += chain }
+        } else if receive {
+            try peer.addReceiveTransceiver(matching: offer, media: "audio", encodings: ["OPUS"])
+        }
+    }
+
+    /// The publisher's voice (webrtcbin's new audio pad, on its streaming thread): decoded
+    /// into the speaker, or into nothing without one.
+    func attach(_ pad: Pad) throws(RTCError) {
+        var chain = try VoiceCodec.makeDecoder(name: "field")
+        if playback == nil {
+            let sink = try ElementFactory.make("fakesink", name: "field-novoice")
+            sink.set("sync", false)
+            chain.append(sink)
+        }
+        for e in chain { pipeline.add(e) }
+        try pipeline.link(chain)
+        if let playback { try chain.last!.link(playback.input) }
+        for e in chain { e.syncStateWithParent() }
+        try pad.link(to: chain[0].staticPad("sink")!)
+        state.withLock { $0.chains += chain }
+    }
+
+    /// The direction of the first `m=audio` section ("sendrecv" when it names none).
+    static func audioDirection(in sdp: String) -> String? {
+        var inAudio = false, found = false
+        for line in sdp.split(whereSeparator: \.isNewline) {
+            if line.hasPrefix("m=") {
+                if found { break }
+                inAudio = line.hasPrefix("m=audio")
+                if inAudio { found = true }
+                continue
+            }
+            guard inAudio, line.hasPrefix("a=") else { continue }
+            let attribute = line.dropFirst(2)
+            if ["sendrecv", "sendonly", "recvonly", "inactive"].contains(attribute) { return String(attribute) }
+        }
+        return found ? "sendrecv" : nil
+    }
+}

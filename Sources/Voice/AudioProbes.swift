@@ -1,0 +1,140 @@
+internal import CGStreamer
+import CGstShim
+import RTCSession
+import PoseCastKit
+import Synchronization
+
+/// The probes on raw voice (S16LE 48 kHz mono, `VoiceFormat`): tone bursts made on the
+/// capture side, tones and levels measured on the playing side.
+package enum AudioProbes {
+    private static let dataMask = GST_PAD_PROBE_TYPE_BUFFER
+
+    /// The running time of `pts` on `pad` (its sticky segment), or `pts` itself without one.
+    static func runningTime(_ pad: UnsafeMutablePointer<GstPad>, pts: UInt64) -> UInt64 {
+        guard let event = gst_pad_get_sticky_event(pad, GST_EVENT_SEGMENT, 0) else { return pts }
+        defer { gst_event_unref(event) }
+        var segment: UnsafePointer<GstSegment>?
+        gst_event_parse_segment(event, &segment)
+        guard let segment else { return pts }
+        let running = UInt64(gst_segment_to_running_time(segment, GST_FORMAT_TIME, guint64(pts)))
+        return running == UInt64.max ? pts : running
+    }
+
+    /// The base time of the pad's element (its pipeline's), 0 when it has no parent.
+    static func baseTime(_ pad: UnsafeMutablePointer<GstPad>) -> UInt64 {
+        guard let parent = gst_pad_get_parent_element(pad) else { return 0 }
+        defer { gst_object_unref(UnsafeMutableRawPointer(parent)) }
+        return UInt64(gst_element_get_base_time(parent))
+    }
+
+    /// Monotonic (the GStreamer system clock's) to wall-clock nanoseconds, now.
+    static func wall(fromMonotonic mono: UInt64) -> UInt64 {
+        WallClock.nowNanos() &+ (mono &- MonotonicClock.nanos())
+    }
+
+    /// Makes the buffer's samples 0 outside 100 ms bursts that start at every whole second
+    /// of the wall clock: the field's test voice, paired with the synthetic camera's flash
+    /// frame (`SyntheticSource`'s flash) captured at the same instant. Each sample's instant
+    /// is its buffer's running time plus the base time (the system clock is monotonic),
+    /// as a live audio source timestamps what it captures.
+    package static func installBursts(on pad: Pad, burstNanos: UInt64 = 100_000_000) {
+        pad.addProbeWithPad(dataMask) { rawPad, info in
+            guard let buffer = ProbeInfo.writableBuffer(info) else { return GST_PAD_PROBE_OK }
+            let pts = UInt64(buffer.pointee.pts)
+            guard pts != UInt64.max else { return GST_PAD_PROBE_OK }
+            let start = wall(fromMonotonic: baseTime(rawPad) &+ runningTime(rawPad, pts: pts))
+            var map = GstMapInfo()
+            guard gst_buffer_map(buffer, &map, GstMapFlags(GST_MAP_READ.rawValue | GST_MAP_WRITE.rawValue)) != 0, let data = map.data else { return GST_PAD_PROBE_OK }
+            defer { gst_buffer_unmap(buffer, &map) }
+            let samples = UnsafeMutableBufferPointer(start: UnsafeMutableRawPointer(data).assumingMemoryBound(to: Int16.self),
+                                                     count: Int(map.size) / 2)
+            for i in samples.indices {
+                let t = start &+ UInt64(i) * 1_000_000_000 / UInt64(VoiceFormat.rate)
+                if t % 1_000_000_000 >= burstNanos { samples[i] = 0 }
+            }
+            return GST_PAD_PROBE_OK
+        }
+    }
+
+    /// Measures each buffer's level, and finds tones in it when `tracker` is given. A
+    /// change is reported with the wall-clock instant its block is played: the sample's
+    /// running time plus the base time plus `playDelay()` (the sink's latency for a
+    /// synchronised sink).
+    package static func installMeter(on pad: Pad, level: VoiceLevel, tones: ToneProbe?) {
+        pad.addProbeWithPad(dataMask) { rawPad, info in
+            guard let buffer = gst_pad_probe_info_get_buffer(info) else { return GST_PAD_PROBE_OK }
+            var map = GstMapInfo()
+            guard gst_buffer_map(buffer, &map, GST_MAP_READ) != 0, let data = map.data else { return GST_PAD_PROBE_OK }
+            defer { gst_buffer_unmap(buffer, &map) }
+            let samples = UnsafeBufferPointer(start: UnsafeRawPointer(data).assumingMemoryBound(to: Int16.self),
+                                              count: Int(map.size) / 2)
+            level.measure(samples, nowNanos: MonotonicClock.nanos())
+            if let tones {
+                let pts = UInt64(buffer.pointee.pts)
+                // When a synchronised sink plays it, or now if that is already past (a
+                // sample that comes late is heard late, not when it was due).
+                let now = MonotonicClock.nanos()
+                let due = pts == UInt64.max ? now : baseTime(rawPad) &+ runningTime(rawPad, pts: pts) &+ tones.playDelay()
+                tones.feed(samples, startNanos: wall(fromMonotonic: max(due, now)), lateNanos: now > due ? now - due : 0)
+            }
+            return GST_PAD_PROBE_OK
+        }
+    }
+
+    /// Makes a received voice enter a mixer as if it had no latency, `shiftNanos` later
+    /// than its running time. An audiomixer holds every output until its slowest input's
+    /// latency has passed: a voice from the network (its jitter buffer's latency) would
+    /// hold the field's own voice back as long, on its way to every expert, and lip sync
+    /// with it. Shifted by more than its own latency, the received voice is never late
+    /// at the mixer, and only it waits.
+    package static func hideLatency(on pad: Pad, shiftNanos: UInt64) {
+        let mask = GstPadProbeType(GST_PAD_PROBE_TYPE_BUFFER.rawValue | GST_PAD_PROBE_TYPE_QUERY_UPSTREAM.rawValue
+                                   | GST_PAD_PROBE_TYPE_PULL.rawValue)
+        pad.addProbe(mask) { info in
+            if let query = gst_pad_probe_info_get_query(info) {
+                // After the query was answered upstream (the PULL half): report none.
+                if info.pointee.type.rawValue & GST_PAD_PROBE_TYPE_PULL.rawValue != 0,
+                   query.pointee.type == GST_QUERY_LATENCY {
+                    gst_query_set_latency(query, 1, 0, GstClockTime.max)
+                }
+                return GST_PAD_PROBE_OK
+            }
+            guard let buffer = ProbeInfo.writableBuffer(info) else { return GST_PAD_PROBE_OK }
+            if buffer.pointee.pts != GstClockTime.max { buffer.pointee.pts += GstClockTime(shiftNanos) }
+            return GST_PAD_PROBE_OK
+        }
+    }
+
+    /// Drops end-of-stream (a WAV microphone that has played out): the voice goes on as
+    /// silence, the peers' streams stay open.
+    package static func dropEndOfStream(on pad: Pad) {
+        pad.addProbe(GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM) { info in
+            guard let event = gst_pad_probe_info_get_event(info), event.pointee.type == GST_EVENT_EOS else { return GST_PAD_PROBE_OK }
+            return GST_PAD_PROBE_DROP
+        }
+    }
+}
+
+/// A `ToneTracker` on a streaming thread, reporting each change.
+package final class ToneProbe: Sendable {
+    private let tracker: Mutex<ToneTracker>
+    private let report: @Sendable (ToneChange) -> Void
+    /// Nanoseconds between a sample passing the probe's running time and its being heard.
+    let playDelay: @Sendable () -> UInt64
+
+    package init(frequencies: [Double], playDelay: @escaping @Sendable () -> UInt64,
+                 report: @escaping @Sendable (ToneChange) -> Void) {
+        tracker = Mutex(ToneTracker(frequencies: frequencies))
+        self.playDelay = playDelay
+        self.report = report
+    }
+
+    func feed(_ samples: UnsafeBufferPointer<Int16>, startNanos: UInt64, lateNanos: UInt64) {
+        let changes = tracker.withLock { $0.feed(samples, startNanos: startNanos) }
+        for var change in changes {
+            change.playDelayNanos = playDelay()
+            change.lateNanos = lateNanos
+            report(change)
+        }
+    }
+}

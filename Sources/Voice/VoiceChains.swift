@@ -1,0 +1,199 @@
+internal import CGStreamer
+import RTCSession
+import Synchronization
+
+/// A node's microphone up to its processed voice: source → convert → resample → 48 kHz
+/// mono → echo canceller (with a speaker) → volume (mute) → meter. The last element's
+/// source pad is the voice, the elements are made but not added to a pipeline.
+package struct VoiceCapture {
+    package let elements: [Element]
+    /// Mutes (`mute`): the stream goes on as silence, so the peers' jitter buffers and the
+    /// mixers keep their timing.
+    package let volume: Element
+    package let level = VoiceLevel()
+    package let spec: MicrophoneSpec
+    package var output: Element { elements.last! }
+
+    /// Nil for `.none`. A device that cannot be opened throws `.deviceUnavailable`; the
+    /// caller goes on without a microphone.
+    package static func make(_ spec: MicrophoneSpec, echoProbe: String?, name: String) throws(VoiceError) -> VoiceCapture? {
+        do {
+            var chain: [Element]
+            var burstsAfterCaps = false
+            switch spec {
+            case .none: return nil
+            case .system:
+                chain = [try VoiceDevices.open("autoaudiosrc", name: "\(name)-mic", what: "the system microphone")]
+            case .device(let device):
+                chain = [try VoiceDevices.open("pulsesrc", name: "\(name)-mic", device: device, what: "microphone \(device)")]
+            case .tone(let hz), .bursts(let hz):
+                let source = try ElementFactory.make("audiotestsrc", name: "\(name)-mic")
+                source.set("is-live", true)
+                source.set("wave", "sine")
+                source.set("freq", String(hz))
+                source.set("volume", "0.25")
+                source.set("samplesperbuffer", 480)
+                chain = [source]
+                if case .bursts = spec { burstsAfterCaps = true }
+            case .wav(let path):
+                let file = try ElementFactory.make("filesrc", name: "\(name)-wavfile")
+                file.set("location", path)
+                chain = [file, try ElementFactory.make("wavparse", name: "\(name)-wavparse")]
+            }
+            chain += [try ElementFactory.make("audioconvert", name: "\(name)-micconvert"),
+                      try ElementFactory.make("audioresample", name: "\(name)-micresample")]
+            let caps = try ElementFactory.make("capsfilter", name: "\(name)-miccaps")
+            caps.set("caps", VoiceFormat.caps)
+            chain.append(caps)
+            if burstsAfterCaps { AudioProbes.installBursts(on: caps.staticPad("src")!) }
+            if case .wav = spec {
+                // A file is not live: play it at the clock's pace, then silence.
+                let sync = try ElementFactory.make("clocksync", name: "\(name)-wavsync")
+                chain.append(sync)
+                AudioProbes.dropEndOfStream(on: sync.staticPad("src")!)
+            }
+            if let echoProbe { chain.append(try EchoCancellation.standard.makeProcessor(probeName: echoProbe, name: "\(name)-dsp")) }
+            let volume = try ElementFactory.make("volume", name: "\(name)-mute")
+            chain.append(volume)
+            let capture = VoiceCapture(elements: chain, volume: volume, spec: spec)
+            AudioProbes.installMeter(on: volume.staticPad("src")!, level: capture.level, tones: nil)
+            return capture
+        } catch { throw VoiceError(error) }
+    }
+
+    package func setMuted(_ muted: Bool) { volume.set("mute", muted) }
+}
+
+/// Where received voices are played: convert → resample → 48 kHz mono → echo probe (the
+/// canceller's reference) → sink, synchronised to the clock. The first element's sink pad
+/// takes the (mixed) voices; level and tone probes sit before the echo probe.
+package struct VoicePlayback {
+    package let elements: [Element]
+    package let level = VoiceLevel()
+    package let spec: SpeakerSpec
+    /// The echo canceller's reference, when one is in use (its name goes to the canceller).
+    package let echoProbe: Element?
+    package var input: Element { elements.first! }
+    /// The element that plays (a base sink; inside autoaudiosink, its chosen child).
+    var sink: Element { elements.last! }
+
+    /// Plays each sample `delayNanos` after its running time, whatever the pipeline's
+    /// latency: the sink's `ts-offset` takes back what the pipeline added for its slowest
+    /// branch (the video's decoder and jitter buffer, hundreds of ms) that this voice
+    /// does not need. Received audio's running time is its arrival (the jitter buffer
+    /// stamps it so), so the voice plays `delayNanos` after it arrives, like the video,
+    /// which is shown as soon as it is decoded. Call again when the latency changes
+    /// (cheap: two property reads and a write).
+    package func alignPlayout(delayNanos: UInt64) {
+        guard let base = VoiceDevices.baseSink(in: sink) else { return }
+        let latency = Int(gst_base_sink_get_latency(base))
+        let offset = GstClockTimeDiff(min(Int(delayNanos) - latency, 0))
+        if gst_base_sink_get_ts_offset(base) != offset { gst_base_sink_set_ts_offset(base, offset) }
+    }
+
+    package static func make(_ spec: SpeakerSpec, withEchoProbe: Bool, name: String,
+                             tones: (frequencies: [Double], report: @Sendable (ToneChange) -> Void)?) throws(VoiceError) -> VoicePlayback? {
+        do {
+            let sink: Element
+            switch spec {
+            case .none: return nil
+            case .system: sink = try VoiceDevices.open("autoaudiosink", name: "\(name)-speaker", what: "the system speaker")
+            case .device(let device):
+                sink = try VoiceDevices.open("pulsesink", name: "\(name)-speaker", device: device, what: "speaker \(device)")
+            case .discard:
+                sink = try ElementFactory.make("fakesink", name: "\(name)-speaker")
+                sink.set("sync", true)
+            }
+            let caps = try ElementFactory.make("capsfilter", name: "\(name)-speakercaps")
+            caps.set("caps", VoiceFormat.caps)
+            var chain = [try ElementFactory.make("audioconvert", name: "\(name)-speakerconvert"),
+                         try ElementFactory.make("audioresample", name: "\(name)-speakerresample"), caps]
+            // webrtcdsp finds its probe by name in the whole process: each gets its own.
+            let probe = withEchoProbe ? try EchoCancellation.makeProbe(name: "\(name)-echoprobe\(probeNumber.add(1, ordering: .relaxed).newValue)") : nil
+            if let probe { chain.append(probe) }
+            chain.append(sink)
+            let playback = VoicePlayback(elements: chain, spec: spec, echoProbe: probe)
+            let tracker = tones.map { t in
+                ToneProbe(frequencies: t.frequencies, playDelay: { VoiceDevices.latency(of: sink) }, report: t.report)
+            }
+            AudioProbes.installMeter(on: caps.staticPad("src")!, level: playback.level, tones: tracker)
+            return playback
+        } catch { throw VoiceError(error) }
+    }
+}
+
+/// Numbers the echo probes of a process.
+private let probeNumber = Atomic<Int>(0)
+
+/// Opus over RTP, both ways.
+package enum VoiceCodec {
+    /// Voice → Opus (32 kbit/s, 10 ms frames, in-band FEC for a lossy link) → RTP (pt 111).
+    /// 10 ms frames, not Opus's usual 20: the frame is capture latency, and the voice must
+    /// keep up with a video shown as soon as it is decoded (lip sync, docs/VOICE.md).
+    package static func makeEncoder(name: String) throws(RTCError) -> [Element] {
+        let encoder = try ElementFactory.make("opusenc", name: "\(name)-opusenc")
+        encoder.set("bitrate", 32000)
+        encoder.set("audio-type", "voice")
+        encoder.set("frame-size", 10)
+        encoder.set("inband-fec", true)
+        encoder.set("packet-loss-percentage", 5)
+        let payloader = try ElementFactory.make("rtpopuspay", name: "\(name)-opuspay")
+        payloader.set("pt", VoiceFormat.payloadType)
+        return [encoder, payloader]
+    }
+
+    /// RTP → Opus (concealing losses, using FEC) → voice at `VoiceFormat`.
+    package static func makeDecoder(name: String) throws(RTCError) -> [Element] {
+        let decoder = try ElementFactory.make("opusdec", name: "\(name)-opusdec")
+        decoder.set("plc", true)
+        decoder.set("use-inband-fec", true)
+        let caps = try ElementFactory.make("capsfilter", name: "\(name)-voicecaps")
+        caps.set("caps", VoiceFormat.caps)
+        return [try ElementFactory.make("rtpopusdepay", name: "\(name)-opusdepay"), decoder,
+                try ElementFactory.make("audioconvert", name: "\(name)-voiceconvert"),
+                try ElementFactory.make("audioresample", name: "\(name)-voiceresample"), caps]
+    }
+}
+
+/// Opening audio devices before they join a pipeline: one that cannot open fails here,
+/// with its own reason, instead of failing the whole pipeline's start (and the video).
+package enum VoiceDevices {
+    static func open(_ factory: String, name: String, device: String? = nil, what: String) throws(VoiceError) -> Element {
+        let element: Element
+        do throws(RTCError) { element = try ElementFactory.make(factory, name: name) } catch {
+            throw .deviceUnavailable(what: what, reason: error.description)
+        }
+        if let device { element.set("device", device) }
+        // READY opens the device (PulseAudio connects; autoaudio* picks a working child).
+        let result = gst_element_set_state(element.raw, GST_STATE_READY)
+        // autoaudiosrc/-sink fall back to a fake element when nothing works: no device.
+        var fallback = false
+        Element.forEachDescendant(of: element.raw) { child in
+            let f = Element.factoryName(of: child)
+            if f == "fakesrc" || f == "fakesink" || f == "fakeaudiosink" { fallback = true }
+        }
+        _ = gst_element_set_state(element.raw, GST_STATE_NULL)
+        guard result != GST_STATE_CHANGE_FAILURE, !fallback else {
+            throw .deviceUnavailable(what: what, reason: "\(factory) found no working device (no PulseAudio or PipeWire server, no sound card)")
+        }
+        return element
+    }
+
+    /// What a synchronised sink adds to running time before it plays: its latency plus
+    /// its `ts-offset` (0 without a base sink).
+    static func latency(of sink: Element) -> UInt64 {
+        guard let base = baseSink(in: sink) else { return 0 }
+        return UInt64(max(Int(gst_base_sink_get_latency(base)) + Int(gst_base_sink_get_ts_offset(base)), 0))
+    }
+
+    /// The base sink itself, or the one inside a bin (autoaudiosink's chosen child).
+    static func baseSink(in element: Element) -> UnsafeMutablePointer<GstBaseSink>? {
+        func isBaseSink(_ e: UnsafeMutablePointer<GstElement>) -> Bool {
+            g_type_check_instance_is_a(gcast(e, to: GTypeInstance.self), gst_base_sink_get_type()) != 0
+        }
+        if isBaseSink(element.raw) { return gcast(element.raw, to: GstBaseSink.self) }
+        var found: UnsafeMutablePointer<GstBaseSink>?
+        Element.forEachDescendant(of: element.raw) { child in if found == nil, isBaseSink(child) { found = gcast(child, to: GstBaseSink.self) } }
+        return found
+    }
+}
