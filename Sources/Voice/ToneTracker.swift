@@ -30,7 +30,7 @@ public struct ToneTracker: Sendable {
     private var pending: [Int16] = []
     private var pendingStart: UInt64 = 0
 
-    public init(frequencies: [Double], thresholdDB: Double = -40) {
+    public init(frequencies: [Double], thresholdDB: Double = -30) {
         self.frequencies = frequencies
         self.thresholdDB = thresholdDB
         on = Array(repeating: false, count: frequencies.count)

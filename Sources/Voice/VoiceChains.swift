@@ -1,6 +1,7 @@
 internal import CGStreamer
 import RTCSession
 import Synchronization
+import Dispatch
 
 /// A node's microphone up to its processed voice: source → convert → resample → 48 kHz
 /// mono → echo canceller (with a speaker) → volume (mute) → meter. The last element's
@@ -25,14 +26,17 @@ package struct VoiceCapture {
             case .system:
                 chain = [try VoiceDevices.open("autoaudiosrc", name: "\(name)-mic", what: "the system microphone")]
             case .device(let device):
-                chain = [try VoiceDevices.open("pulsesrc", name: "\(name)-mic", device: device, what: "microphone \(device)")]
+                let source = try VoiceDevices.open("pulsesrc", name: "\(name)-mic", device: device, what: "microphone \(device)")
+                source.set("latency-time", 5000)   // µs: 5 ms periods, as the test tones'
+                chain = [source]
             case .tone(let hz), .bursts(let hz):
                 let source = try ElementFactory.make("audiotestsrc", name: "\(name)-mic")
                 source.set("is-live", true)
                 source.set("wave", "sine")
                 source.set("freq", String(hz))
                 source.set("volume", "0.25")
-                source.set("samplesperbuffer", 480)
+                // 5 ms buffers: a live source's buffer leaves when full, so its length is latency.
+                source.set("samplesperbuffer", 240)
                 chain = [source]
                 if case .bursts = spec { burstsAfterCaps = true }
             case .wav(let path):
@@ -122,6 +126,9 @@ package struct VoicePlayback {
     }
 }
 
+/// `VoiceDevices.noAudio`'s answers, by factory and device.
+private let checkedSources = Mutex<[String: String?]>([:])
+
 /// Numbers the echo probes of a process.
 private let probeNumber = Atomic<Int>(0)
 
@@ -176,7 +183,44 @@ package enum VoiceDevices {
         guard result != GST_STATE_CHANGE_FAILURE, !fallback else {
             throw .deviceUnavailable(what: what, reason: "\(factory) found no working device (no PulseAudio or PipeWire server, no sound card)")
         }
+        // A source can open and still capture nothing (autoaudiosrc settles for OpenAL
+        // with no capture device): it must deliver a buffer before it counts.
+        if factory.hasSuffix("src"), let reason = noAudio(from: factory, device: device) {
+            throw .deviceUnavailable(what: what, reason: reason)
+        }
         return element
+    }
+
+    /// Why a source of `factory` delivers no audio (nil: its first buffer came within
+    /// 1 s), from a throwaway pipeline `source ! fakesink`. Once per source and process:
+    /// a subscriber's later sessions reuse the answer.
+    static func noAudio(from factory: String, device: String?) -> String? {
+        let key = factory + "|" + (device ?? "")
+        if let known = checkedSources.withLock({ $0[key] }) { return known }
+        var reason: String? = "\(factory) delivered no audio within 1 s (no capture device?)"
+        if let pipeline = gst_pipeline_new(nil), let source = gst_element_factory_make(factory, nil),
+           let sink = gst_element_factory_make("fakesink", nil) {
+            if let device { gst_util_set_object_arg(gcast(UnsafeMutableRawPointer(source), to: GObject.self), "device", device) }
+            let bin = gcast(UnsafeMutableRawPointer(pipeline), to: GstBin.self)
+            _ = gst_bin_add(bin, source); _ = gst_bin_add(bin, sink)
+            _ = gst_element_link(source, sink)
+            let arrived = DispatchSemaphore(value: 0)
+            let once = Atomic<Bool>(false)
+            if let pad = gst_element_get_static_pad(sink, "sink") {
+                Pad(takingOwnership: pad).addProbe(GST_PAD_PROBE_TYPE_BUFFER) { _ in
+                    if !once.exchange(true, ordering: .relaxed) { arrived.signal() }
+                    return GST_PAD_PROBE_OK
+                }
+            }
+            if gst_element_set_state(pipeline, GST_STATE_PLAYING) != GST_STATE_CHANGE_FAILURE,
+               arrived.wait(timeout: .now() + 1) == .success {
+                reason = nil
+            }
+            _ = gst_element_set_state(pipeline, GST_STATE_NULL)
+            gst_object_unref(UnsafeMutableRawPointer(pipeline))
+        }
+        checkedSources.withLock { $0[key] = reason }
+        return reason
     }
 
     /// What a synchronised sink adds to running time before it plays: its latency plus

@@ -142,6 +142,8 @@ public final class PublisherVoice: @unchecked Sendable {
     /// it arrives, is linked by `attachVoice`. Call before the offer.
     func addBranch(name: String, peer: WebRTCPeer, mayTalk: Bool) throws(RTCError) {
         let mixer = try ElementFactory.make("audiomixer", name: "\(name)-voicemix")
+        // The mixer waits one output buffer before it mixes: 5 ms, not its default 10.
+        mixer.set("output-buffer-duration", 5_000_000)
         let caps = try ElementFactory.make("capsfilter", name: "\(name)-voicemixcaps")
         caps.set("caps", VoiceFormat.caps)
         let sendChain = [caps] + (try VoiceCodec.makeEncoder(name: name))

@@ -1,0 +1,128 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// A number field of a JSON event (NaN when absent).
+private func number(_ e: [String: Any], _ key: String) -> Double { (e[key] as? NSNumber)?.doubleValue ?? .nan }
+
+/// Two-way voice across real processes (issue 19). No sound card here: every voice is a
+/// test tone (`--microphone tone=HZ`, or `bursts=HZ` at each whole second with the
+/// synthetic camera's flash frame), and every speaker plays in real time into nothing
+/// (`--speaker discard`); each side's tone detector says when a tone starts and stops
+/// where it is heard.
+@Suite("system: two-way voice (lip sync, the expert's voice, mute, two experts, a viewer)", .serialized)
+struct VoiceSystemTests {
+    static func tone(_ hz: Int, started: Bool) -> ([String: Any]) -> Bool {
+        { $0.is(.tone) && Int(number($0, "hertz")) == hz && ($0["started"] as? Bool) == started }
+    }
+
+    /// The field's flash frame and 1 kHz burst, captured at the same instant once a second,
+    /// reach the expert within ±45 ms of each other; the expert's 2 kHz tone reaches the
+    /// field; muting the expert stops it at the field within 200 ms, unmuting brings it back.
+    @Test("lip sync within ±45 ms, the expert heard by the field, mute within 200 ms")
+    func lipSyncAndMute() async throws {
+        let (signaling, url) = try await EffectsSystemTests.startSignaling()
+        let publisher = try ManagedProcess("posecast-publisher", [
+            "--source", "synthetic", "--flash", "--microphone", "bursts=1000", "--speaker", "discard", "--detect-tones", "2000",
+            "--signaling", url, "--json"], name: "publisher")
+        try await publisher.waitForEvent("publisher registered", timeout: 20) { $0.is(.signalingConnected) }
+        let (voice, _) = try await publisher.waitForEvent("voice at start", timeout: 5) { $0.is(.voice) }
+        #expect(voice.string("mode") == "two-way", "\(voice)")
+        let expert = try ManagedProcess("posecast-subscriber", [
+            "--headless", "--json", "--signaling", url, "--microphone", "tone=2000", "--speaker", "discard", "--av-sync", "1000"],
+                                        name: "expert")
+        let (mode, _) = try await expert.waitForEvent("the expert's voice", timeout: 30) { $0.is(.voice) }
+        #expect(mode.string("mode") == "two-way", "\(mode)")
+
+        // Lip sync: 3 pairs to settle (the playout follows the pipeline's latency), then 10.
+        var offsets: [Double] = [], audio: [Double] = [], video: [Double] = []
+        var mark = 0
+        for i in 0..<13 {
+            let (pair, index) = try await expert.waitForEvent("A/V pair \(i + 1)", timeout: 10, after: mark) { $0.is(.avSync) }
+            mark = index + 1
+            guard i >= 3 else { continue }
+            offsets.append(number(pair, "offsetMs")); audio.append(number(pair, "audioMs")); video.append(number(pair, "videoMs"))
+        }
+        offsets.sort()
+        let p50 = offsets[offsets.count / 2], worst = offsets.map(abs).max()!
+        print("lip sync: offset (audio after video) p50 \(p50) ms, worst |offset| \(worst) ms, all \(offsets); "
+              + "audio capture→played \(audio.sorted()[audio.count / 2]) ms, video capture→shown \(video.sorted()[video.count / 2]) ms")
+        #expect(worst <= 45, "every A/V pair within ±45 ms: \(offsets)")
+
+        // The field hears the expert.
+        try await publisher.waitForEvent("the expert's 2 kHz at the field", timeout: 10, after: 0, Self.tone(2000, started: true))
+        // Muted: the tone stops where the field hears it, within 200 ms of the command.
+        let publisherMark = publisher.output.count, expertMark = expert.output.count
+        expert.send("mute")
+        let (muted, _) = try await expert.waitForEvent("muted", timeout: 5, after: expertMark) { $0.is(.muted) }
+        let (stopped, _) = try await publisher.waitForEvent("the 2 kHz tone stopping at the field", timeout: 5, after: publisherMark,
+                                                            Self.tone(2000, started: false))
+        let stopMs = (number(stopped, "atNanos") - number(muted, "atNanos")) / 1e6
+        print("mute: the expert's tone stopped at the field \(stopMs) ms after the mute command")
+        #expect(stopMs <= 200, "the tone stops within 200 ms of mute: \(stopMs) ms")
+        // Everyone is told.
+        try await expert.waitForEvent("the conversation shows us muted", timeout: 5, after: expertMark) { e in
+            e.is(.voices) && ((e["participants"] as? [[String: Any]]) ?? []).contains { ($0["muted"] as? Bool) == true && $0["role"] as? String == "expert" }
+        }
+        // And back.
+        let again = publisher.output.count
+        expert.send("unmute")
+        try await publisher.waitForEvent("the 2 kHz tone back", timeout: 5, after: again, Self.tone(2000, started: true))
+
+        expert.send("quit")
+        #expect(try await expert.waitForExit(timeout: 15) == 0)
+        publisher.signal(SIGTERM)
+        #expect(try await publisher.waitForExit(timeout: 15) == 0)
+        signaling.signal(SIGTERM)
+        _ = try await signaling.waitForExit(timeout: 10)
+    }
+
+    /// Two experts and a viewer: the field hears both experts (2 and 3 kHz), each expert
+    /// hears the field (1 kHz) and the other expert, and the viewer hears all three but is
+    /// not heard (a room where viewers only listen, the default): its 4 kHz never reaches anyone.
+    @Test("two experts hear the field and each other, the field hears both, a viewer only listens")
+    func twoExpertsAndAViewer() async throws {
+        let (signaling, url) = try await EffectsSystemTests.startSignaling()
+        let publisher = try ManagedProcess("posecast-publisher", [
+            "--source", "synthetic", "--microphone", "bursts=1000", "--speaker", "discard", "--detect-tones", "2000,3000,4000",
+            "--signaling", url, "--json"], name: "publisher")
+        try await publisher.waitForEvent("publisher registered", timeout: 20) { $0.is(.signalingConnected) }
+        func subscriber(_ name: String, tone: Int, hears: [Int], role: String = "expert") throws -> ManagedProcess {
+            try ManagedProcess("posecast-subscriber", [
+                "--headless", "--json", "--signaling", url, "--role", role, "--microphone", "tone=\(tone)", "--speaker", "discard",
+                "--detect-tones", hears.map(String.init).joined(separator: ",")], name: name)
+        }
+        let a = try subscriber("expert A", tone: 2000, hears: [1000, 3000, 4000])
+        let b = try subscriber("expert B", tone: 3000, hears: [1000, 2000, 4000])
+        let viewer = try subscriber("viewer", tone: 4000, hears: [1000, 2000, 3000], role: "viewer")
+        let (viewerMode, _) = try await viewer.waitForEvent("the viewer's voice", timeout: 40) { $0.is(.voice) }
+        #expect(viewerMode.string("mode")?.hasPrefix("listen only") == true, "a viewer listens only: \(viewerMode)")
+
+        try await publisher.waitForEvent("expert A at the field", timeout: 30, Self.tone(2000, started: true))
+        try await publisher.waitForEvent("expert B at the field", timeout: 30, Self.tone(3000, started: true))
+        try await a.waitForEvent("the field at expert A", timeout: 30, Self.tone(1000, started: true))
+        try await a.waitForEvent("expert B at expert A", timeout: 30, Self.tone(3000, started: true))
+        try await b.waitForEvent("the field at expert B", timeout: 30, Self.tone(1000, started: true))
+        try await b.waitForEvent("expert A at expert B", timeout: 30, Self.tone(2000, started: true))
+        try await viewer.waitForEvent("the field at the viewer", timeout: 30, Self.tone(1000, started: true))
+        try await viewer.waitForEvent("expert A at the viewer", timeout: 30, Self.tone(2000, started: true))
+        try await viewer.waitForEvent("expert B at the viewer", timeout: 30, Self.tone(3000, started: true))
+        // Everyone has been hearing everyone for a while: the viewer's voice reached no one.
+        try await Task.sleep(for: .seconds(3))
+        for (process, name) in [(publisher, "the field"), (a, "expert A"), (b, "expert B")] {
+            #expect(!process.events.contains(where: Self.tone(4000, started: true)), "the viewer's 4 kHz reached \(name)")
+        }
+        let voices = try #require(a.events.last { $0.is(.voices) }, "a voices list at expert A")
+        let participants = (voices["participants"] as? [[String: Any]]) ?? []
+        #expect(participants.count == 4, "the field, two experts and the viewer: \(participants)")
+        #expect(participants.first { $0["role"] as? String == "viewer" }?["mayTalk"] as? Bool == false, "\(participants)")
+        print("two experts: every voice heard where it should be; the viewer's nowhere")
+
+        for p in [a, b, viewer] { p.send("quit") }
+        for p in [a, b, viewer] { #expect(try await p.waitForExit(timeout: 15) == 0) }
+        publisher.signal(SIGTERM)
+        #expect(try await publisher.waitForExit(timeout: 15) == 0)
+        signaling.signal(SIGTERM)
+        _ = try await signaling.waitForExit(timeout: 10)
+    }
+}
