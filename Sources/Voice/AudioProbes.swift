@@ -105,6 +105,15 @@ package enum AudioProbes {
         }
     }
 
+    /// Drops a voice's packets until `isOpen` says its peer is connected: what would pile
+    /// up before (in the mixer's queue, in webrtcbin) would otherwise arrive in one burst,
+    /// and the far end's jitter buffer takes seconds to learn the stream's timing again
+    /// (measured: the first second's audio 70 ms late, 25 ms after 5 s).
+    package static func gate(on pad: Pad, isOpen: @escaping @Sendable () -> Bool) {
+        let mask = GstPadProbeType(GST_PAD_PROBE_TYPE_BUFFER.rawValue | GST_PAD_PROBE_TYPE_BUFFER_LIST.rawValue)
+        pad.addProbe(mask) { _ in isOpen() ? GST_PAD_PROBE_OK : GST_PAD_PROBE_DROP }
+    }
+
     /// Drops end-of-stream (a WAV microphone that has played out): the voice goes on as
     /// silence, the peers' streams stay open.
     package static func dropEndOfStream(on pad: Pad) {

@@ -43,9 +43,10 @@ struct VoiceSystemTests {
             guard i >= 3 else { continue }
             offsets.append(number(pair, "offsetMs")); audio.append(number(pair, "audioMs")); video.append(number(pair, "videoMs"))
         }
+        let inOrder = offsets
         offsets.sort()
         let p50 = offsets[offsets.count / 2], worst = offsets.map(abs).max()!
-        print("lip sync: offset (audio after video) p50 \(p50) ms, worst |offset| \(worst) ms, all \(offsets); "
+        print("lip sync: offset (audio after video) p50 \(p50) ms, worst |offset| \(worst) ms, in order \(inOrder); "
               + "audio capture→played \(audio.sorted()[audio.count / 2]) ms, video capture→shown \(video.sorted()[video.count / 2]) ms")
         #expect(worst <= 45, "every A/V pair within ±45 ms: \(offsets)")
 

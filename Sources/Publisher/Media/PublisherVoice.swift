@@ -152,6 +152,7 @@ public final class PublisherVoice: @unchecked Sendable {
         for e in [mixer] + sendChain { pipeline.add(e) }
         try pipeline.link([mixer] + sendChain)
         try sendChain.last!.staticPad("src")!.link(to: sendPad)
+        AudioProbes.gate(on: sendChain.last!.staticPad("src")!) { [weak peer] in peer?.isVerified ?? false }
         for e in [mixer] + sendChain { e.syncStateWithParent() }
         var branch = Branch(mayTalk: mayTalk, mixer: mixer, sendChain: sendChain)
         branch.inputs[Self.fieldKey] = try feed(from: fieldTee, into: mixer, name: "\(name)-fieldin")

@@ -96,6 +96,7 @@ public final class SubscriberVoice: @unchecked Sendable {
             for e in chain { pipeline.add(e) }
             try pipeline.link(chain)
             try chain.last!.staticPad("src")!.link(to: sendPad)
+            AudioProbes.gate(on: chain.last!.staticPad("src")!) { [weak peer] in peer?.connectionState == .connected }
             for e in chain { e.syncStateWithParent() }
             state.withLock { $0.chains += chain }
         } else if receive {
