@@ -27,6 +27,7 @@ struct ControlChannelTests {
             .meter(MeterRequest(point: NormalizedPoint(x: 0.5, y: 0.5), lockDuration: 2.5, routines: [.exposure, .whiteBalance],
                                 meteringMode: .spot, throwIfUnsupported: true)),
             .meter(MeterRequest()), .lock(routines: [.focus]), .unlock(routines: MeteringRoutine.allCases),
+            .voice(muted: true), .voice(muted: false),
         ]
         for (i, request) in requests.enumerated() {
             let envelope = ControlEnvelope(id: "r\(i)", request: request)
@@ -41,6 +42,8 @@ struct ControlChannelTests {
                                      whiteBalance: RoutineStatus(state: .unsupported), focusMode: .tapToLockFocus, meteringMode: .spot,
                                      region: NormalizedRect(x: 0.25, y: 0.5, width: 0.125, height: 0.25), lensPosition: 0.375,
                                      exposureMs: 12.5, gain: 2, whiteBalanceKelvin: nil, lockRemaining: 1.5, frameId: 77)),
+            .voices([VoiceParticipant(id: "field", role: "publisher", muted: false),
+                     VoiceParticipant(id: "e1", role: "expert", muted: true), VoiceParticipant(id: "v1", role: "viewer", muted: false, mayTalk: false)]),
         ]
         for reply in replies { #expect(try ControlCodec.decodeReply(ControlCodec.encode(reply)) == reply) }
     }
@@ -66,6 +69,8 @@ struct ControlChannelTests {
         (#"{"type":"lock","id":""}"#, .invalidValue, "id"),
         (#"{"type":"annotate","id":"r1","placement":"screen","position":{"x":0,"y":0,"z":0},"frameId":1,"tap":{"x":0.5,"y":0.5}}"#, .invalidValue, "position"),
         (#"{"type":"annotate","id":"r1","placement":"guess","frameId":1,"tap":{"x":0.5,"y":0.5}}"#, .invalidValue, "placement"),
+        (#"{"type":"voice","id":"r1"}"#, .missingField, "muted"),
+        (#"{"type":"voice","id":"r1","muted":"yes"}"#, .invalidValue, "muted"),
     ])
     func badRequests(text: String, code: ControlErrorCode, mentions: String) {
         #expect(throws: ControlError.self) { try ControlCodec.decodeRequest(text) }
@@ -310,5 +315,20 @@ struct PublisherPlacementTests {
         for bad in ["", "depth:-1", "depth:x", "plane:0,0,0,1", "plane:1,2", "floor"] {
             #expect(throws: CommandError.self) { try PlacementOption.parse(bad) }
         }
+    }
+}
+
+/// `voice`: an expert says it muted or unmuted; a viewer may not.
+@Suite("the voice request")
+struct VoiceRequestTests {
+    @Test("an expert's voice request is acknowledged with its state; a viewer's is refused")
+    func voiceRequest() {
+        let control = PublisherControl(board: AnnotationBoard(), placer: AnnotationPlacer(history: FrameHistory()))
+        let text = ControlCodec.encode(ControlEnvelope(id: "v1", request: .voice(muted: true)))
+        let outcome = control.handle(text, from: "e1", role: .expert)
+        #expect(outcome.reply == .ack(id: "v1", annotationId: nil) && outcome.voiceMuted == true, "\(outcome)")
+        let refused = control.handle(text, from: "v", role: .viewer)
+        guard case .error(let e) = refused.reply else { Issue.record("a viewer's voice request accepted"); return }
+        #expect(e.code == .notAllowed && refused.voiceMuted == nil)
     }
 }

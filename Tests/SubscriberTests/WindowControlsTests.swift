@@ -87,3 +87,31 @@ struct WindowControlsTests {
         #expect(try SubscriberCommand.parse("undo") == .undo)
     }
 }
+
+/// The voice keys: `v` mutes and unmutes; with push-to-talk, the space bar talks while held.
+@Suite("the window's voice keys")
+struct WindowVoiceKeysTests {
+    @Test("v toggles the microphone; push-to-talk talks from space down to space up, once despite key repeat")
+    func voiceKeys() {
+        var c = WindowControls()
+        #expect(c.action(for: .key("v"), nowNanos: 0, lockedNow: false) == .command(.mute(true)))
+        #expect(c.action(for: .key("v"), nowNanos: 1, lockedNow: false) == .command(.mute(false)))
+        #expect(c.action(for: .key("space"), nowNanos: 2, lockedNow: false) == .none, "space does nothing without push-to-talk")
+        var ptt = WindowControls()
+        ptt.pushToTalk = true
+        ptt.muted = true
+        #expect(ptt.action(for: .key("space"), nowNanos: 0, lockedNow: false) == .command(.mute(false)))
+        #expect(ptt.action(for: .key("space"), nowNanos: 1, lockedNow: false) == .none, "key repeat: already talking")
+        #expect(ptt.action(for: .keyUp("space"), nowNanos: 2, lockedNow: false) == .command(.mute(true)))
+        #expect(ptt.action(for: .keyUp("space"), nowNanos: 3, lockedNow: false) == .none)
+    }
+
+    @Test("the audio direction of an offer decides what an expert may do")
+    func offerDirection() {
+        let video = "v=0\r\nm=video 9 UDP/TLS/RTP/SAVPF 96\r\na=sendonly\r\n"
+        #expect(SubscriberVoice.audioDirection(in: video) == nil)
+        #expect(SubscriberVoice.audioDirection(in: video + "m=audio 0 UDP/TLS/RTP/SAVPF 111\r\na=sendrecv\r\n") == "sendrecv")
+        #expect(SubscriberVoice.audioDirection(in: video + "m=audio 0 UDP/TLS/RTP/SAVPF 111\r\na=sendonly\r\n") == "sendonly")
+        #expect(SubscriberVoice.audioDirection(in: video + "m=audio 0 UDP/TLS/RTP/SAVPF 111\r\na=rtpmap:111 OPUS/48000/2\r\n") == "sendrecv")
+    }
+}
