@@ -81,16 +81,21 @@ package enum AudioProbes {
         }
     }
 
-    /// Makes a received voice enter a mixer as if it had no latency, `shiftNanos` later
-    /// than its running time. An audiomixer holds every output until its slowest input's
-    /// latency has passed: a voice from the network (its jitter buffer's latency) would
-    /// hold the field's own voice back as long, on its way to every expert, and lip sync
-    /// with it. Shifted by more than its own latency, the received voice is never late
-    /// at the mixer, and only it waits.
+    /// Makes a received voice enter a mixer as if it had no latency, `shiftNanos` after
+    /// it arrives. An audiomixer holds every output until its slowest input's latency has
+    /// passed: a voice from the network (its jitter buffer's latency) would hold the
+    /// field's own voice back as long on its way to every expert, and lip sync with it.
+    /// Re-timed from its arrival instead (its own timeline kept, moved so that each buffer
+    /// is due `shiftNanos` after the first one arrived; moved again should one come within
+    /// half that of being late), it is never late at the mixer, and only it waits. Its
+    /// jitter buffer's timestamps alone would not do: they start from whenever the session
+    /// began, and a voice that starts out late would be dropped by the mixer for good.
     package static func hideLatency(on pad: Pad, shiftNanos: UInt64) {
         let mask = GstPadProbeType(GST_PAD_PROBE_TYPE_BUFFER.rawValue | GST_PAD_PROBE_TYPE_QUERY_UPSTREAM.rawValue
                                    | GST_PAD_PROBE_TYPE_PULL.rawValue)
-        pad.addProbe(mask) { info in
+        let offset = Mutex<Int64?>(nil)
+        let shift = Int64(shiftNanos)
+        pad.addProbeWithPad(mask) { rawPad, info in
             if let query = gst_pad_probe_info_get_query(info) {
                 // After the query was answered upstream (the PULL half): report none.
                 if info.pointee.type.rawValue & GST_PAD_PROBE_TYPE_PULL.rawValue != 0,
@@ -99,19 +104,29 @@ package enum AudioProbes {
                 }
                 return GST_PAD_PROBE_OK
             }
-            guard let buffer = ProbeInfo.writableBuffer(info) else { return GST_PAD_PROBE_OK }
-            if buffer.pointee.pts != GstClockTime.max { buffer.pointee.pts += GstClockTime(shiftNanos) }
+            guard let buffer = ProbeInfo.writableBuffer(info), buffer.pointee.pts != GstClockTime.max,
+                  let parent = gst_pad_get_parent_element(rawPad) else { return GST_PAD_PROBE_OK }
+            let now = gst_element_get_current_running_time(parent)
+            gst_object_unref(UnsafeMutableRawPointer(parent))
+            guard now != GstClockTime.max else { return GST_PAD_PROBE_OK }
+            let pts = Int64(buffer.pointee.pts), arrived = Int64(now)
+            let o = offset.withLock { o -> Int64 in
+                if o == nil || pts + o! < arrived + shift / 2 { o = arrived + shift - pts }
+                return o!
+            }
+            buffer.pointee.pts = GstClockTime(max(pts + o, 0))
             return GST_PAD_PROBE_OK
         }
     }
 
-    /// Drops a voice's packets until `isOpen` says its peer is connected: what would pile
-    /// up before (in the mixer's queue, in webrtcbin) would otherwise arrive in one burst,
-    /// and the far end's jitter buffer takes seconds to learn the stream's timing again
-    /// (measured: the first second's audio 70 ms late, 25 ms after 5 s).
-    package static func gate(on pad: Pad, isOpen: @escaping @Sendable () -> Bool) {
-        let mask = GstPadProbeType(GST_PAD_PROBE_TYPE_BUFFER.rawValue | GST_PAD_PROBE_TYPE_BUFFER_LIST.rawValue)
-        pad.addProbe(mask) { _ in isOpen() ? GST_PAD_PROBE_OK : GST_PAD_PROBE_DROP }
+    /// Moves each buffer's timestamp `by` earlier (not below 0): `VoicePlayback.alignPlayout`.
+    static func shiftEarlier(on pad: Pad, by shift: PlayoutShift) {
+        pad.addProbe(GST_PAD_PROBE_TYPE_BUFFER) { info in
+            let nanos = shift.nanos.load(ordering: .relaxed)
+            guard nanos > 0, let buffer = ProbeInfo.writableBuffer(info), buffer.pointee.pts != GstClockTime.max else { return GST_PAD_PROBE_OK }
+            buffer.pointee.pts = buffer.pointee.pts > GstClockTime(nanos) ? buffer.pointee.pts - GstClockTime(nanos) : 0
+            return GST_PAD_PROBE_OK
+        }
     }
 
     /// Drops end-of-stream (a WAV microphone that has played out): the voice goes on as

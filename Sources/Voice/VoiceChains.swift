@@ -75,6 +75,8 @@ package struct VoicePlayback {
     package let elements: [Element]
     package let level = VoiceLevel()
     package let spec: SpeakerSpec
+    /// How much earlier than their running time the voices are played (`alignPlayout`).
+    let playoutShift = PlayoutShift()
     /// The echo canceller's reference, when one is in use (its name goes to the canceller).
     package let echoProbe: Element?
     package var input: Element { elements.first! }
@@ -82,17 +84,18 @@ package struct VoicePlayback {
     var sink: Element { elements.last! }
 
     /// Plays each sample `delayNanos` after its running time, whatever the pipeline's
-    /// latency: the sink's `ts-offset` takes back what the pipeline added for its slowest
-    /// branch (the video's decoder and jitter buffer, hundreds of ms) that this voice
-    /// does not need. Received audio's running time is its arrival (the jitter buffer
-    /// stamps it so), so the voice plays `delayNanos` after it arrives, like the video,
-    /// which is shown as soon as it is decoded. Call again when the latency changes
-    /// (cheap: two property reads and a write).
+    /// latency: the voice's timestamps are moved earlier by what the pipeline added for
+    /// its slowest branch (the video's decoder and jitter buffer, hundreds of ms) that
+    /// this voice does not need. Received audio's running time is its arrival (the jitter
+    /// buffer stamps it so), so the voice plays `delayNanos` after it arrives, like the
+    /// video, which is shown as soon as it is decoded. The timestamps move before the
+    /// echo probe, not at the sink (`ts-offset`): the canceller takes each played frame's
+    /// instant as its running time plus the latency, and must see the true one. Call
+    /// again when the latency changes (cheap: one property read).
     package func alignPlayout(delayNanos: UInt64) {
         guard let base = VoiceDevices.baseSink(in: sink) else { return }
-        let latency = Int(gst_base_sink_get_latency(base))
-        let offset = GstClockTimeDiff(min(Int(delayNanos) - latency, 0))
-        if gst_base_sink_get_ts_offset(base) != offset { gst_base_sink_set_ts_offset(base, offset) }
+        let latency = UInt64(gst_base_sink_get_latency(base))
+        playoutShift.nanos.store(latency > delayNanos ? latency - delayNanos : 0, ordering: .relaxed)
     }
 
     package static func make(_ spec: SpeakerSpec, withEchoProbe: Bool, name: String,
@@ -117,6 +120,7 @@ package struct VoicePlayback {
             if let probe { chain.append(probe) }
             chain.append(sink)
             let playback = VoicePlayback(elements: chain, spec: spec, echoProbe: probe)
+            AudioProbes.shiftEarlier(on: chain[1].staticPad("src")!, by: playback.playoutShift)
             let tracker = tones.map { t in
                 ToneProbe(frequencies: t.frequencies, playDelay: { VoiceDevices.latency(of: sink) }, report: t.report)
             }
@@ -124,6 +128,12 @@ package struct VoicePlayback {
             return playback
         } catch { throw VoiceError(error) }
     }
+}
+
+/// How much earlier than their running time a speaker's voices play (a box the probe
+/// shares with `VoicePlayback`).
+final class PlayoutShift: Sendable {
+    let nanos = Atomic<UInt64>(0)
 }
 
 /// `VoiceDevices.noAudio`'s answers, by factory and device.
@@ -160,6 +170,54 @@ package enum VoiceCodec {
                 try ElementFactory.make("audioconvert", name: "\(name)-voiceconvert"),
                 try ElementFactory.make("audioresample", name: "\(name)-voiceresample"), caps]
     }
+}
+
+/// A voice's way into its peer's send pad, opened once the peer is connected.
+///
+/// Until then the voice ends in a tee that discards it (`allow-not-linked`); the first
+/// packet after the connection links the tee to the send pad (off the streaming thread).
+/// Linked from the start, a chain whose source pushes into webrtcbin's send pad while the
+/// session is negotiated now and then got FLUSHING back, and a live source stops for good
+/// on that (seen: one expert in eight never heard); and what piled up meanwhile would
+/// arrive in one burst, leaving the far end's jitter buffer seconds to learn the
+/// stream's timing again (measured: the first second's audio 70 ms late).
+package final class VoiceSendGate: Sendable {
+    private final class Flags: Sendable {
+        let opened = Atomic<Bool>(false)
+        let sent = Atomic<UInt64>(0)
+    }
+    private let flags = Flags()
+    private let tee: Element
+    private let sendPad: Pad
+
+    /// Adds a tee after `output` (already in `pipeline`) and links it to `sendPad` at the
+    /// first packet `isConnected()` allows. The probe holds the gate weakly (its owner
+    /// keeps it), so the pad does not keep the tee alive for ever.
+    package init(after output: Element, to sendPad: Pad, in pipeline: Pipeline,
+                 isConnected: @escaping @Sendable () -> Bool) throws(RTCError) {
+        tee = try ElementFactory.make("tee")
+        tee.set("allow-not-linked", true)
+        self.sendPad = sendPad
+        pipeline.add(tee)
+        try output.link(tee)
+        let flags = self.flags
+        tee.staticPad("sink")!.addProbe(GST_PAD_PROBE_TYPE_BUFFER) { [weak self] _ in
+            if flags.opened.load(ordering: .relaxed) { flags.sent.add(1, ordering: .relaxed); return GST_PAD_PROBE_OK }
+            guard isConnected(), !flags.opened.exchange(true, ordering: .relaxed) else { return GST_PAD_PROBE_DROP }
+            let gate = self
+            DispatchQueue.global().async { gate?.open() }
+            return GST_PAD_PROBE_DROP
+        }
+        tee.syncStateWithParent()
+    }
+
+    private func open() {
+        guard let teePad = tee.requestPad("src_%u") else { return }
+        _ = try? teePad.link(to: sendPad)
+    }
+
+    /// Packets sent since the link opened.
+    package var packetsSent: UInt64 { flags.sent.load(ordering: .relaxed) }
 }
 
 /// Opening audio devices before they join a pipeline: one that cannot open fails here,
@@ -223,11 +281,11 @@ package enum VoiceDevices {
         return reason
     }
 
-    /// What a synchronised sink adds to running time before it plays: its latency plus
-    /// its `ts-offset` (0 without a base sink).
+    /// What a synchronised sink adds to running time before it plays: its latency (0
+    /// without a base sink).
     static func latency(of sink: Element) -> UInt64 {
         guard let base = baseSink(in: sink) else { return 0 }
-        return UInt64(max(Int(gst_base_sink_get_latency(base)) + Int(gst_base_sink_get_ts_offset(base)), 0))
+        return UInt64(gst_base_sink_get_latency(base))
     }
 
     /// The base sink itself, or the one inside a bin (autoaudiosink's chosen child).

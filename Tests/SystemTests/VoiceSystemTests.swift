@@ -51,7 +51,17 @@ struct VoiceSystemTests {
         #expect(worst <= 45, "every A/V pair within ±45 ms: \(offsets)")
 
         // The field hears the expert.
-        try await publisher.waitForEvent("the expert's 2 kHz at the field", timeout: 10, after: 0, Self.tone(2000, started: true))
+        do {
+            try await publisher.waitForEvent("the expert's 2 kHz at the field", timeout: 10, after: 0, Self.tone(2000, started: true))
+        } catch {
+            let status = publisher.events.last { $0.is(.status) } ?? [:]
+            let sent: [String: Any] = expert.events.last { $0.is(.status) } ?? [:]
+            let problems: [String] = publisher.events.filter { $0.is(.error) || $0.is(.pipelineError) || $0.is(.pipelineWarning) }.map { "\($0)" }
+            let levels = "voice levels \(status["voice_experts_db"] ?? "-"), speaker \(status["voice_speaker_db"] ?? "-") dBFS"
+            let sending = "the expert sent \(sent["voice_sent_packets"] ?? "-") packets, mic \(sent["voice_mic_db"] ?? "-") dBFS"
+            Issue.record("the field never heard the expert: \(levels); \(sending); publisher problems: \(problems.joined(separator: "; "))")
+            throw error
+        }
         // Muted: the tone stops where the field hears it, within 200 ms of the command.
         let publisherMark = publisher.output.count, expertMark = expert.output.count
         expert.send("mute")

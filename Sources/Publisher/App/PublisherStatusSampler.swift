@@ -1,4 +1,5 @@
 import NodeOutput
+import Voice
 import PoseCastKit
 
 /// The publisher's once-a-second status: rates since the last sample, the synthetic
@@ -95,6 +96,19 @@ struct PublisherStatusSampler {
             human += "  framing \(fx.framing)\(fx.expertRequest.map { " (\($0))" } ?? "") ×\(String(format: "%.2f", fx.zoom)) \(String(format: "%.1f", fx.framingMs)) ms"
         }
         if let error = fx.lastError { fields["effect_error"] = error }
+        if let voice = media.voice {
+            // The level meters: the field's microphone (as sent), what the field hears, each expert's voice.
+            func db(_ level: VoiceLevel) -> Double { (level.decibels * 10).rounded() / 10 }
+            fields["voice_muted"] = voice.isMuted
+            if let mic = voice.microphoneLevel { fields["voice_mic_db"] = db(mic) }
+            if let speaker = voice.speakerLevel { fields["voice_speaker_db"] = db(speaker) }
+            let experts = voice.voiceLevels
+            fields["voice_experts_db"] = experts.mapValues(db)
+            if let mic = voice.microphoneLevel {
+                human += "  mic \(voice.isMuted ? "muted" : mic.bar)"
+            }
+            if let speaker = voice.speakerLevel { human += "  heard \(speaker.bar)" }
+        }
         if let feed {
             fields["pose_feed_accepted"] = feed.accepted; fields["pose_feed_rejected"] = feed.rejected
             human += "  pose feed \(feed.accepted) ok / \(feed.rejected) rejected"

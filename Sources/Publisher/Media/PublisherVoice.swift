@@ -31,6 +31,7 @@ public final class PublisherVoice: @unchecked Sendable {
         var mayTalk: Bool
         var mixer: Element
         var sendChain: [Element]
+        var gate: VoiceSendGate
         /// The field's voice into this branch's mixer, then each other expert's voice by peer name.
         var inputs: [String: Input] = [:]
         /// This expert's voice, once its stream arrived.
@@ -151,10 +152,11 @@ public final class PublisherVoice: @unchecked Sendable {
                                               direction: mayTalk ? "sendrecv" : "sendonly", isVideo: false)
         for e in [mixer] + sendChain { pipeline.add(e) }
         try pipeline.link([mixer] + sendChain)
-        try sendChain.last!.staticPad("src")!.link(to: sendPad)
-        AudioProbes.gate(on: sendChain.last!.staticPad("src")!) { [weak peer] in peer?.isVerified ?? false }
-        for e in [mixer] + sendChain { e.syncStateWithParent() }
-        var branch = Branch(mayTalk: mayTalk, mixer: mixer, sendChain: sendChain)
+        // Nothing reaches the subscriber before its certificate is checked (as its video).
+        let gate = try VoiceSendGate(after: sendChain.last!, to: sendPad, in: pipeline) { [weak peer] in peer?.isVerified ?? false }
+        // Downstream first: an element that pushes into one still in NULL stops for good.
+        for e in ([mixer] + sendChain).reversed() { e.syncStateWithParent() }
+        var branch = Branch(mayTalk: mayTalk, mixer: mixer, sendChain: sendChain, gate: gate)
         branch.inputs[Self.fieldKey] = try feed(from: fieldTee, into: mixer, name: "\(name)-fieldin")
         // Every other expert's voice already heard.
         let others = state.withLock { s in s.branches.compactMap { key, b in b.voice.map { (key, $0.tee) } } }
@@ -207,7 +209,7 @@ public final class PublisherVoice: @unchecked Sendable {
         try pipeline.link(chain)
         let level = VoiceLevel()
         AudioProbes.installMeter(on: chain[chain.count - (mayTalk ? 2 : 3)].staticPad("src")!, level: level, tones: nil)
-        for e in chain { e.syncStateWithParent() }
+        for e in chain.reversed() { e.syncStateWithParent() }
         try pad.link(to: chain[0].staticPad("sink")!)
         guard mayTalk else { return }
         var inputs: [(String, Input)] = []

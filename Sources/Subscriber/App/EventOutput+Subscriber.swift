@@ -51,7 +51,15 @@ extension EventOutput {
             }
             if let problem = trailer.lastProblem { fields["trailer_problem"] = problem }
         }
-        var scene = ""
+        var voiceLine = ""
+        if let voice = node.voice {
+            // The level meters: our microphone (as sent) and what we hear.
+            fields["voice_muted"] = voice.isMuted
+            fields["voice_sent_packets"] = Int(voice.packetsSent)
+            if let mic = voice.microphoneLevel { fields["voice_mic_db"] = (mic.decibels * 10).rounded() / 10; voiceLine += "  mic \(voice.isMuted ? "muted" : mic.bar)" }
+            if let heard = voice.speakerLevel { fields["voice_heard_db"] = (heard.decibels * 10).rounded() / 10; voiceLine += "  heard \(heard.bar)" }
+        }
+        var scene = voiceLine
         // The camera's state is the publisher's: not shown once the session is gone.
         if node.isConnected, let st = node.sceneStatus {
             fields.merge(st.statusFields) { _, new in new }

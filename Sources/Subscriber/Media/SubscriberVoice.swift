@@ -20,7 +20,9 @@ public final class SubscriberVoice: @unchecked Sendable {
     public let unavailable: [String]
     private let state = Mutex(State())
     private let alignment: (any DispatchSourceTimer)?
-    private struct State { var mode = "no audio offered"; var chains: [Element] = [] }
+    /// Voice packets sent to the publisher so far.
+    public var packetsSent: UInt64 { state.withLock { $0.gate }?.packetsSent ?? 0 }
+    private struct State { var mode = "no audio offered"; var chains: [Element] = []; var gate: VoiceSendGate? }
 
     init(options: VoiceOptions, pipeline: Pipeline, onTone: (@Sendable (ToneChange) -> Void)?) throws(VoiceError) {
         self.options = options
@@ -95,9 +97,13 @@ public final class SubscriberVoice: @unchecked Sendable {
             let chain = capture.elements + (try VoiceCodec.makeEncoder(name: "expert"))
             for e in chain { pipeline.add(e) }
             try pipeline.link(chain)
-            try chain.last!.staticPad("src")!.link(to: sendPad)
-            AudioProbes.gate(on: chain.last!.staticPad("src")!) { [weak peer] in peer?.connectionState == .connected }
-            for e in chain { e.syncStateWithParent() }
+            let gate = try VoiceSendGate(after: chain.last!, to: sendPad, in: pipeline) { [weak peer] in
+                peer?.connectionState == .connected
+            }
+            // Downstream first: a live source pushing into an element still in NULL gets
+            // FLUSHING back and stops for good (seen: one expert in four never heard).
+            for e in chain.reversed() { e.syncStateWithParent() }
+            state.withLock { $0.gate = gate }
             state.withLock { $0.chains += chain }
         } else if receive {
             try peer.addReceiveTransceiver(matching: offer, media: "audio", encodings: ["OPUS"])
@@ -116,7 +122,7 @@ public final class SubscriberVoice: @unchecked Sendable {
         for e in chain { pipeline.add(e) }
         try pipeline.link(chain)
         if let playback { try chain.last!.link(playback.input) }
-        for e in chain { e.syncStateWithParent() }
+        for e in chain.reversed() { e.syncStateWithParent() }
         try pad.link(to: chain[0].staticPad("sink")!)
         state.withLock { $0.chains += chain }
     }
