@@ -169,9 +169,10 @@ public final class PublisherVoice: @unchecked Sendable {
     /// tee → queue → a new mixer pad, running before it is linked (a pad linked to a
     /// queue still in NULL is flushing: see `PublisherMedia.addPeer`).
     /// A received voice enters each mixer this much after its arrival, reporting no
-    /// latency (`AudioProbes.hideLatency`): the publisher's jitter buffers' latency plus
-    /// 10 ms for decoding. The field's voice is then never held back by an expert's.
-    static let receivedVoiceShiftNanos = UInt64(receiveLatencyMs + 10) * 1_000_000
+    /// latency (`AudioProbes.hideLatency`): slack for its arrival's jitter (it has been
+    /// through its jitter buffer already). The field's voice is then never held back by
+    /// an expert's. 50 ms before: expert → field 54 ms on loopback; now 24.
+    static let receivedVoiceShiftNanos: UInt64 = 20_000_000
     /// The publisher's jitter-buffer latency for the experts' voices (it receives no video).
     static let receiveLatencyMs = 40
 

@@ -1,6 +1,7 @@
 import Foundation
 import NodeOutput
 import PoseCastKit
+import Voice
 
 /// What the window's buttons and keys do (README, "The expert's window"):
 /// - left click: a pin where clicked (a second press within `doubleClickNanos` and a few
@@ -142,6 +143,13 @@ extension SubscriberApp {
                             node.isConnected ? "connected" : "waiting for the publisher", w.fps,
                             w.latencyMsP50.map { String(format: "%.0f ms", $0) } ?? "–", w.posePercent)]
         if node.isConnected, let scene = node.sceneStatus { lines.append(scene.summary) }
+        // The voice's meters: our microphone as sent (or muted) and what we hear.
+        if node.isConnected, let voice = node.voice {
+            var line = "voice \(voice.mode)"
+            if let mic = voice.microphoneLevel { line += " · mic " + (voice.isMuted ? "muted" : mic.bar) }
+            if let heard = voice.speakerLevel { line += " · heard " + heard.bar }
+            lines.append(line)
+        }
         if !controls.message.isEmpty { lines.append(controls.message) }
         lines.append(WindowControls.hints)
         node.setHUD(lines.joined(separator: "\n"))
