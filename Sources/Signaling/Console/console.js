@@ -761,7 +761,7 @@ async function prepareVoice(offerSdp) {
 async function openMicrophone() {
   if (micTrack()) return null;
   if (!navigator.mediaDevices || !navigator.mediaDevices.getUserMedia) {
-    return "this page has no microphone access (browsers give it only to https:// pages and localhost)";
+    return "this page has no microphone access (browsers give it only to secure pages: HTTPS, or localhost)";
   }
   try {
     microphone = await navigator.mediaDevices.getUserMedia(VOICE_CONSTRAINTS);
