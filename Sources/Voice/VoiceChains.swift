@@ -187,7 +187,8 @@ package final class VoiceSendGate: Sendable {
         let sent = Atomic<UInt64>(0)
     }
     private let flags = Flags()
-    private let tee: Element
+    /// The tee the gate added to the pipeline (its owner removes it with the chain).
+    package let tee: Element
     private let sendPad: Pad
 
     /// Adds a tee after `output` (already in `pipeline`) and links it to `sendPad` at the

@@ -90,8 +90,9 @@ struct VoiceSystemTests {
 
     /// Two experts and a viewer: the field hears both experts (2 and 3 kHz), each expert
     /// hears the field (1 kHz) and the other expert, and the viewer hears all three but is
-    /// not heard (a room where viewers only listen, the default): its 4 kHz never reaches anyone.
-    @Test("two experts hear the field and each other, the field hears both, a viewer only listens")
+    /// not heard (a room where viewers only listen, the default): its 4 kHz never reaches
+    /// anyone. Then a second round of two experts leaves no socket or thread behind.
+    @Test("two experts hear the field and each other, the field hears both, a viewer only listens; nothing leaks")
     func twoExpertsAndAViewer() async throws {
         let (signaling, url) = try await EffectsSystemTests.startSignaling()
         let publisher = try ManagedProcess("posecast-publisher", [
@@ -131,6 +132,26 @@ struct VoiceSystemTests {
 
         for p in [a, b, viewer] { p.send("quit") }
         for p in [a, b, viewer] { #expect(try await p.waitForExit(timeout: 15) == 0) }
+
+        // Sessions with voice leave nothing behind: a second round of two experts ends
+        // with the publisher's sockets and threads where the first round left them.
+        func idle(after mark: Int, _ what: String) async throws -> [String: Any] {
+            try await publisher.waitForEvent(what, timeout: 30, after: mark) { $0.is(.status) && $0.int("sessions") == 0 }.event
+        }
+        let base = try await idle(after: publisher.output.count, "no session after the first round")
+        let mark = publisher.output.count
+        let a2 = try subscriber("expert A again", tone: 2000, hears: [1000])
+        let b2 = try subscriber("expert B again", tone: 3000, hears: [1000])
+        try await publisher.waitForEvent("expert A again at the field", timeout: 30, after: mark, Self.tone(2000, started: true))
+        try await publisher.waitForEvent("expert B again at the field", timeout: 30, after: mark, Self.tone(3000, started: true))
+        for p in [a2, b2] { p.send("quit") }
+        for p in [a2, b2] { #expect(try await p.waitForExit(timeout: 15) == 0) }
+        let (left, _) = try await publisher.waitForEvent("resources back after the second round", timeout: 30, after: mark) {
+            $0.is(.status) && $0.int("sessions") == 0
+                && $0.int("open_fds") <= base.int("open_fds") && $0.int("threads") <= base.int("threads") + Fault.idleThreadSlack
+        }
+        print("voice sessions: publisher open_fds/threads \(base.int("open_fds"))/\(base.int("threads")) after the first round, "
+              + "\(left.int("open_fds"))/\(left.int("threads")) after the second")
         publisher.signal(SIGTERM)
         #expect(try await publisher.waitForExit(timeout: 15) == 0)
         signaling.signal(SIGTERM)

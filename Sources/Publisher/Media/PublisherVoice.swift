@@ -36,6 +36,8 @@ public final class PublisherVoice: @unchecked Sendable {
         var inputs: [String: Input] = [:]
         /// This expert's voice, once its stream arrived.
         var voice: (chain: [Element], tee: Element, level: VoiceLevel)?
+        /// The decode chain of a voice refused (a viewer where viewers only listen).
+        var refusedVoice: [Element] = []
     }
     private struct State {
         var branches: [String: Branch] = [:]
@@ -212,7 +214,10 @@ public final class PublisherVoice: @unchecked Sendable {
         AudioProbes.installMeter(on: chain[chain.count - (mayTalk ? 2 : 3)].staticPad("src")!, level: level, tones: nil)
         for e in chain.reversed() { e.syncStateWithParent() }
         try pad.link(to: chain[0].staticPad("sink")!)
-        guard mayTalk else { return }
+        guard mayTalk else {
+            state.withLock { $0.branches[name]?.refusedVoice = chain }
+            return
+        }
         var inputs: [(String, Input)] = []
         if let speakerMixer {
             inputs.append((Self.fieldKey, try feed(from: tee, into: speakerMixer, name: "\(name)-tospeaker", received: true)))
@@ -251,7 +256,7 @@ public final class PublisherVoice: @unchecked Sendable {
                 }
             }
         }
-        let elements = [branch.mixer] + branch.sendChain + (branch.voice?.chain ?? [])
+        let elements = [branch.mixer] + branch.sendChain + [branch.gate.tee] + (branch.voice?.chain ?? []) + branch.refusedVoice
         StateWorker.shared.submit {
             for e in elements { _ = gst_element_set_state(e.raw, GST_STATE_NULL); pipeline.remove(e) }
         }
