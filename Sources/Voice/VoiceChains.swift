@@ -1,4 +1,5 @@
 internal import CGStreamer
+import Foundation
 import RTCSession
 import Synchronization
 import Dispatch
@@ -40,6 +41,14 @@ package struct VoiceCapture {
                 chain = [source]
                 if case .bursts = spec { burstsAfterCaps = true }
             case .wav(let path):
+                guard FileManager.default.isReadableFile(atPath: path) else {
+                    throw VoiceError.deviceUnavailable(what: "microphone file \(path)", reason: "no such readable file")
+                }
+                // wavparse says nothing useful of a file that is not one (the pipeline only stalls).
+                let header = FileHandle(forReadingAtPath: path).flatMap { try? $0.read(upToCount: 12) } ?? Data()
+                guard header.count == 12, header.prefix(4) == Data("RIFF".utf8), header.suffix(4) == Data("WAVE".utf8) else {
+                    throw VoiceError.deviceUnavailable(what: "microphone file \(path)", reason: "not a WAV file (no RIFF/WAVE header)")
+                }
                 let file = try ElementFactory.make("filesrc", name: "\(name)-wavfile")
                 file.set("location", path)
                 chain = [file, try ElementFactory.make("wavparse", name: "\(name)-wavparse")]

@@ -56,7 +56,7 @@ public final class PublisherVoice: @unchecked Sendable {
         var microphone: MicrophoneSpec? = options.microphone == .none ? nil : options.microphone
         var speaker: SpeakerSpec? = options.speaker == .none ? nil : options.speaker
         // Open the devices first: one missing is said and left out, and the video goes on.
-        if let spec = microphone, spec.isDevice {
+        if let spec = microphone, spec.isDevice || { if case .wav = spec { true } else { false } }() {
             do throws(VoiceError) { _ = try VoiceCapture.make(spec, echoProbe: nil, name: "probe") } catch {
                 unavailable.append(error.description); microphone = nil
             }
