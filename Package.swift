@@ -111,6 +111,7 @@ let package = Package(
         .target(name: "NodeOutput", dependencies: ["PoseCastKit"]),
         // The ICE options both executables take (STUN, TURN, relay-only, addresses).
         .target(name: "NetworkOptions", dependencies: [
+            "Voice",
             "RTCSession", .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
 

@@ -14,6 +14,17 @@ public struct ToneChange: Sendable, Equatable {
     public var lateNanos: UInt64 = 0
 }
 
+extension ToneChange {
+    /// The `tone` event's fields, as both executables print them.
+    public var eventFields: [String: Any] {
+        ["hertz": hertz, "started": started, "atNanos": atNanos, "levelDb": (levelDB * 10).rounded() / 10,
+         "sinkLatencyMs": Double(playDelayNanos / 100_000) / 10, "lateMs": Double(lateNanos / 100_000) / 10]
+    }
+
+    /// The event in words.
+    public var summary: String { "tone \(Int(hertz)) Hz \(started ? "started" : "stopped") (\(Int(levelDB)) dBFS)" }
+}
+
 /// Finds given tones in 48 kHz mono samples, block by block (5 ms, 240 samples:
 /// 200 Hz apart bins, so 1, 2 and 3 kHz are told apart even when mixed), with the
 /// Goertzel filter. A tone is on from the first block whose amplitude at its frequency is

@@ -46,16 +46,7 @@ struct Publisher: AsyncParsableCommand {
     @Option(help: "Folder of libLiteRt.so and the .tflite models (default: .build/effects, filled by scripts/effects-setup).")
     var effectsDir: String?
     @Option var fps = 30
-    @Option(help: "Microphone: system (the PulseAudio/PipeWire default), none, device=NAME, tone[=HZ], bursts[=HZ] (100 ms at each whole second: A/V tests), or wav=PATH.")
-    var microphone = "system"
-    @Option(help: "Speaker for the experts' voices: system, none, device=NAME, or discard (played in real time into nothing).")
-    var speaker = "system"
-    @Option(help: "Echo cancellation and noise suppression (webrtcdsp): auto (on with a real microphone and speaker), on or off.")
-    var echoCancellation = "auto"
-    @Flag(help: "Start with the microphone muted (stdin: mute, unmute).") var muted = false
-    @Flag(help: "Push-to-talk: start muted; on stdin, talk unmutes until over.") var pushToTalk = false
-    @Option(help: "HZ,HZ…: report these tones as they start and stop in what the field hears (tests, scripts/bench-av).")
-    var detectTones: String?
+    @OptionGroup var voice: VoiceArguments
     @Flag(help: "Viewers may talk too (the room's setting, held by its publisher; by default viewers only listen).")
     var viewersMayTalk = false
     @Flag(help: "The synthetic camera paints a white frame at each whole second of the wall clock (A/V tests, with --microphone bursts).")
@@ -141,9 +132,6 @@ struct Publisher: AsyncParsableCommand {
         guard maxZoom >= 1, maxZoom <= 4 else { throw ValidationError("--max-zoom must be 1…4, got \(maxZoom)") }
         guard analysisFps > 0, analysisFps <= 60 else { throw ValidationError("--analysis-fps must be in (0, 60], got \(analysisFps)") }
         guard [1, 2, 4].contains(maxDownscale) else { throw ValidationError("--max-downscale must be 1, 2 or 4, got \(maxDownscale)") }
-        do { _ = try VoiceOptions(microphone: microphone, speaker: speaker, echoCancellation: echoCancellation, detectTones: detectTones) } catch {
-            throw ValidationError(error.description)
-        }
         if link != nil, loss != nil { throw ValidationError("give --link loss=PERCENT instead of --loss with --link") }
     }
 
@@ -170,9 +158,7 @@ struct Publisher: AsyncParsableCommand {
         config.media.startBitrateKbps = startBitrate; config.media.maxDownscale = maxDownscale
         config.media.qualitySampling = qualityReference.map { QualitySampling(directory: $0, every: qualityEvery) }
         config.media.renderAhead = renderAhead
-        var voice = try VoiceOptions(microphone: microphone, speaker: speaker, echoCancellation: echoCancellation, detectTones: detectTones)
-        voice.startMuted = muted || pushToTalk
-        config.media.voice = voice
+        config.media.voice = try voice.options()
         config.media.viewersMayTalk = viewersMayTalk
         config.media.flashEverySecond = flash
         network.apply(to: &config.media.rtc)

@@ -55,16 +55,7 @@ struct Subscriber: AsyncParsableCommand {
     var qualityReference: String?
     @Option(help: "With --quality-reference: the sampled frames are those whose id is a multiple of this (as the publisher's).")
     var qualityEvery = 15
-    @Option(help: "Microphone: system (the PulseAudio/PipeWire default), none, device=NAME, tone[=HZ], bursts[=HZ] or wav=PATH.")
-    var microphone = "system"
-    @Option(help: "Speaker for the field's (and the other experts') voices: system, none, device=NAME, or discard (played in real time into nothing).")
-    var speaker = "system"
-    @Option(help: "Echo cancellation and noise suppression (webrtcdsp): auto (on with a real microphone and speaker), on or off.")
-    var echoCancellation = "auto"
-    @Flag(help: "Start with the microphone muted (mute/unmute commands; v in the window).") var muted = false
-    @Flag(help: "Push-to-talk: start muted; hold the space bar in the window (or talk/over commands) to talk.") var pushToTalk = false
-    @Option(help: "HZ,HZ…: report these tones as they start and stop in what we hear (tests, scripts/bench-av).")
-    var detectTones: String?
+    @OptionGroup var voice: VoiceArguments
     @Option(help: "A/V sync check: pair the publisher's flash frames (its --flash) with the onsets of this tone (its --microphone bursts=HZ) and report each pair's audio-video offset.")
     var avSync: Double?
 
@@ -82,9 +73,6 @@ struct Subscriber: AsyncParsableCommand {
         if script != nil, !headless { throw ValidationError("--script needs --headless") }
         if frameLog != nil, !headless { throw ValidationError("--frame-log needs --headless (frames are timed at the headless sink)") }
         if let jitterLatency, !(0...10_000).contains(jitterLatency) { throw ValidationError("--jitter-latency must be in 0…10000 ms") }
-        do { _ = try VoiceOptions(microphone: microphone, speaker: speaker, echoCancellation: echoCancellation, detectTones: detectTones) } catch {
-            throw ValidationError(error.description)
-        }
         if let avSync, !(100...8000).contains(avSync) { throw ValidationError("--av-sync takes a tone of 100…8000 Hz") }
 
     }
@@ -100,12 +88,11 @@ struct Subscriber: AsyncParsableCommand {
         if let jitterLatency { node.media.rtc.jitterBufferLatencyMs = jitterLatency }
         node.adaptJitterLatency = !fixedJitterLatency
         network.apply(to: &node.media.rtc)
-        var voice = try VoiceOptions(microphone: microphone, speaker: speaker, echoCancellation: echoCancellation, detectTones: detectTones)
-        voice.startMuted = muted || pushToTalk
+        var voice = try self.voice.options()
         if let avSync, !voice.detectTones.contains(avSync) { voice.detectTones.append(avSync) }
         node.media.voice = voice
         var config = SubscriberAppConfig(node: node)
-        config.pushToTalk = pushToTalk; config.avSyncHertz = avSync
+        config.pushToTalk = self.voice.pushToTalk; config.avSyncHertz = avSync
         config.headless = headless; config.scriptPath = script; config.exitAfterScript = exitAfterScript
         config.json = json; config.frameLogPath = frameLog; config.checkMarkers = checkMarkers; config.snapshots = snapshots
         config.qualitySampling = qualityReference.map { QualitySampling(directory: $0, every: qualityEvery) }

@@ -27,11 +27,7 @@ extension PublisherApp {
 
     /// A tone found where the field hears (`--detect-tones`).
     static func toneEvent(_ change: ToneChange, out: EventOutput) {
-        out.event(.tone, ["hertz": change.hertz, "started": change.started, "atNanos": change.atNanos,
-                          "levelDb": (change.levelDB * 10).rounded() / 10,
-                          "sinkLatencyMs": Double(change.playDelayNanos / 100_000) / 10,
-                          "lateMs": Double(change.lateNanos / 100_000) / 10],
-                  human: "tone \(Int(change.hertz)) Hz \(change.started ? "started" : "stopped") (\(Int(change.levelDB)) dBFS)")
+        out.event(.tone, change.eventFields, human: change.summary)
     }
 
     /// `mute`, `unmute`; push-to-talk's `talk` and `over` (the same, by another name).

@@ -60,10 +60,6 @@ extension SubscriberApp {
     }
 
     static func toneEvent(_ change: ToneChange, out: EventOutput) {
-        out.event(.tone, ["hertz": change.hertz, "started": change.started, "atNanos": change.atNanos,
-                          "levelDb": (change.levelDB * 10).rounded() / 10,
-                          "sinkLatencyMs": Double(change.playDelayNanos / 100_000) / 10,
-                          "lateMs": Double(change.lateNanos / 100_000) / 10],
-                  human: "tone \(Int(change.hertz)) Hz \(change.started ? "started" : "stopped") (\(Int(change.levelDB)) dBFS)")
+        out.event(.tone, change.eventFields, human: change.summary)
     }
 }
