@@ -19,7 +19,9 @@ import Voice
 /// sample is heard in the microphone `delay` after the speaker played it, as a live
 /// microphone would timestamp it. ERLE is 10·log10 of the power going into the processor
 /// over the power coming out, after the canceller has had `convergence` to adapt.
-@Suite("Echo cancellation (webrtcdsp)")
+/// Serialized: seven real-time rooms at once took CPU from the other suites' real-time
+/// pipelines (a focus test missed its threshold by 0.7 % beside them).
+@Suite("Echo cancellation (webrtcdsp)", .serialized)
 struct EchoCancellationTests {
     @Test("the standard settings cancel a delayed echo of a far voice by 20 dB or more", arguments: [10, 30, 45])
     func cancelsEcho(delayMs: Int) async throws {
