@@ -119,12 +119,30 @@ package enum AudioProbes {
         }
     }
 
-    /// Moves each buffer's timestamp `by` earlier (not below 0): `VoicePlayback.alignPlayout`.
-    static func shiftEarlier(on pad: Pad, by shift: PlayoutShift) {
+    /// Plays each buffer `delayNanos` after its running time, whatever the pipeline's
+    /// latency: its timestamp moves earlier by what the pipeline added for its slowest
+    /// branch (the video's decoder and jitter buffer, hundreds of ms) that this voice does
+    /// not need. Received audio's running time is its arrival (the jitter buffer stamps it
+    /// so), so the voice plays `delayNanos` after it arrives, like the video, which is
+    /// shown as soon as it is decoded. The sink's latency is read for every buffer (one
+    /// locked read): when the video's jitter buffer grows, the voice follows at once (read
+    /// twice a second instead, a pair measured in that half second was 57 ms late). The
+    /// timestamps move before the echo probe, not at the sink (`ts-offset`): the
+    /// canceller takes each played frame's instant as its running time plus the latency,
+    /// and must see the true one.
+    static func playSoon(on pad: Pad, sink: Element, delayNanos: UInt64) {
+        // The base sink (autoaudiosink's child exists once it is running): found at the first buffer.
+        let found = Mutex<UInt?>(nil)
         pad.addProbe(GST_PAD_PROBE_TYPE_BUFFER) { info in
-            let nanos = shift.nanos.load(ordering: .relaxed)
-            guard nanos > 0, let buffer = ProbeInfo.writableBuffer(info), buffer.pointee.pts != GstClockTime.max else { return GST_PAD_PROBE_OK }
-            buffer.pointee.pts = buffer.pointee.pts > GstClockTime(nanos) ? buffer.pointee.pts - GstClockTime(nanos) : 0
+            let address = found.withLock { a -> UInt? in
+                if a == nil, let base = VoiceDevices.baseSink(in: sink) { a = UInt(bitPattern: base) }
+                return a
+            }
+            guard let address, let base = UnsafeMutablePointer<GstBaseSink>(bitPattern: address),
+                  let buffer = ProbeInfo.writableBuffer(info), buffer.pointee.pts != GstClockTime.max else { return GST_PAD_PROBE_OK }
+            let latency = UInt64(gst_base_sink_get_latency(base))
+            let shift = GstClockTime(latency > delayNanos ? latency - delayNanos : 0)
+            buffer.pointee.pts = buffer.pointee.pts > shift ? buffer.pointee.pts - shift : 0
             return GST_PAD_PROBE_OK
         }
     }

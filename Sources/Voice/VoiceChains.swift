@@ -13,7 +13,6 @@ package struct VoiceCapture {
     /// mixers keep their timing.
     package let volume: Element
     package let level = VoiceLevel()
-    package let spec: MicrophoneSpec
     package var output: Element { elements.last! }
 
     /// Nil for `.none`. A device that cannot be opened throws `.deviceUnavailable`; the
@@ -68,7 +67,7 @@ package struct VoiceCapture {
             if let echoProbe { chain.append(try EchoCancellation.standard.makeProcessor(probeName: echoProbe, name: "\(name)-dsp")) }
             let volume = try ElementFactory.make("volume", name: "\(name)-mute")
             chain.append(volume)
-            let capture = VoiceCapture(elements: chain, volume: volume, spec: spec)
+            let capture = VoiceCapture(elements: chain, volume: volume)
             AudioProbes.installMeter(on: volume.staticPad("src")!, level: capture.level, tones: nil)
             return capture
         } catch { throw VoiceError(error) }
@@ -83,31 +82,17 @@ package struct VoiceCapture {
 package struct VoicePlayback {
     package let elements: [Element]
     package let level = VoiceLevel()
-    package let spec: SpeakerSpec
-    /// How much earlier than their running time the voices are played (`alignPlayout`).
-    let playoutShift = PlayoutShift()
     /// The echo canceller's reference, when one is in use (its name goes to the canceller).
     package let echoProbe: Element?
     package var input: Element { elements.first! }
     /// The element that plays (a base sink; inside autoaudiosink, its chosen child).
     var sink: Element { elements.last! }
 
-    /// Plays each sample `delayNanos` after its running time, whatever the pipeline's
-    /// latency: the voice's timestamps are moved earlier by what the pipeline added for
-    /// its slowest branch (the video's decoder and jitter buffer, hundreds of ms) that
-    /// this voice does not need. Received audio's running time is its arrival (the jitter
-    /// buffer stamps it so), so the voice plays `delayNanos` after it arrives, like the
-    /// video, which is shown as soon as it is decoded. The timestamps move before the
-    /// echo probe, not at the sink (`ts-offset`): the canceller takes each played frame's
-    /// instant as its running time plus the latency, and must see the true one. Call
-    /// again when the latency changes (cheap: one property read).
-    package func alignPlayout(delayNanos: UInt64) {
-        guard let base = VoiceDevices.baseSink(in: sink) else { return }
-        let latency = UInt64(gst_base_sink_get_latency(base))
-        playoutShift.nanos.store(latency > delayNanos ? latency - delayNanos : 0, ordering: .relaxed)
-    }
 
-    package static func make(_ spec: SpeakerSpec, withEchoProbe: Bool, name: String,
+    /// `playoutDelayNanos`: play each voice that long after it arrives, whatever the
+    /// pipeline's latency (`AudioProbes.playSoon`); nil: at its running time plus the
+    /// latency, as a sink does.
+    package static func make(_ spec: SpeakerSpec, withEchoProbe: Bool, name: String, playoutDelayNanos: UInt64? = nil,
                              tones: (frequencies: [Double], report: @Sendable (ToneChange) -> Void)?) throws(VoiceError) -> VoicePlayback? {
         do {
             let sink: Element
@@ -128,8 +113,8 @@ package struct VoicePlayback {
             let probe = withEchoProbe ? try EchoCancellation.makeProbe(name: "\(name)-echoprobe\(probeNumber.add(1, ordering: .relaxed).newValue)") : nil
             if let probe { chain.append(probe) }
             chain.append(sink)
-            let playback = VoicePlayback(elements: chain, spec: spec, echoProbe: probe)
-            AudioProbes.shiftEarlier(on: chain[1].staticPad("src")!, by: playback.playoutShift)
+            let playback = VoicePlayback(elements: chain, echoProbe: probe)
+            if let playoutDelayNanos { AudioProbes.playSoon(on: chain[1].staticPad("src")!, sink: sink, delayNanos: playoutDelayNanos) }
             let tracker = tones.map { t in
                 ToneProbe(frequencies: t.frequencies, playDelay: { VoiceDevices.latency(of: sink) }, report: t.report)
             }
@@ -137,12 +122,6 @@ package struct VoicePlayback {
             return playback
         } catch { throw VoiceError(error) }
     }
-}
-
-/// How much earlier than their running time a speaker's voices play (a box the probe
-/// shares with `VoicePlayback`).
-final class PlayoutShift: Sendable {
-    let nanos = Atomic<UInt64>(0)
 }
 
 /// `VoiceDevices.noAudio`'s answers, by factory and device.

@@ -2,7 +2,6 @@
 /// Opus runs at and one `webrtcdsp` takes (10 ms frames of 480 samples).
 public enum VoiceFormat {
     public static let rate = 48_000
-    public static let channels = 1
     /// Caps text for a capsfilter.
     public static let caps = "audio/x-raw,format=S16LE,rate=48000,channels=1,layout=interleaved"
     /// The Opus RTP caps a transceiver prefers (codec preferences; payload type 111, the

@@ -16,7 +16,6 @@ import Voice
 /// Branches are added and removed as sessions come and go, never blocking a streaming
 /// thread: pads are unlinked behind IDLE probes, and elements leave on the state worker.
 public final class PublisherVoice: @unchecked Sendable {
-    public let options: VoiceOptions
     private let pipeline: Pipeline
     let capture: VoiceCapture?
     let playback: VoicePlayback?
@@ -73,7 +72,6 @@ public final class PublisherVoice: @unchecked Sendable {
 
     private init(options: VoiceOptions, microphone: MicrophoneSpec?, speaker: SpeakerSpec?, pipeline: Pipeline,
                  unavailable: [String], onTone: (@Sendable (ToneChange) -> Void)?) throws(VoiceError) {
-        self.options = options
         self.pipeline = pipeline
         self.unavailable = unavailable
         let echo = options.cancelsEcho(microphone: microphone, speaker: speaker)

@@ -2,7 +2,6 @@ internal import CGStreamer
 import RTCSession
 import Synchronization
 import Voice
-import Dispatch
 
 /// The expert's side of the conversation, in the session's pipeline:
 /// microphone → (echo canceller) → mute → Opus → the audio transceiver (sendrecv), and
@@ -12,20 +11,17 @@ import Dispatch
 /// where viewers only listen) gets a receive-only answer; no microphone answers
 /// receive-only, no speaker send-only, and each says so (`mode`).
 public final class SubscriberVoice: @unchecked Sendable {
-    public let options: VoiceOptions
     private let pipeline: Pipeline
     let capture: VoiceCapture?
     let playback: VoicePlayback?
     /// Why a device is not in use.
     public let unavailable: [String]
     private let state = Mutex(State())
-    private let alignment: (any DispatchSourceTimer)?
     /// Voice packets sent to the publisher so far.
     public var packetsSent: UInt64 { state.withLock { $0.gate }?.packetsSent ?? 0 }
-    private struct State { var mode = "no audio offered"; var chains: [Element] = []; var gate: VoiceSendGate? }
+    private struct State { var mode = "no audio offered"; var gate: VoiceSendGate? }
 
     init(options: VoiceOptions, pipeline: Pipeline, onTone: (@Sendable (ToneChange) -> Void)?) throws(VoiceError) {
-        self.options = options
         self.pipeline = pipeline
         var unavailable: [String] = []
         var playback: VoicePlayback?, capture: VoiceCapture?
@@ -33,6 +29,7 @@ public final class SubscriberVoice: @unchecked Sendable {
                                             speaker: options.speaker == .none ? nil : options.speaker)
         do throws(VoiceError) {
             playback = try VoicePlayback.make(options.speaker, withEchoProbe: wantsEcho, name: "expert",
+                                              playoutDelayNanos: UInt64(options.playoutMs) * 1_000_000,
                                               tones: onTone.flatMap { options.detectTones.isEmpty ? nil : (options.detectTones, $0) })
         } catch {
             guard case .deviceUnavailable = error else { throw error }
@@ -51,20 +48,8 @@ public final class SubscriberVoice: @unchecked Sendable {
         if let playback {
             for e in playback.elements { pipeline.add(e) }
             do throws(RTCError) { try pipeline.link(playback.elements) } catch { throw .media(error) }
-            // The pipeline's latency follows the video's branch and changes with it: the
-            // voice's playout is re-aligned twice a second (`alignPlayout`).
-            let timer = DispatchSource.makeTimerSource(queue: .global())
-            let delay = UInt64(options.playoutMs) * 1_000_000
-            timer.schedule(deadline: .now(), repeating: .milliseconds(500))
-            timer.setEventHandler { playback.alignPlayout(delayNanos: delay) }
-            timer.resume()
-            alignment = timer
-        } else {
-            alignment = nil
         }
     }
-
-    deinit { alignment?.cancel() }
 
     /// "two-way", "listen only (…)", "talk only (…)" or "no audio offered".
     public var mode: String { state.withLock { $0.mode } }
@@ -104,7 +89,6 @@ public final class SubscriberVoice: @unchecked Sendable {
             // FLUSHING back and stops for good (seen: one expert in four never heard).
             for e in chain.reversed() { e.syncStateWithParent() }
             state.withLock { $0.gate = gate }
-            state.withLock { $0.chains += chain }
         } else if receive {
             try peer.addReceiveTransceiver(matching: offer, media: "audio", encodings: ["OPUS"])
         }
@@ -124,7 +108,6 @@ public final class SubscriberVoice: @unchecked Sendable {
         if let playback { try chain.last!.link(playback.input) }
         for e in chain.reversed() { e.syncStateWithParent() }
         try pad.link(to: chain[0].staticPad("sink")!)
-        state.withLock { $0.chains += chain }
     }
 
     /// The direction of the first `m=audio` section ("sendrecv" when it names none).
