@@ -356,7 +356,7 @@ public final class WebRTCPeer: @unchecked Sendable {
     /// line up with another's): it aligns the streams for sinks that all play on the
     /// clock, and would hold a voice back by the video's pipeline delay here, where the
     /// video is shown as soon as it is decoded and the voice keeps in step with it by
-    /// its own short playout (`VoicePlayback.alignPlayout`). rtpbin ignores an offset
+    /// its own short playout (`AudioProbes.playSoon`). rtpbin ignores an offset
     /// larger than `max-ts-offset`: 1 ns ignores every one.
     package func disableLipSync() {
         guard let rtpbin = gst_bin_get_by_name(gcast(webrtc.object, to: GstBin.self), "rtpbin") else { return }
