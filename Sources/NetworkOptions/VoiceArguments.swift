@@ -14,6 +14,8 @@ public struct VoiceArguments: ParsableArguments {
     @Flag(help: "Push-to-talk: start muted; talk/over on stdin, or hold the space bar in the expert's window.") public var pushToTalk = false
     @Option(help: "HZ,HZ…: report these tones as they start and stop in what this side hears (tests, scripts/bench-av).")
     public var detectTones: String?
+    @Option(help: "The amplitude (dBFS) from which a --detect-tones tone counts as present.")
+    public var toneThreshold: Double = -30
 
     public init() {}
 
@@ -25,6 +27,10 @@ public struct VoiceArguments: ParsableArguments {
     public func options() throws(VoiceError) -> VoiceOptions {
         var voice = try VoiceOptions(microphone: microphone, speaker: speaker, echoCancellation: echoCancellation, detectTones: detectTones)
         voice.startMuted = muted || pushToTalk
+        guard toneThreshold.isFinite, (-90 ... -3).contains(toneThreshold) else {
+            throw .badSpec("--tone-threshold must be −90…−3 dBFS, got \(toneThreshold)")
+        }
+        voice.toneThresholdDB = toneThreshold
         return voice
     }
 }

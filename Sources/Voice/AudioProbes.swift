@@ -164,9 +164,9 @@ package final class ToneProbe: Sendable {
     /// Nanoseconds between a sample passing the probe's running time and its being heard.
     let playDelay: @Sendable () -> UInt64
 
-    package init(frequencies: [Double], playDelay: @escaping @Sendable () -> UInt64,
+    package init(frequencies: [Double], thresholdDB: Double, playDelay: @escaping @Sendable () -> UInt64,
                  report: @escaping @Sendable (ToneChange) -> Void) {
-        tracker = Mutex(ToneTracker(frequencies: frequencies))
+        tracker = Mutex(ToneTracker(frequencies: frequencies, thresholdDB: thresholdDB))
         self.playDelay = playDelay
         self.report = report
     }

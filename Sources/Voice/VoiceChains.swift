@@ -93,6 +93,7 @@ package struct VoicePlayback {
     /// pipeline's latency (`AudioProbes.playSoon`); nil: at its running time plus the
     /// latency, as a sink does.
     package static func make(_ spec: SpeakerSpec, withEchoProbe: Bool, name: String, playoutDelayNanos: UInt64? = nil,
+                             toneThresholdDB: Double = -30,
                              tones: (frequencies: [Double], report: @Sendable (ToneChange) -> Void)?) throws(VoiceError) -> VoicePlayback? {
         do {
             let sink: Element
@@ -116,7 +117,7 @@ package struct VoicePlayback {
             let playback = VoicePlayback(elements: chain, echoProbe: probe)
             if let playoutDelayNanos { AudioProbes.playSoon(on: chain[1].staticPad("src")!, sink: sink, delayNanos: playoutDelayNanos) }
             let tracker = tones.map { t in
-                ToneProbe(frequencies: t.frequencies, playDelay: { VoiceDevices.latency(of: sink) }, report: t.report)
+                ToneProbe(frequencies: t.frequencies, thresholdDB: toneThresholdDB, playDelay: { VoiceDevices.latency(of: sink) }, report: t.report)
             }
             AudioProbes.installMeter(on: caps.staticPad("src")!, level: playback.level, tones: tracker)
             return playback

@@ -11,6 +11,10 @@ public struct VoiceOptions: Sendable, Equatable {
     /// Tones to report as they start and stop where the voices are played (tests,
     /// `scripts/bench-av`).
     public var detectTones: [Double] = []
+    /// A tone counts as present from this amplitude (dBFS): −30 keeps a burst's onset
+    /// transients (−37 dBFS at the octave) out. (−40 with Chromium's noise-suppressed
+    /// steady tone, about −25 dBFS, made it flicker every 10 ms: not lower.)
+    public var toneThresholdDB = -30.0
     /// How long after its arrival a received voice is played (ms): its jitter buffer.
     /// The video is shown as soon as it is decoded; the voice, with this much slack
     /// against network jitter, stays in step with it (docs/VOICE.md, "Lip sync").

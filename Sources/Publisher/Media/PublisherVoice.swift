@@ -77,7 +77,7 @@ public final class PublisherVoice: @unchecked Sendable {
         let echo = options.cancelsEcho(microphone: microphone, speaker: speaker)
         do {
             let playback = try speaker.map { spec throws(VoiceError) in
-                try VoicePlayback.make(spec, withEchoProbe: echo, name: "field",
+                try VoicePlayback.make(spec, withEchoProbe: echo, name: "field", toneThresholdDB: options.toneThresholdDB,
                                        tones: onTone.flatMap { options.detectTones.isEmpty ? nil : (options.detectTones, $0) })
             } ?? nil
             let probeName = echo ? playback?.echoProbe?.name : nil

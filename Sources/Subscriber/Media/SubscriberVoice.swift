@@ -30,6 +30,7 @@ public final class SubscriberVoice: @unchecked Sendable {
         do throws(VoiceError) {
             playback = try VoicePlayback.make(options.speaker, withEchoProbe: wantsEcho, name: "expert",
                                               playoutDelayNanos: UInt64(options.playoutMs) * 1_000_000,
+                                              toneThresholdDB: options.toneThresholdDB,
                                               tones: onTone.flatMap { options.detectTones.isEmpty ? nil : (options.detectTones, $0) })
         } catch {
             guard case .deviceUnavailable = error else { throw error }
