@@ -28,6 +28,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.0"),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.0.0"),
     ],
     targets: [
         // ---- C boundary ----------------------------------------------------------------
@@ -106,6 +107,14 @@ let package = Package(
             // The browser console (plain HTML, JavaScript, CSS), served at `/`.
             .copy("Console"),
         ]),
+        // Janus (the SFU) over its WebSocket API: the session, plugin handles, the
+        // VideoRoom requests a publisher and a subscriber make.
+        .target(name: "SFU", dependencies: [
+            "Signaling",
+            .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
+            .product(name: "HTTPTypes", package: "swift-http-types"),
+            .product(name: "Logging", package: "swift-log"),
+        ]),
         // How the executables speak: events and status as JSON lines or text, termination
         // signals, the process's own resources.
         .target(name: "NodeOutput", dependencies: ["PoseCastKit"]),
@@ -121,7 +130,7 @@ let package = Package(
         // session node and control channel, status and events.
         .target(name: "Publisher", dependencies: [
             "PoseMedia", "RTCSession", "PoseCastKit", "Imaging", "SyntheticCamera", "CameraControl", "Signaling",
-            "NodeOutput", "CGStreamer", "CGstShim", "CCairo", "VideoEffects", "Voice",
+            "NodeOutput", "CGStreamer", "CGstShim", "CCairo", "VideoEffects", "Voice", "SFU",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
@@ -129,7 +138,7 @@ let package = Package(
         // The remote expert: decoding with each frame's pose, tap placement, marker checks,
         // its session node, commands, status and events. No cairo, V4L2 or renderer.
         .target(name: "Subscriber", dependencies: [
-            "PoseMedia", "RTCSession", "PoseCastKit", "Imaging", "Signaling", "NodeOutput", "CGStreamer", "CGstShim", "CX11", "Voice",
+            "PoseMedia", "RTCSession", "PoseCastKit", "Imaging", "Signaling", "NodeOutput", "CGStreamer", "CGstShim", "CX11", "Voice", "SFU",
             .product(name: "Logging", package: "swift-log"),
         ]),
 
@@ -189,7 +198,7 @@ let package = Package(
             "Publisher", "Subscriber", "PoseMedia", "RTCSession", "PoseCastKit", "SyntheticCamera", "TestSupport",
         ]),
         .testTarget(name: "SignalingTests", dependencies: [
-            "Signaling", "TestSupport", "PoseCastKit", .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
+            "Signaling", "SFU", "TestSupport", "PoseCastKit", .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
             .product(name: "Logging", package: "swift-log"),
         ]),
         // Real executables on loopback (built by `swift build` before the tests run).

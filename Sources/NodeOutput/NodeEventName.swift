@@ -15,6 +15,11 @@ public enum NodeEventName: String, CaseIterable, Sendable {
     case sessionEnded
     case candidateRefused
     case roomBusy
+    // Both nodes, through an SFU (Janus)
+    case sfuPublishing
+    case sfuSubscribed
+    case sfuConnected
+    case sfuLost
     // Publisher
     case listening
     case subscriberConnected

@@ -118,6 +118,12 @@ public enum PoseTransport: String, Sendable, Equatable, CaseIterable {
     /// A trailer at the end of each encoded frame (`PoseTrailer`): browsers, which
     /// cannot read unknown header extensions.
     case trailer
+    /// A user-data SEI before the first slice of each H.264 access unit (`PoseSEI`):
+    /// what an SFU forwards untouched. H.264 only.
+    case sei
+
+    /// Whether the pose travels inside the encoded frame (an SFU forwards it).
+    public var isInBand: Bool { self != .headerExtension }
 
     /// The key in a consumer's `setPeerStatus` meta that asks for a transport
     /// (`{"poseTransport": "trailer"}`); the publisher reads it from `startSession`.

@@ -41,7 +41,7 @@ package final class PoseTrailerWriter: Sendable {
             let tailCount = min(2, size)
             _ = tail.withUnsafeMutableBytes { gst_buffer_extract(buffer, gsize(size - tailCount), $0.baseAddress, gsize(tailCount)) }
             let trailer = PoseTrailer.make(element: element, mediaTail: tail.suffix(tailCount))
-            guard let memory = Self.memory(holding: trailer) else { return GST_PAD_PROBE_OK }
+            guard let memory = BufferBytes.memory(holding: trailer) else { return GST_PAD_PROBE_OK }
             gst_buffer_append_memory(buffer, memory)   // takes the memory
             let spent = MonotonicClock.nanos() &- started
             counters.withLock { s in
@@ -51,19 +51,6 @@ package final class PoseTrailerWriter: Sendable {
             }
             return GST_PAD_PROBE_OK
         }
-    }
-
-    /// A new system memory holding `bytes`, (full): the caller hands it on.
-    private static func memory(holding bytes: [UInt8]) -> UnsafeMutablePointer<GstMemory>? {
-        guard let memory = gst_allocator_alloc(nil, gsize(bytes.count), nil) else { return nil }
-        var map = GstMapInfo()
-        guard gst_memory_map(memory, &map, GST_MAP_WRITE) != 0 else {
-            gst_memory_unref(memory)
-            return nil
-        }
-        bytes.withUnsafeBufferPointer { map.data.update(from: $0.baseAddress!, count: bytes.count) }
-        gst_memory_unmap(memory, &map)
-        return memory
     }
 }
 

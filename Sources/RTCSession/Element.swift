@@ -137,6 +137,17 @@ package final class Pad: @unchecked Sendable {
         return String(cString: value)
     }
 
+    /// An unsigned integer field of the pad's negotiated caps (an RTP payloader's "ssrc"), or nil.
+    package func capsUInt(_ field: String) -> UInt32? {
+        guard let caps = gst_pad_get_current_caps(raw) else { return nil }
+        defer { gst_caps_unref(caps) }
+        var value: guint = 0
+        guard gst_caps_get_size(caps) > 0, gst_structure_get_uint(gst_caps_get_structure(caps, 0), field, &value) != 0 else {
+            return nil
+        }
+        return UInt32(value)
+    }
+
     /// An integer field of the pad's negotiated caps (e.g. "width"), or nil.
     package func capsInt(_ field: String) -> Int? {
         guard let caps = gst_pad_get_current_caps(raw) else { return nil }

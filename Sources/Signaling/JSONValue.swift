@@ -35,3 +35,8 @@ public enum JSONValue: Sendable, Hashable, Codable {
     }
     public var stringValue: String? { if case .string(let s) = self { return s }; return nil }
 }
+
+extension JSONValue: ExpressibleByStringLiteral, ExpressibleByBooleanLiteral {
+    public init(stringLiteral value: String) { self = .string(value) }
+    public init(booleanLiteral value: Bool) { self = .bool(value) }
+}

@@ -8,7 +8,7 @@ public struct SignalingDecodeError: Error, Sendable, Hashable, CustomStringConve
 }
 
 private enum Key: String, CodingKey {
-    case type, peerId, roles, meta, producers, sessionId, sdp, ice, details, code, room, role, token, id
+    case type, peerId, roles, meta, producers, sessionId, sdp, ice, control, details, code, room, role, token, id
 }
 
 extension ServerMessage: Codable {
@@ -117,12 +117,14 @@ extension PeerMessage {
         let sessionId = try c.decode(String.self, forKey: .sessionId)
         let sdp = try c.decodeIfPresent(SignalingSDP.self, forKey: .sdp)
         let ice = try c.decodeIfPresent(SignalingICE.self, forKey: .ice)
-        switch (sdp, ice) {
-        case (let sdp?, nil): self.init(sessionId: sessionId, payload: .sdp(sdp))
-        case (nil, let ice?): self.init(sessionId: sessionId, payload: .ice(ice))
+        let control = try c.decodeIfPresent(String.self, forKey: .control)
+        switch (sdp, ice, control) {
+        case (let sdp?, nil, nil): self.init(sessionId: sessionId, payload: .sdp(sdp))
+        case (nil, let ice?, nil): self.init(sessionId: sessionId, payload: .ice(ice))
+        case (nil, nil, let control?): self.init(sessionId: sessionId, payload: .control(control))
         default:
             throw DecodingError.dataCorruptedError(forKey: .sdp, in: c,
-                                                   debugDescription: "a peer message carries exactly one of sdp or ice")
+                                                   debugDescription: "a peer message carries exactly one of sdp, ice or control")
         }
     }
 
@@ -131,6 +133,7 @@ extension PeerMessage {
         switch payload {
         case .sdp(let sdp): try c.encode(sdp, forKey: .sdp)
         case .ice(let ice): try c.encode(ice, forKey: .ice)
+        case .control(let text): try c.encode(text, forKey: .control)
         }
     }
 }

@@ -138,7 +138,17 @@ public struct PeerMessage: Sendable, Hashable {
     public enum Payload: Sendable, Hashable {
         case sdp(SignalingSDP)
         case ice(SignalingICE)
+        /// A control request or reply (`ControlCodec` text) carried by the server instead
+        /// of a data channel: an expert whose media comes through an SFU, which relays
+        /// data only from the publisher (docs/SCALING.md). Only in sessions started with
+        /// `PeerMessage.viaSFUKey` in the consumer's meta.
+        case control(String)
     }
+    /// The key in a consumer's `setPeerStatus` meta saying its media comes through an
+    /// SFU (`{"via": "sfu"}`): the publisher then opens no peer connection for the
+    /// session, and its control traffic is `control` peer messages.
+    public static let viaKey = "via"
+    public static let viaSFU = "sfu"
     public var sessionId: String
     public var payload: Payload
     public init(sessionId: String, payload: Payload) { self.sessionId = sessionId; self.payload = payload }

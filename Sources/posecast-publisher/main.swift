@@ -64,7 +64,9 @@ struct Publisher: AsyncParsableCommand {
     @Option(help: "How far congestion control may shrink the sent picture when the link is too slow for its size: 1 never, 2 half the width and height, 4 a quarter (never below 320×180). The pose stays exact.") var maxDownscale = 4
     @Option(help: "Signaling server URL (ws:// or wss://). Without it the publisher embeds one.") var signaling: String?
     @Option(help: "Address of the embedded signaling server, HOST:PORT (port 0: any free port).") var listen = "127.0.0.1:8443"
-    @Option(help: "Room to publish in.") var room = "default"
+    @Option(help: "Room to publish in (with --sfu, a number: Janus's VideoRoom room, made when missing).") var room = "default"
+    @Option(help: "janus:ws://HOST:PORT/: publish one stream into a Janus VideoRoom for its subscribers (docs/SCALING.md); the pose travels in the frames (H.264: SEI; VP8: trailer). Experts still reach us through --signaling (or the embedded server) for control.")
+    var sfu: String?
     @Option(help: "Room token, when the signaling server requires one.") var token: String?
     @Option(help: "PEM CA certificate to trust for a wss:// signaling server (default: the system's trust store).")
     var signalingCa: String?
@@ -173,6 +175,15 @@ struct Publisher: AsyncParsableCommand {
         let parts = listen.split(separator: ":")
         config.listen = (String(parts[0]), Int(parts[1])!)
         config.room = room; config.token = token; config.signalingCA = signalingCa
+        if let sfu {
+            guard let url = PublisherSFUConfig.janusURL(sfu) else {
+                throw ValidationError("--sfu must be janus:ws://HOST:PORT/ (or janus:wss://…), got \(sfu)")
+            }
+            guard let number = UInt64(room), number > 0 else {
+                throw ValidationError("--sfu needs --room to be a positive number (Janus's VideoRoom rooms are numbers), got \(room)")
+            }
+            config.sfu = PublisherSFUConfig(url: url, room: number)
+        }
         config.json = json; config.frameLogPath = frameLog
         config.setupTimeout = .milliseconds(Int64(setupTimeout * 1000))
         config.maxSessionsPerConsumer = maxSessionsPerConsumer; config.maxSessions = maxSessions

@@ -22,7 +22,9 @@ struct Subscriber: AsyncParsableCommand {
         discussion: "Headless commands (stdin or --script):\n" + SubscriberCommand.help)
 
     @Option(help: "Signaling server URL.") var signaling = "ws://127.0.0.1:8443/"
-    @Option(help: "Room to join.") var room = "default"
+    @Option(help: "Room to join (with --sfu, a number: the Janus VideoRoom room the publisher publishes in).") var room = "default"
+    @Option(help: "janus:ws://HOST:PORT/: take the video from a Janus VideoRoom instead of the publisher (docs/SCALING.md); the pose is read from the frames (SEI or trailer), control still goes through --signaling.")
+    var sfu: String?
     @Option(help: "Room token, when the signaling server requires one.") var token: String?
     @Option(help: "PEM CA certificate to trust for a wss:// signaling server (default: the system's trust store).")
     var signalingCa: String?
@@ -84,6 +86,17 @@ struct Subscriber: AsyncParsableCommand {
         node.placement = try PlacementOption.parse(placement)
         node.controlDelay = .milliseconds(controlDelayMs)
         node.media.poseTransport = poseTransport
+        if let sfu {
+            guard sfu.hasPrefix("janus:ws://") || sfu.hasPrefix("janus:wss://") else {
+                throw ValidationError("--sfu must be janus:ws://HOST:PORT/ (or janus:wss://…), got \(sfu)")
+            }
+            guard let number = UInt64(room), number > 0 else {
+                throw ValidationError("--sfu needs --room to be a positive number (Janus's VideoRoom rooms are numbers), got \(room)")
+            }
+            node.sfu = SubscriberSFUConfig(url: String(sfu.dropFirst("janus:".count)), room: number)
+            // The pose is in the frames, whichever the publisher's codec put it in.
+            if poseTransport == .headerExtension { node.media.poseTransport = .sei }
+        }
         node.media.apply(latencyProfile)
         if let jitterLatency { node.media.rtc.jitterBufferLatencyMs = jitterLatency }
         node.adaptJitterLatency = !fixedJitterLatency

@@ -11,10 +11,11 @@ struct PublisherHarness {
     var machine: PublisherSessions
     var now: UInt64 = 1_000_000_000
 
-    init(controlRate: ControlRateLimit = .standard) {
+    init(controlRate: ControlRateLimit = .standard, publishesToSFU: Bool = false) {
         var config = PublisherNodeConfig(signalingURL: "ws://signaling.test/")
         config.room = "site"
         config.controlRate = controlRate
+        config.publishesToSFU = publishesToSFU
         machine = PublisherSessions(config: config)
     }
 
@@ -274,8 +275,9 @@ struct PublisherRoomBusyTests {
         #expect(transport(build("browser", meta: .object([PoseTransport.metaKey: .string("trailer")]))) == .trailer)
         let odd = build("odd", meta: .object([PoseTransport.metaKey: .number(3)]))
         #expect(transport(odd) == .headerExtension)
-        #expect(odd.events.contains { if case .error(let text) = $0 { text.contains("poseTransport") && text.contains("headerExtension | trailer") } else { false } })
-        let unknown = build("unknown", meta: .object([PoseTransport.metaKey: .string("sei")]))
+        #expect(odd.events.contains { if case .error(let text) = $0 { text.contains("poseTransport") && text.contains("headerExtension | trailer | sei") } else { false } })
+        #expect(transport(build("sfu-ish", meta: .object([PoseTransport.metaKey: .string("sei")]))) == .sei)
+        let unknown = build("unknown", meta: .object([PoseTransport.metaKey: .string("smoke-signal")]))
         #expect(transport(unknown) == .headerExtension && !unknown.events.isEmpty)
 
         let built = h.handle(.branchBuilt(sessionId: "browser"))
@@ -290,5 +292,43 @@ struct PublisherRoomBusyTests {
         _ = h.handle(.offerCreated(sessionId: "plain", sdp: "v=0 offer"))
         let plainAnswer = h.handle(.server(.peer(PeerMessage(sessionId: "plain", payload: .sdp(SignalingSDP(type: "answer", sdp: bare))))))
         #expect(plainAnswer.events.contains { if case .subscriberWithoutPose = $0 { true } else { false } })
+    }
+}
+
+@Suite("publisher sessions through an SFU (control over signaling)")
+struct PublisherSFUSessionsTests {
+    static let viaSFU: JSONValue = .object([PeerMessage.viaKey: .string(PeerMessage.viaSFU)])
+
+    @Test("a session through the SFU is connected at once with no branch; its control comes and goes over signaling, role checked")
+    func controlOverSignaling() {
+        var h = PublisherHarness(publishesToSFU: true)
+        _ = h.handle(.signalingConnected(peerId: "p1"))
+        let started = h.handle(.server(.startSession(peerId: "c-expert", sessionId: "s1", role: .expert, meta: Self.viaSFU)))
+        #expect(!started.contains { if case .buildBranch = $0 { true } else { false } }, "no branch: \(started)")
+        #expect(started.contains { if case .sendAnnotations("s1") = $0 { true } else { false } })
+        #expect(h.machine.sessions["s1"]?.connected == true && h.machine.sessions["s1"]?.viaSFU == true)
+        let request = #"{"id":"r1","type":"clearAnnotations"}"#
+        let control = h.handle(.server(.peer(PeerMessage(sessionId: "s1", payload: .control(request)))))
+        #expect(control.contains { if case .executeControl("s1", _, "c-expert", .expert) = $0 { true } else { false } }, "\(control) \(started)")
+        // A viewer's request is refused by role, as on a data channel.
+        _ = h.handle(.server(.startSession(peerId: "c-viewer", sessionId: "s2", role: .viewer, meta: Self.viaSFU)))
+        let refused = h.handle(.server(.peer(PeerMessage(sessionId: "s2", payload: .control(request)))))
+        #expect(refused.contains { if case .sendControl(.error(let e), "s2") = $0 { e.code == .notAllowed } else { false } }, "\(refused)")
+        // An SDP for a session through the SFU is no answer to anything.
+        let sdp = h.handle(.server(.peer(PeerMessage(sessionId: "s1", payload: .sdp(SignalingSDP(type: "answer", sdp: "v=0"))))))
+        #expect(!sdp.contains { if case .applyAnswer = $0 { true } else { false } })
+    }
+
+    @Test("asking for the SFU from a publisher that publishes into none is refused; control over signaling for a direct session is refused")
+    func refusals() {
+        var h = PublisherHarness()
+        _ = h.handle(.signalingConnected(peerId: "p1"))
+        let refused = h.handle(.server(.startSession(peerId: "c1", sessionId: "s1", role: .expert, meta: Self.viaSFU)))
+        #expect(refused.sent.contains(.endSession(sessionId: "s1")))
+        #expect(h.machine.sessions["s1"] == nil)
+        h.start("s2")
+        let control = h.handle(.server(.peer(PeerMessage(sessionId: "s2", payload: .control(#"{"id":"r1","type":"clearAnnotations"}"#)))))
+        #expect(!control.contains { if case .executeControl = $0 { true } else { false } })
+        #expect(control.events.contains { if case .error(let text) = $0 { text.contains("media is direct") } else { false } })
     }
 }

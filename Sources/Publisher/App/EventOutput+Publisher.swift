@@ -23,7 +23,7 @@ extension EventOutput {
             self.event(.sessionStarted, ["sessionId": sessionId, "consumer": consumer, "role": role.rawValue,
                                          "poseTransport": poseTransport.rawValue],
                        human: "session \(sessionId): \(role.rawValue) \(consumer) joining"
-                           + (poseTransport == .trailer ? " (pose in a trailer on each frame)" : ""))
+                           + (poseTransport == .trailer ? " (pose in a trailer on each frame)" : poseTransport == .sei ? " (pose in an SEI in each frame)" : ""))
         case .subscriberWithoutPose(let sessionId):
             self.event(.subscriberWithoutPose, ["sessionId": sessionId, "extension": PoseHeaderExtension.uri],
                        human: "session \(sessionId): its answer does not take the pose extension (\(PoseHeaderExtension.uri)): "
@@ -43,6 +43,22 @@ extension EventOutput {
                        human: "session \(sessionId): \(request ?? "unreadable request") → \(answer)")
         case .error(let message):
             self.event(.error, ["message": message], human: "error: \(message)")
+        }
+    }
+}
+
+extension PublisherApp {
+    /// The SFU link's events as output lines.
+    static func report(_ event: PublisherSFUEvent, out: EventOutput) {
+        switch event {
+        case let .publishing(room, feed, poseTransport):
+            out.event(.sfuPublishing, ["room": Int(room), "feed": Int(feed), "poseTransport": poseTransport.rawValue],
+                      human: "sfu: publishing in room \(room) as feed \(feed) (pose in \(poseTransport == .sei ? "an SEI" : "a trailer") in each frame)")
+        case .connected:
+            out.event(.sfuConnected, [:], human: "sfu: connected to Janus, its certificate checked; frames flow")
+        case let .lost(reason, retryIn):
+            out.event(.sfuLost, ["reason": reason, "retryInMs": Int(RetryBackoff.nanos(retryIn) / 1_000_000)],
+                      human: "sfu: \(reason); publishing again in \(retryIn)")
         }
     }
 }

@@ -28,6 +28,8 @@ public struct PublisherAppConfig: Sendable {
     public var setupTimeout: Duration = .seconds(15)
     public var maxSessionsPerConsumer = 4
     public var maxSessions = 16
+    /// Publish through Janus as well (`--sfu`); nil: subscribers connect to us directly only.
+    public var sfu: PublisherSFUConfig?
     public init() {}
 }
 
@@ -52,13 +54,14 @@ public final class PublisherApp: Sendable {
     private let fatal: Refusal
     /// `--pose stdin`: stdin is the pose feed, not commands.
     private let stdinCarriesPoses: Bool
+    private let sfu: PublisherSFUConfig?
 
     private init(out: EventOutput, media: PublisherMedia, node: PublisherNode, url: String,
                  server: SignalingServer?, feed: PoseFeedReceiver?, store: LivePoseStore, frames: FrameLog?, fatal: Refusal,
-                 stdinCarriesPoses: Bool) {
+                 stdinCarriesPoses: Bool, sfu: PublisherSFUConfig?) {
         self.out = out; self.media = media; self.node = node; self.url = url
         self.server = server; self.feed = feed; self.store = store; self.frames = frames
-        self.fatal = fatal; self.stdinCarriesPoses = stdinCarriesPoses
+        self.fatal = fatal; self.stdinCarriesPoses = stdinCarriesPoses; self.sfu = sfu
     }
 
     public static func build(_ config: PublisherAppConfig) async throws(AppExit) -> PublisherApp {
@@ -127,6 +130,7 @@ public final class PublisherApp: Sendable {
         nodeConfig.signalingTLS = config.signalingCA.map { SignalingClientTLS(caCertificatePath: $0) }
         nodeConfig.setupTimeout = config.setupTimeout
         nodeConfig.maxSessionsPerConsumer = config.maxSessionsPerConsumer; nodeConfig.maxSessions = config.maxSessions
+        nodeConfig.publishesToSFU = config.sfu != nil
         let fatal = Refusal()
         let node = PublisherNode(media: media, config: nodeConfig, logger: Logger(label: "posecast.publisher")) { event in
             out.publisherEvent(event)
@@ -137,7 +141,7 @@ public final class PublisherApp: Sendable {
         }
         let stdinPoses: Bool = if case .stdin = PoseFeedReceiver.Transport(config.pose) { true } else { false }
         return PublisherApp(out: out, media: media, node: node, url: url, server: server, feed: feed,
-                            store: store, frames: frames, fatal: fatal, stdinCarriesPoses: stdinPoses)
+                            store: store, frames: frames, fatal: fatal, stdinCarriesPoses: stdinPoses, sfu: config.sfu)
     }
 
     /// Serves until the calling task is cancelled or SIGINT/SIGTERM arrives; throws with
@@ -145,6 +149,15 @@ public final class PublisherApp: Sendable {
     public func run() async throws(AppExit) {
         let node = self.node, media = self.media, out = self.out
         let runner = Task { await node.run() }
+        let sfuLink = sfu.map { config in
+            Task {
+                let link = PublisherSFULink(config: config, node: node, logger: Logger(label: "posecast.publisher.sfu")) { event in
+                    Self.report(event, out: out)
+                }
+                await link.run()
+            }
+        }
+        defer { sfuLink?.cancel() }
         let signals = ProcessSupport.terminationSignals()
         let stopper = Task { for await _ in signals { runner.cancel(); return } }
         // Camera pipeline errors are reported even with no subscriber (a session's peer
@@ -182,7 +195,9 @@ public final class PublisherApp: Sendable {
             if media.config.adaptBitrate { Self.reportCongestion(media.congestion, out: out) }
         }
         runner.cancel()
+        sfuLink?.cancel()
         _ = await runner.value
+        _ = await sfuLink?.value
         stopper.cancel()
         await media.shutDown()
         await feed?.stop()

@@ -71,6 +71,14 @@ struct PublisherStatusSampler {
             fields["trailer_bytes_per_frame"] = (Double(trailer.trailerBytes) / n * 10).rounded() / 10
             fields["trailer_add_us"] = (Double(trailer.nanos) / n / 1000 * 100).rounded() / 100
         }
+        // The pose SEI (H.264 through an SFU): access units given one, their bytes and the CPU.
+        let sei = media.seiStats
+        if sei.framesWithSEI > 0 {
+            let n = Double(sei.framesWithSEI)
+            fields["sei_frames"] = Int(sei.framesWithSEI)
+            fields["sei_bytes_per_frame"] = (Double(sei.seiBytes) / n * 10).rounded() / 10
+            fields["sei_add_us"] = (Double(sei.nanos) / n / 1000 * 100).rounded() / 100
+        }
         if let st = media.cameraMeter?.status {
             fields.merge(st.statusFields) { _, new in new }
             human += "  " + st.summary

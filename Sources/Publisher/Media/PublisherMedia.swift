@@ -156,6 +156,9 @@ public final class PublisherMedia: @unchecked Sendable {
     private let trailerTee: Element
     private let trailerPayloaderSource: Pad
     private let trailerWriter = PoseTrailerWriter()
+    /// The SEI payloader's output (`PoseTransport.sei` sessions; H.264 only).
+    private let sei: (tee: Element, source: Pad)?
+    private let seiWriter = PoseSEIWriter()
     /// Source → … → encoder queue: what `restartSourcePath` cycles.
     private let sourcePath: [Element]
     private let payloaderSource: Pad
@@ -285,6 +288,18 @@ public final class PublisherMedia: @unchecked Sendable {
         try pipeline.link([encodedTee, payloader, tee])
         try pipeline.link([encodedTee, trailerPayloader, trailerTee])
         trailerWriter.install(on: trailerPayloader.staticPad("sink")!)
+        if config.codec == .h264 {
+            // The SEI is in the payload too: the full MTU.
+            let seiPayloader = try config.codec.makePayloader(mtu: config.pathMTU)
+            let seiTee = try ElementFactory.make("tee", name: "seifanout")
+            seiTee.set("allow-not-linked", true)
+            for e in [seiPayloader, seiTee] { pipeline.add(e) }
+            try pipeline.link([encodedTee, seiPayloader, seiTee])
+            seiWriter.install(on: seiPayloader.staticPad("sink")!)
+            sei = (seiTee, seiPayloader.staticPad("src")!)
+        } else {
+            sei = nil
+        }
 
         // Pose attach at the capture's size; then framing (a new frame of the size sent,
         // its pose's intrinsics those of its crop), metering on the camera's picture, the
@@ -528,6 +543,19 @@ public final class PublisherMedia: @unchecked Sendable {
     /// Trailer counters: encoded frames given a pose trailer (for `trailer` sessions).
     public var trailerStats: PoseTrailerWriterStats { trailerWriter.stats }
 
+    /// The SSRC the payloader of `transport`'s branch sends with (from its caps), once
+    /// it has produced a packet.
+    public func sentSSRC(_ transport: PoseTransport) -> UInt32? {
+        switch transport {
+        case .headerExtension: payloaderSource.capsUInt("ssrc")
+        case .trailer: trailerPayloaderSource.capsUInt("ssrc")
+        case .sei: sei?.source.capsUInt("ssrc")
+        }
+    }
+
+    /// SEI counters: access units given a pose SEI (for `sei` sessions).
+    public var seiStats: PoseSEIWriterStats { seiWriter.stats }
+
     /// Adds a subscriber branch (tee → queue → new webrtcbin) and returns its peer; the
     /// caller drives the offer. Call after `start()`: the branch's codec preferences are
     /// its payloader's negotiated caps (with the pose `extmap` for `.headerExtension`,
@@ -536,7 +564,14 @@ public final class PublisherMedia: @unchecked Sendable {
     /// sendrecv when `mayTalk`, else send-only.
     public func addPeer(name: String, poseTransport: PoseTransport = .headerExtension,
                         mayTalk: Bool = true) async throws(RTCError) -> WebRTCPeer {
-        let (source, tee) = poseTransport == .trailer ? (trailerPayloaderSource, trailerTee) : (payloaderSource, self.tee)
+        let (source, tee): (Pad, Element)
+        switch poseTransport {
+        case .headerExtension: (source, tee) = (payloaderSource, self.tee)
+        case .trailer: (source, tee) = (trailerPayloaderSource, trailerTee)
+        case .sei:
+            guard let sei else { throw .negotiation(peer: name, reason: "a pose SEI needs H.264; this publisher sends \(config.codec.rawValue)") }
+            (source, tee) = (sei.source, sei.tee)
+        }
         let preferences = try await sendCaps(from: source)
         var rtc = config.rtc
         rtc.linkConditions = state.withLock { $0.linkConditions }

@@ -28,6 +28,8 @@ public struct PublisherNodeConfig: Sendable {
     /// live); more are refused whatever the signaling server let through.
     public var maxSessionsPerConsumer = 4
     public var maxSessions = 16
+    /// We publish into an SFU (`--sfu`): consumers may ask for sessions through it.
+    public var publishesToSFU = false
     public init(signalingURL: String) { self.signalingURL = signalingURL }
 }
 
@@ -88,6 +90,9 @@ public final class PublisherNode: Sendable {
         var branches: [String: Branch] = [:]
         /// Each consumer's microphone as it last said (`voice` requests).
         var mutedVoices: [String: Bool] = [:]
+        /// Data channels that get every broadcast but are no session (the SFU's, which
+        /// Janus relays to each of its subscribers), by their peer.
+        var broadcastChannels: [ObjectIdentifier: (channel: DataChannel, peer: WebRTCPeer)] = [:]
     }
 
     /// - Parameter link: the signaling server; by default a `SignalingClientLink` to
@@ -326,6 +331,11 @@ public final class PublisherNode: Sendable {
     }
 
     private func send(_ reply: ControlReply, to sessionId: String) {
+        if state.withLock({ $0.sessions.sessions[sessionId]?.viaSFU == true }) {
+            // Through the signaling server: the SFU relays nothing back to the expert.
+            try? link.send(.peer(PeerMessage(sessionId: sessionId, payload: .control(ControlCodec.encode(reply)))))
+            return
+        }
         guard let channel = state.withLock({ $0.branches[sessionId]?.channel }), channel.readyState == .open else { return }
         do throws(RTCError) { try channel.send(ControlCodec.encode(reply)) } catch {
             logger.warning("control reply to \(sessionId) not sent: \(error)")
@@ -351,9 +361,35 @@ public final class PublisherNode: Sendable {
 
     private func broadcast(_ reply: ControlReply) {
         // Only to verified subscribers: nothing goes to a peer whose certificate is unchecked.
-        let ids = state.withLock { s in
-            s.sessions.sessions.filter { s.branches[$0.key] != nil && $0.value.connected }.map(\.key)
+        let (ids, extra) = state.withLock { s in
+            // Sessions through the SFU get theirs over signaling: Janus's data channel
+            // opened to the publisher but never to our subscribers here (docs/SCALING.md).
+            (s.sessions.sessions.filter { (s.branches[$0.key] != nil || $0.value.viaSFU) && $0.value.connected }.map(\.key),
+             s.broadcastChannels.values.filter { $0.peer.isVerified }.map(\.channel))
         }
         for id in ids { send(reply, to: id) }
+        for channel in extra where channel.readyState == .open {
+            do throws(RTCError) { try channel.send(ControlCodec.encode(reply)) } catch {
+                logger.warning("broadcast to the SFU not sent: \(error)")
+            }
+        }
+    }
+
+    /// A data channel that gets every broadcast from now on (the SFU's: Janus relays it
+    /// to each of its subscribers), once its peer is verified.
+    public func attachBroadcast(_ channel: DataChannel, peer: WebRTCPeer) {
+        state.withLock { $0.broadcastChannels[ObjectIdentifier(peer)] = (channel, peer) }
+    }
+
+    public func detachBroadcast(_ peer: WebRTCPeer) {
+        state.withLock { $0.broadcastChannels[ObjectIdentifier(peer)] = nil }
+    }
+
+    /// The broadcast channel of `peer` opened: the annotation list to it at once.
+    public func broadcastChannelOpened(_ peer: WebRTCPeer) {
+        guard let channel = state.withLock({ $0.broadcastChannels[ObjectIdentifier(peer)]?.channel }) else { return }
+        do throws(RTCError) { try channel.send(ControlCodec.encode(.annotations(board.all))) } catch {
+            logger.warning("annotation list to the SFU not sent: \(error)")
+        }
     }
 }

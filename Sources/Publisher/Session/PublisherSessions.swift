@@ -128,6 +128,8 @@ public struct PublisherSessions: Sendable {
         public var connection: Int
         /// How its frames carry their pose (its consumer's meta asked).
         public var poseTransport: PoseTransport = .headerExtension
+        /// Its media comes through the SFU: no branch of its own, control over signaling.
+        public var viaSFU = false
     }
 
     private struct Starting: Sendable {
@@ -303,6 +305,9 @@ public struct PublisherSessions: Sendable {
                 return [.send(.endSession(sessionId: sessionId)),
                         .emit(.error("session \(sessionId) of \(consumer) refused: \(refusal)"))]
             }
+            if meta?[PeerMessage.viaKey]?.stringValue == PeerMessage.viaSFU {
+                return startViaSFU(sessionId, consumer: consumer, role: role ?? .viewer, now: now)
+            }
             sessionNumber += 1
             let (transport, problem) = Self.poseTransport(asked: meta?[PoseTransport.metaKey])
             starting[sessionId] = Starting(consumer: consumer, at: now, role: role ?? .viewer, connection: connection ?? 0,
@@ -315,6 +320,9 @@ public struct PublisherSessions: Sendable {
             guard sessions[message.sessionId] != nil else { return [.debug("peer message for an unknown session \(message.sessionId)")] }
             switch message.payload {
             case .sdp(let sdp):
+                guard sessions[message.sessionId]?.viaSFU == false else {
+                    return [.emit(.error("session \(message.sessionId) is through the SFU: an SDP for no peer, ignored"))]
+                }
                 guard sdp.type == "answer" else {
                     let error = RTCError.invalidDescription("expected an answer, got \(sdp.type)")
                     return [.emit(.error("session \(message.sessionId): \(error)"))]
@@ -325,13 +333,24 @@ public struct PublisherSessions: Sendable {
                         + endSession(message.sessionId, reason: "bad answer: \(refusal)", tellServer: true)
                 }
                 if sessions[message.sessionId]?.step == .awaitingAnswer { sessions[message.sessionId]?.step = .answered }
-                // A trailer session was offered no extension: its pose is in the frames.
-                let withoutPose: [Effect] = sessions[message.sessionId]?.poseTransport == .trailer
+                // A trailer or SEI session was offered no extension: its pose is in the frames.
+                let withoutPose: [Effect] = sessions[message.sessionId]?.poseTransport.isInBand == true
                     || AnswerCheck.acceptsPoseExtension(sdp.sdp)
                     ? [] : [.emit(.subscriberWithoutPose(sessionId: message.sessionId))]
                 return [.applyAnswer(sessionId: message.sessionId, sdp: sdp.sdp)] + withoutPose
             case .ice(let ice):
+                guard sessions[message.sessionId]?.viaSFU == false else {
+                    return [.debug("session \(message.sessionId) is through the SFU: a candidate for no peer, dropped")]
+                }
                 return [.addCandidate(sessionId: message.sessionId, ICECandidate(mlineIndex: ice.sdpMLineIndex, candidate: ice.candidate))]
+            case .control(let text):
+                // Control over signaling: only for sessions whose media comes through the SFU
+                // (anyone else has a data channel, checked against its certificate).
+                guard sessions[message.sessionId]?.viaSFU == true else {
+                    return [.emit(.error("session \(message.sessionId): a control message over signaling, "
+                                         + "but its media is direct: refused (its data channel carries control)"))]
+                }
+                return handle(.controlMessage(sessionId: message.sessionId, .text(text)), now: now)
             }
         case .endSession(let sessionId):
             starting[sessionId]?.endedMeanwhile = true
@@ -341,6 +360,28 @@ public struct PublisherSessions: Sendable {
         case .welcome, .peerStatusChanged, .list, .sessionStarted:
             return []
         }
+    }
+
+    /// A session whose media comes through the SFU (`{"via": "sfu"}` in its consumer's
+    /// meta): the server has checked its room, role and token, so it is connected at
+    /// once, with no branch; its control requests come as `control` peer messages, rate
+    /// limited and role checked as on a data channel; broadcasts reach it through the
+    /// SFU. Refused when we publish into no SFU.
+    private mutating func startViaSFU(_ sessionId: String, consumer: String, role: RoomRole, now: UInt64) -> [Effect] {
+        guard config.publishesToSFU else {
+            return [.send(.endSession(sessionId: sessionId)),
+                    .emit(.error("session \(sessionId) of \(consumer) asked for media through an SFU; this publisher publishes into none (--sfu)"))]
+        }
+        let transport: PoseTransport = codec == .h264 ? .sei : .trailer
+        var session = Session(role: role, consumer: consumer, startedAt: now, limiter: ControlRateLimiter(limit: config.controlRate, now: now),
+                              connection: connection ?? 0, poseTransport: transport)
+        session.viaSFU = true
+        session.connected = true
+        session.step = .connected
+        sessions[sessionId] = session
+        return [.emit(.sessionStarted(sessionId: sessionId, consumer: consumer, role: role, poseTransport: transport)),
+                .emit(.subscriberConnected(sessionId: sessionId)),
+                .sendAnnotations(sessionId: sessionId)]
     }
 
     /// Why one more session for `consumer` is refused, or nil: our own caps, kept

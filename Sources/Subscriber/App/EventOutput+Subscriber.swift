@@ -43,7 +43,17 @@ extension EventOutput {
             fields["width"] = frame.width; fields["height"] = frame.height
             size = "  \(frame.width)×\(frame.height)"
         }
-        if let trailer = node.trailerStats {
+        let media = node.mediaStats
+        if let carrier = media?.poseCarrier { fields["pose_carrier"] = carrier }
+        if let sei = media?.sei {
+            fields["sei_frames"] = Int(sei.framesWithSEI)
+            fields["sei_malformed"] = Int(sei.malformed)
+            if sei.framesWithSEI > 0 {
+                fields["sei_read_us"] = (Double(sei.nanos) / Double(sei.framesWithSEI) / 1000 * 100).rounded() / 100
+            }
+            if let problem = sei.lastProblem { fields["sei_problem"] = problem }
+        }
+        if let trailer = media?.trailer {
             fields["trailer_frames"] = Int(trailer.framesWithTrailer)
             fields["trailer_malformed"] = Int(trailer.malformed)
             if trailer.framesWithTrailer > 0 {
@@ -104,6 +114,9 @@ extension EventOutput {
             self.event(.requestUnanswered, ["id": id, "type": type, "reason": reason], human: "← no reply to \(id) (\(type)): \(reason)")
         case .controlOpen:
             self.event(.controlOpen, [:], human: "control channel open")
+        case let .sfuSubscribed(sessionId, room, feed):
+            self.event(.sfuSubscribed, ["sessionId": sessionId, "room": Int(room), "feed": Int(feed)],
+                       human: "session \(sessionId): subscribed to feed \(feed) of room \(room) through the SFU; control over signaling")
         case let .requestSent(id, type, text):
             self.event(.requestSent, ["id": id, "type": type, "text": text], human: "→ \(id) \(type)")
         case .reply(let reply):

@@ -29,8 +29,10 @@ public struct SubscriberMediaConfig: Sendable {
     /// moment it reached the window's sink), on the streaming thread (keep it quick).
     public var onShown: (@Sendable (ShownFrameTiming) -> Void)?
     /// How the frames should carry their pose: asked for in our signaling meta
-    /// (`PoseTransport.metaKey`); with `.trailer` each frame's trailer is stripped after
-    /// the depayloader and its pose attached as meta (`PoseTrailerReader`).
+    /// (`PoseTransport.metaKey`). With `.trailer` or `.sei` (or through an SFU, which
+    /// carries whichever the publisher writes) the pose is read from the frame itself
+    /// after the depayloader: a trailer is stripped (`PoseTrailerReader`), an H.264 SEI
+    /// read (`PoseSEIReader`), and either attached as pose meta.
     public var poseTransport: PoseTransport = .headerExtension
     /// Compare sampled decoded frames with the publisher's references (benchmarks:
     /// `QualitySampling`); each comparison goes to `onQuality`, off the streaming thread.
@@ -51,8 +53,17 @@ public struct SubscriberMediaStats: Sendable {
     public var framesWithPose: UInt64 = 0
     public var framesWithoutPose: UInt64 = 0
     public var posesRejected: [String: Int] = [:]
-    /// With `poseTransport == .trailer`: frames whose trailer was read, and problems.
+    /// With an in-band `poseTransport`: frames whose trailer was read, and problems.
     public var trailer: PoseTrailerReaderStats?
+    /// With an in-band `poseTransport` and H.264: frames whose pose SEI was read, and problems.
+    public var sei: PoseSEIReaderStats?
+
+    /// What carried the poses read: `sei`, `trailer`, `headerExtension`, or nil before any.
+    public var poseCarrier: String? {
+        if let sei, sei.framesWithSEI > 0 { return PoseTransport.sei.rawValue }
+        if let trailer, trailer.framesWithTrailer > 0 { return PoseTransport.trailer.rawValue }
+        return framesWithPose > 0 ? PoseTransport.headerExtension.rawValue : nil
+    }
 }
 
 /// webrtcbin → depayloader (pose extension from the negotiated extmap) → decoder →
@@ -69,6 +80,7 @@ public final class SubscriberMedia: @unchecked Sendable {
     private struct State {
         var readers: [PoseReader] = []
         var trailerReaders: [PoseTrailerReader] = []
+        var seiReaders: [PoseSEIReader] = []
         var branches: [Element] = []
         var windows: [VideoWindow] = []
         /// The window made with the pipeline, waiting for the first stream.
@@ -127,17 +139,24 @@ public final class SubscriberMedia: @unchecked Sendable {
     public var decodeBranchCount: Int { state.withLock { $0.readers.count } }
 
     public var stats: SubscriberMediaStats {
-        let (readers, trailerReaders) = state.withLock { ($0.readers, $0.trailerReaders) }
+        let (readers, trailerReaders, seiReaders) = state.withLock { ($0.readers, $0.trailerReaders, $0.seiReaders) }
         let decoded = readers.reduce(0) { $0 + $1.framesDecoded }, withPose = readers.reduce(0) { $0 + $1.framesWithPose }
         var trailer: PoseTrailerReaderStats?
-        if config.poseTransport == .trailer {
+        var sei: PoseSEIReaderStats?
+        if config.poseTransport.isInBand {
             trailer = trailerReaders.map(\.stats).reduce(into: PoseTrailerReaderStats()) { sum, s in
                 sum.framesWithTrailer += s.framesWithTrailer; sum.framesWithoutTrailer += s.framesWithoutTrailer
                 sum.malformed += s.malformed; sum.nanos += s.nanos; sum.lastProblem = s.lastProblem ?? sum.lastProblem
             }
+            if !seiReaders.isEmpty {
+                sei = seiReaders.map(\.stats).reduce(into: PoseSEIReaderStats()) { sum, s in
+                    sum.framesWithSEI += s.framesWithSEI; sum.framesWithoutSEI += s.framesWithoutSEI
+                    sum.malformed += s.malformed; sum.nanos += s.nanos; sum.lastProblem = s.lastProblem ?? sum.lastProblem
+                }
+            }
         }
         return SubscriberMediaStats(framesDecoded: decoded, framesWithPose: withPose,
-                                    framesWithoutPose: decoded - withPose, posesRejected: rejections.byReason, trailer: trailer)
+                                    framesWithoutPose: decoded - withPose, posesRejected: rejections.byReason, trailer: trailer, sei: sei)
     }
 
     /// Adds the receive transceiver (with the offer's extmap), applies the offer and
@@ -222,10 +241,15 @@ public final class SubscriberMedia: @unchecked Sendable {
         if let sampling = config.qualitySampling, let onQuality = config.onQuality {
             QualityProbe(sampling: sampling, onResult: onQuality).install(on: decoder.staticPad("src")!)
         }
-        if config.poseTransport == .trailer {
+        if config.poseTransport.isInBand {
             let trailerReader = PoseTrailerReader(rejections: rejections)
             trailerReader.install(on: chain[0].staticPad("src")!)
             state.withLock { $0.trailerReaders.append(trailerReader) }
+            if codec == .h264 {
+                let seiReader = PoseSEIReader(rejections: rejections)
+                seiReader.install(on: chain[0].staticPad("src")!)
+                state.withLock { $0.seiReaders.append(seiReader) }
+            }
         }
         for e in chain { e.syncStateWithParent() }
         try pad.link(to: chain[0].staticPad("sink")!)

@@ -2,6 +2,7 @@ import Logging
 import PoseCastKit
 import PoseMedia
 import RTCSession
+import SFU
 import Signaling
 import Synchronization
 
@@ -40,6 +41,9 @@ public struct SubscriberNodeConfig: Sendable {
     /// Checks the publisher's marks in the decoded pictures (`--check-markers`); the
     /// executable feeds it this node's events and `media.onPicture`.
     public var markerWatcher: MarkerWatcher?
+    /// Take the media from an SFU (Janus) instead of the publisher: the session on
+    /// signaling then carries control only (`{"via": "sfu"}` in our meta).
+    public var sfu: SubscriberSFUConfig?
     public init(signalingURL: String) { self.signalingURL = signalingURL }
 }
 
@@ -73,6 +77,8 @@ public enum SubscriberNodeEvent: Sendable {
     case placement(PlacementReport)
     /// One of our annotations as the publisher placed it: where, and how (`placement`).
     case annotationPlaced(Annotation)
+    /// Janus offered us the room's publisher (`feed`) for the session.
+    case sfuSubscribed(sessionId: String, room: UInt64, feed: UInt64)
     case error(String)
 }
 
@@ -94,6 +100,8 @@ public final class SubscriberNode: Sendable {
     /// The current session's publisher presented the certificate its offer names: frames
     /// and control messages before that are dropped (read per frame, on streaming threads).
     private let verified = Atomic<Bool>(false)
+    /// The media's source when it comes through an SFU.
+    private let sfu: SubscriberSFULink?
 
     private struct State {
         var session: SubscriberSession
@@ -137,6 +145,7 @@ public final class SubscriberNode: Sendable {
         state = Mutex(State(session: SubscriberSession(config: config)))
         tracker = PlacementTracker()
         delayedSender = config.controlDelay > .zero ? DelayedSender(delay: config.controlDelay) { onEvent(.error($0)) } : nil
+        sfu = config.sfu.map { SubscriberSFULink(config: $0, logger: logger) }
     }
 
     public var frameWindow: FrameWindow { frames.withLock { $0 } }
@@ -145,8 +154,8 @@ public final class SubscriberNode: Sendable {
     /// The publisher camera's latest `sceneStatus` (nil until one arrives).
     public var sceneStatus: SceneStatus? { state.withLock { $0.sceneStatus } }
     public var rejections: PoseRejectionCounter? { state.withLock { $0.media?.rejections } }
-    /// The current session's pose trailer counters (`media.poseTransport == .trailer`).
-    public var trailerStats: PoseTrailerReaderStats? { state.withLock { $0.media }?.stats.trailer }
+    /// The current session's media counters (decoded frames, poses, trailer and SEI readers).
+    public var mediaStats: SubscriberMediaStats? { state.withLock { $0.media }?.stats }
     /// The newest annotation this subscriber placed that the publisher still shows.
     public var lastOwnAnnotation: String? { state.withLock { $0.ownAnnotations.last } }
     /// Shows `text` over the picture in the window (the HUD), when there is one.
@@ -165,11 +174,74 @@ public final class SubscriberNode: Sendable {
         for await event in link.events() {
             switch event {
             case .connected(let peerId): await feed(.signalingConnected(peerId: peerId))
-            case .message(let message): await feed(.server(message))
+            case .message(let message):
+                if sfu != nil {
+                    // Through an SFU: control replies come over signaling, and our session's
+                    // start is the moment to subscribe in Janus.
+                    if case .peer(let m) = message, case .control(let text) = m.payload {
+                        receiveControl(text, sessionId: m.sessionId)
+                        continue
+                    }
+                    if case .sessionStarted(_, let sessionId) = message { subscribeThroughSFU(sessionId) }
+                }
+                await feed(.server(message))
             case .lost(let reason): await feed(.signalingLost(reason: reason))
             }
         }
+        sfu?.close()
         await feed(.stopping)
+    }
+
+    /// Subscribes to the room's publisher in Janus for `sessionId`: its offer goes to the
+    /// session machine as if the publisher had sent it; our answer and candidates go back
+    /// to Janus (`route`).
+    private func subscribeThroughSFU(_ sessionId: String) {
+        guard let sfu else { return }
+        Task { [weak self] in
+            do throws(JanusError) {
+                let (offer, feed) = try await sfu.subscribe()
+                self?.onEvent(.sfuSubscribed(sessionId: sessionId, room: sfu.config.room, feed: feed))
+                await self?.feed(.server(.peer(PeerMessage(sessionId: sessionId, payload: .sdp(SignalingSDP(type: "offer", sdp: offer))))))
+                // Janus hanging up ends the session (a new one subscribes again).
+                if let events = sfu.events {
+                    for await event in events where event.verb == "hangup" || event.verb == "detached" {
+                        await self?.feed(.peerEnded(sessionId: sessionId, state: "Janus \(event.verb)\(event.reason.map { ": \($0)" } ?? "")"))
+                        return
+                    }
+                }
+            } catch {
+                self?.onEvent(.error("sfu: \(error)"))
+                await self?.feed(.answerFailed(sessionId: sessionId, reason: "through the SFU: \(error)"))
+            }
+        }
+    }
+
+    /// Through an SFU, what the session machine would send the publisher goes to Janus
+    /// instead: the answer (Janus's `start`) and our candidates. True when taken here.
+    private func route(_ message: ClientMessage, to sfu: SubscriberSFULink) -> Bool {
+        switch message {
+        case .peer(let m):
+            switch m.payload {
+            case .sdp(let sdp):
+                Task { [weak self] in
+                    do throws(JanusError) { try await sfu.start(answer: sdp.sdp) } catch {
+                        self?.onEvent(.error("sfu: \(error)"))
+                        await self?.feed(.answerFailed(sessionId: m.sessionId, reason: "Janus refused our answer: \(error)"))
+                    }
+                }
+                return true
+            case .ice(let ice):
+                sfu.trickle((ice.candidate, ice.sdpMLineIndex))
+                return true
+            case .control:
+                return false
+            }
+        case .endSession:
+            sfu.close()
+            return false
+        default:
+            return false
+        }
     }
 
     // MARK: carrying out the state machine's effects
@@ -182,6 +254,7 @@ public final class SubscriberNode: Sendable {
         return state.withLock { s in
             s.session.handle(event, now: now).filter { effect in
                 guard case .send(let message) = effect else { return true }
+                if let sfu, route(message, to: sfu) { return false }
                 try? link.send(message)
                 return false
             }
@@ -224,6 +297,7 @@ public final class SubscriberNode: Sendable {
             }
             events?.cancel()
             feedback?.task.cancel()
+            sfu?.close()
             // The pipeline goes to NULL on the state worker, not on this task.
             if let media { await media.shutDown() }
         case .wake(let at):
@@ -319,7 +393,9 @@ public final class SubscriberNode: Sendable {
             let check = await media.peer.verifyRemoteFingerprintWhenReady()
             if check.isVerified {
                 verified.store(true, ordering: .releasing)
-                startReceptionReports(media: media, sessionId: sessionId)
+                // Through an SFU our reports would reach Janus, not the publisher: Janus
+                // estimates the link itself (REMB) and caps the publisher.
+                if sfu == nil { startReceptionReports(media: media, sessionId: sessionId) }
                 await feed(.peerConnected(sessionId: sessionId))
                 Task { [onEvent, peer = media.peer] in
                     if let route = await peer.selectedRoute() { onEvent(.mediaRoute(sessionId: sessionId, route: route)) }
@@ -340,22 +416,28 @@ public final class SubscriberNode: Sendable {
                 logger.debug("session \(sessionId): control message before the publisher was verified, dropped")
                 return
             }
-            do throws(ControlError) {
-                let reply = try ControlCodec.decodeReply(text)
-                switch reply {
-                case .ack(let id, _, _): _ = step(.replyReceived(id: id))
-                case .error(let error): if let id = error.id { _ = step(.replyReceived(id: id)) }
-                case .sceneStatus, .annotations, .voices: break
-                }
-                onEvent(.reply(reply))
-                track(reply)
-            } catch {
-                onEvent(.error("unreadable control message from the publisher (\(error)): \(text.prefix(200))"))
-            }
+            receiveControl(text, sessionId: sessionId)
         case .pipelineError(let error):
             onEvent(.error("session \(sessionId): \(error)"))
         default:
             break
+        }
+    }
+
+    /// A control reply or broadcast from the publisher (its data channel, or through an
+    /// SFU: broadcasts on Janus's data channel, replies over signaling).
+    private func receiveControl(_ text: String, sessionId: String) {
+        do throws(ControlError) {
+            let reply = try ControlCodec.decodeReply(text)
+            switch reply {
+            case .ack(let id, _, _): _ = step(.replyReceived(id: id))
+            case .error(let error): if let id = error.id { _ = step(.replyReceived(id: id)) }
+            case .sceneStatus, .annotations, .voices: break
+            }
+            onEvent(.reply(reply))
+            track(reply)
+        } catch {
+            onEvent(.error("unreadable control message from the publisher in session \(sessionId) (\(error)): \(text.prefix(200))"))
         }
     }
 
@@ -392,11 +474,29 @@ public final class SubscriberNode: Sendable {
         guard connected else {
             throw ControlError(id: id, code: .unsupported, message: "no control channel: \(unavailable)")
         }
+        let text = ControlCodec.encode(ControlEnvelope(id: id, request: request))
+        if sfu != nil {
+            // Through an SFU: over signaling, to the publisher's session for us.
+            guard case .active(let sessionId, _) = state.withLock({ $0.session.phase }) else {
+                throw ControlError(id: id, code: .unsupported, message: "no control channel: \(unavailable)")
+            }
+            if case .annotate = request { state.withLock { _ = $0.annotateRequests.insert(id) } }
+            beforeSending?(id)
+            do throws(SignalingClientError) {
+                try link.send(.peer(PeerMessage(sessionId: sessionId, payload: .control(text))))
+            } catch {
+                state.withLock { _ = $0.annotateRequests.remove(id) }
+                tracker.acknowledged(request: id, annotationId: nil)
+                throw ControlError(id: id, code: .unsupported, message: "control over signaling: \(error)")
+            }
+            onEvent(.requestSent(id: id, type: request.type, text: text))
+            _ = step(.requestSent(id: id, type: request.type))
+            return id
+        }
         guard let channel, channel.readyState == .open else {
             let why = channel.map { "the control channel is \($0.readyState)" } ?? unavailable
             throw ControlError(id: id, code: .unsupported, message: "no control channel: \(why)")
         }
-        let text = ControlCodec.encode(ControlEnvelope(id: id, request: request))
         if case .annotate = request { state.withLock { _ = $0.annotateRequests.insert(id) } }
         beforeSending?(id)
         if let delayedSender {

@@ -289,6 +289,9 @@ public struct SubscriberSession: Sendable {
                 return []
             }
             return [.addCandidates(sessionId: sessionId, [candidate], early: false)]
+        case .control:
+            // The node takes these before the machine (through an SFU only).
+            return [.debug("session \(sessionId): a control message reached the session machine, ignored")]
         }
     }
 
@@ -328,8 +331,13 @@ public struct SubscriberSession: Sendable {
     private mutating func declare() -> [Effect] {
         declaration = .pending
         // Our pose transport rides in the meta the publisher gets with `startSession`.
-        let meta: JSONValue? = config.media.poseTransport == .headerExtension ? nil
-            : .object([PoseTransport.metaKey: .string(config.media.poseTransport.rawValue)])
+        var fields: [String: JSONValue] = [:]
+        if config.media.poseTransport != .headerExtension {
+            fields[PoseTransport.metaKey] = .string(config.media.poseTransport.rawValue)
+        }
+        // Media through an SFU: the publisher opens no peer for us; control goes over signaling.
+        if config.sfu != nil { fields[PeerMessage.viaKey] = .string(PeerMessage.viaSFU) }
+        let meta: JSONValue? = fields.isEmpty ? nil : .object(fields)
         return send(.setPeerStatus(PeerStatus(roles: [.listener, .consumer], meta: meta, room: config.room,
                                               role: config.role, token: config.token))) + send(.list)
     }
