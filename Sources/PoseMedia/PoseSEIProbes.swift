@@ -3,19 +3,6 @@ import PoseCastKit
 import RTCSession
 import Synchronization
 
-/// Counters of the SEI writer.
-public struct PoseSEIWriterStats: Sendable, Equatable {
-    /// Access units that left with a pose SEI.
-    public var framesWithSEI: UInt64 = 0
-    /// Access units without pose meta or without a slice: sent as they were.
-    public var framesWithoutPose: UInt64 = 0
-    /// SEI bytes added, in all.
-    public var seiBytes: UInt64 = 0
-    /// Nanoseconds spent adding them (CPU on the streaming thread).
-    public var nanos: UInt64 = 0
-    public init() {}
-}
-
 /// The SEI step of the publisher (`PoseSEI`), for H.264 through an SFU: a buffer probe
 /// on the sink pad of the SEI branch's payloader (Annex B access units, as our encoder
 /// caps say) that puts each frame's pose (from its pose meta) in a user-data SEI before
@@ -24,22 +11,22 @@ public struct PoseSEIWriterStats: Sendable, Equatable {
 /// header sharing the memories), cuts it at the slice and puts one new memory between,
 /// so the other branches' frames are untouched.
 package final class PoseSEIWriter: Sendable {
-    private let counters = Mutex(PoseSEIWriterStats())
+    private let counter = InBandPoseCounter()
     package init() {}
 
-    package var stats: PoseSEIWriterStats { counters.withLock { $0 } }
+    package var stats: InBandPoseStats { counter.stats }
 
     package func install(on pad: Pad) {
         _ = pad.addProbe(GST_PAD_PROBE_TYPE_BUFFER) { [self] info in
             let started = MonotonicClock.nanos()
             guard let shared = gst_pad_probe_info_get_buffer(info), let element = PoseMeta.bytes(of: shared) else {
-                counters.withLock { $0.framesWithoutPose += 1 }
+                counter.without()
                 return GST_PAD_PROBE_OK
             }
             let bytes = BufferBytes.copy(shared)
             guard let offset = PoseSEI.insertionOffset(in: bytes),
                   let buffer = ProbeInfo.writableBuffer(info) else {
-                counters.withLock { $0.framesWithoutPose += 1 }
+                counter.without()
                 return GST_PAD_PROBE_OK
             }
             let sei = PoseSEI.make(element: element)
@@ -50,26 +37,10 @@ package final class PoseSEIWriter: Sendable {
             gst_buffer_append_memory(buffer, memory)        // takes the memory
             // Takes both buffers; returns the first (still the info's) with the tail's memories added.
             info.pointee.data = UnsafeMutableRawPointer(gst_buffer_append(buffer, tail))
-            let spent = MonotonicClock.nanos() &- started
-            counters.withLock { s in
-                s.framesWithSEI += 1
-                s.seiBytes += UInt64(sei.count)
-                s.nanos += spent
-            }
+            counter.wrote(sei.count, since: started)
             return GST_PAD_PROBE_OK
         }
     }
-}
-
-/// Counters of the SEI reader.
-public struct PoseSEIReaderStats: Sendable, Equatable {
-    public var framesWithSEI: UInt64 = 0
-    public var framesWithoutSEI: UInt64 = 0
-    /// Pose SEIs whose sizes did not add up or whose element did not decode.
-    public var malformed: UInt64 = 0
-    public var lastProblem: String?
-    public var nanos: UInt64 = 0
-    public init() {}
 }
 
 /// The SEI step of a GStreamer receiver: a buffer probe on the H.264 depayloader's source
@@ -78,13 +49,13 @@ public struct PoseSEIReaderStats: Sendable, Equatable {
 /// extension. The SEI stays in the stream: decoders skip user data. A pose that does not
 /// decode is recorded as a rejection by reason.
 package final class PoseSEIReader: Sendable {
-    private let counters = Mutex(PoseSEIReaderStats())
+    private let counter = InBandPoseCounter()
     /// The depayloader's framing, from its caps (`stream-format`).
     private let framing = Mutex(PoseSEI.Framing.annexB)
     private let rejections: PoseRejectionCounter
     package init(rejections: PoseRejectionCounter) { self.rejections = rejections }
 
-    package var stats: PoseSEIReaderStats { counters.withLock { $0 } }
+    package var stats: InBandPoseStats { counter.stats }
 
     package func install(on pad: Pad) {
         _ = pad.addProbe(GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM) { [self] info in
@@ -102,20 +73,14 @@ package final class PoseSEIReader: Sendable {
             guard let shared = gst_pad_probe_info_get_buffer(info) else { return GST_PAD_PROBE_OK }
             switch PoseSEI.find(in: BufferBytes.copy(shared), framing: framing.withLock { $0 }) {
             case .none:
-                counters.withLock { $0.framesWithoutSEI += 1 }
+                counter.without()
             case .malformed(let problem):
-                counters.withLock { $0.malformed += 1; $0.lastProblem = problem }
+                counter.malformed(problem)
             case .element(let bytes):
-                do throws(PoseWireError) {
-                    _ = try PoseWireFormat.decode(bytes)
+                counter.read(bytes, carrier: "SEI", since: started, rejections: rejections) {
                     if PoseMeta.bytes(of: shared) == nil, let buffer = ProbeInfo.writableBuffer(info) {
                         _ = PoseMeta.attach(bytes, to: buffer)
                     }
-                    let spent = MonotonicClock.nanos() &- started
-                    counters.withLock { $0.framesWithSEI += 1; $0.nanos += spent }
-                } catch {
-                    rejections.record(error)
-                    counters.withLock { $0.malformed += 1; $0.lastProblem = "pose in the SEI: \(error.reason)" }
                 }
             }
             return GST_PAD_PROBE_OK

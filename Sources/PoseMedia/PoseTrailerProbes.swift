@@ -3,35 +3,22 @@ import PoseCastKit
 import RTCSession
 import Synchronization
 
-/// Counters of the trailer writer.
-public struct PoseTrailerWriterStats: Sendable, Equatable {
-    /// Encoded frames that left with a pose trailer.
-    public var framesWithTrailer: UInt64 = 0
-    /// Encoded frames without pose meta: sent without a trailer.
-    public var framesWithoutPose: UInt64 = 0
-    /// Trailer bytes added, in all.
-    public var trailerBytes: UInt64 = 0
-    /// Nanoseconds spent adding trailers (CPU on the streaming thread).
-    public var nanos: UInt64 = 0
-    public init() {}
-}
-
 /// The trailer step of the publisher (`PoseTrailer`): a buffer probe on the sink pad of
 /// the trailer branch's payloader that appends each encoded frame's pose (from its pose
 /// meta) as a trailer. The encoded buffer is shared with the header-extension branch:
 /// the probe makes it writable, which copies the buffer's small header and shares its
 /// memories, then appends one new memory. So the other branch's frame is untouched.
 package final class PoseTrailerWriter: Sendable {
-    private let counters = Mutex(PoseTrailerWriterStats())
+    private let counter = InBandPoseCounter()
     package init() {}
 
-    package var stats: PoseTrailerWriterStats { counters.withLock { $0 } }
+    package var stats: InBandPoseStats { counter.stats }
 
     package func install(on pad: Pad) {
         _ = pad.addProbe(GST_PAD_PROBE_TYPE_BUFFER) { [self] info in
             let started = MonotonicClock.nanos()
             guard let shared = gst_pad_probe_info_get_buffer(info), let element = PoseMeta.bytes(of: shared) else {
-                counters.withLock { $0.framesWithoutPose += 1 }
+                counter.without()
                 return GST_PAD_PROBE_OK
             }
             guard let buffer = ProbeInfo.writableBuffer(info) else { return GST_PAD_PROBE_OK }
@@ -43,27 +30,10 @@ package final class PoseTrailerWriter: Sendable {
             let trailer = PoseTrailer.make(element: element, mediaTail: tail.suffix(tailCount))
             guard let memory = BufferBytes.memory(holding: trailer) else { return GST_PAD_PROBE_OK }
             gst_buffer_append_memory(buffer, memory)   // takes the memory
-            let spent = MonotonicClock.nanos() &- started
-            counters.withLock { s in
-                s.framesWithTrailer += 1
-                s.trailerBytes += UInt64(trailer.count)
-                s.nanos += spent
-            }
+            counter.wrote(trailer.count, since: started)
             return GST_PAD_PROBE_OK
         }
     }
-}
-
-/// Counters of the trailer reader.
-public struct PoseTrailerReaderStats: Sendable, Equatable {
-    public var framesWithTrailer: UInt64 = 0
-    public var framesWithoutTrailer: UInt64 = 0
-    /// Trailers whose length could not be right, or whose element did not decode
-    /// (those are also in the reader's `PoseRejectionCounter`).
-    public var malformed: UInt64 = 0
-    public var lastProblem: String?
-    public var nanos: UInt64 = 0
-    public init() {}
 }
 
 /// The trailer step of a GStreamer receiver: a buffer probe on the depayloader's source
@@ -73,11 +43,11 @@ public struct PoseTrailerReaderStats: Sendable, Equatable {
 /// is (the decoder may then fail on it), counted and reported; a pose that does not
 /// decode is stripped and recorded as a rejection by reason.
 package final class PoseTrailerReader: Sendable {
-    private let counters = Mutex(PoseTrailerReaderStats())
+    private let counter = InBandPoseCounter()
     private let rejections: PoseRejectionCounter
     package init(rejections: PoseRejectionCounter) { self.rejections = rejections }
 
-    package var stats: PoseTrailerReaderStats { counters.withLock { $0 } }
+    package var stats: InBandPoseStats { counter.stats }
 
     package func install(on pad: Pad) {
         _ = pad.addProbe(GST_PAD_PROBE_TYPE_BUFFER) { [self] info in
@@ -89,23 +59,15 @@ package final class PoseTrailerReader: Sendable {
             _ = tail.withUnsafeMutableBytes { gst_buffer_extract(shared, gsize(size - tailCount), $0.baseAddress, gsize(tailCount)) }
             switch PoseTrailer.find(in: tail) {
             case .none:
-                counters.withLock { $0.framesWithoutTrailer += 1 }
+                counter.without()
             case .malformed(let problem):
-                counters.withLock { $0.malformed += 1; $0.lastProblem = problem }
+                counter.malformed(problem)
             case let .trailer(element, mediaCount):
                 guard let buffer = ProbeInfo.writableBuffer(info) else { return GST_PAD_PROBE_OK }
                 let before = tail[max(0, element.lowerBound - 2)..<element.lowerBound]
                 let bytes = PoseTrailer.unescape(tail[element], precedingZeros: PoseTrailer.trailingZeros(before))
                 gst_buffer_resize(buffer, 0, gssize(size - tailCount + mediaCount))
-                do throws(PoseWireError) {
-                    _ = try PoseWireFormat.decode(bytes)
-                    _ = PoseMeta.attach(bytes, to: buffer)
-                    let spent = MonotonicClock.nanos() &- started
-                    counters.withLock { $0.framesWithTrailer += 1; $0.nanos += spent }
-                } catch {
-                    rejections.record(error)
-                    counters.withLock { $0.malformed += 1; $0.lastProblem = "pose in the trailer: \(error.reason)" }
-                }
+                counter.read(bytes, carrier: "trailer", since: started, rejections: rejections) { _ = PoseMeta.attach(bytes, to: buffer) }
             }
             return GST_PAD_PROBE_OK
         }

@@ -63,22 +63,10 @@ struct PublisherStatusSampler {
             human += String(format: "  render %.1f ms", ms)
             if render.framesDropped > 0 { human += "  dropped before encoding \(render.framesDropped)" }
         }
-        // The pose trailer for browsers: frames given one, their bytes and the CPU to add them.
-        let trailer = media.trailerStats
-        if trailer.framesWithTrailer > 0 {
-            let n = Double(trailer.framesWithTrailer)
-            fields["trailer_frames"] = Int(trailer.framesWithTrailer)
-            fields["trailer_bytes_per_frame"] = (Double(trailer.trailerBytes) / n * 10).rounded() / 10
-            fields["trailer_add_us"] = (Double(trailer.nanos) / n / 1000 * 100).rounded() / 100
-        }
-        // The pose SEI (H.264 through an SFU): access units given one, their bytes and the CPU.
-        let sei = media.seiStats
-        if sei.framesWithSEI > 0 {
-            let n = Double(sei.framesWithSEI)
-            fields["sei_frames"] = Int(sei.framesWithSEI)
-            fields["sei_bytes_per_frame"] = (Double(sei.seiBytes) / n * 10).rounded() / 10
-            fields["sei_add_us"] = (Double(sei.nanos) / n / 1000 * 100).rounded() / 100
-        }
+        // The pose in the frames (the trailer for browsers, the SEI through an SFU): frames
+        // given one, their bytes and the CPU to add them.
+        fields.merge(media.trailerStats.writerFields(prefix: "trailer")) { _, new in new }
+        fields.merge(media.seiStats.writerFields(prefix: "sei")) { _, new in new }
         if let st = media.cameraMeter?.status {
             fields.merge(st.statusFields) { _, new in new }
             human += "  " + st.summary

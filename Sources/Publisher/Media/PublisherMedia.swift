@@ -541,7 +541,7 @@ public final class PublisherMedia: @unchecked Sendable {
     }
 
     /// Trailer counters: encoded frames given a pose trailer (for `trailer` sessions).
-    public var trailerStats: PoseTrailerWriterStats { trailerWriter.stats }
+    public var trailerStats: InBandPoseStats { trailerWriter.stats }
 
     /// The SSRC the payloader of `transport`'s branch sends with (from its caps), once
     /// it has produced a packet.
@@ -554,7 +554,7 @@ public final class PublisherMedia: @unchecked Sendable {
     }
 
     /// SEI counters: access units given a pose SEI (for `sei` sessions).
-    public var seiStats: PoseSEIWriterStats { seiWriter.stats }
+    public var seiStats: InBandPoseStats { seiWriter.stats }
 
     /// Adds a subscriber branch (tee → queue → new webrtcbin) and returns its peer; the
     /// caller drives the offer. Call after `start()`: the branch's codec preferences are

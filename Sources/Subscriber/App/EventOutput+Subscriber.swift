@@ -45,22 +45,8 @@ extension EventOutput {
         }
         let media = node.mediaStats
         if let carrier = media?.poseCarrier { fields["pose_carrier"] = carrier }
-        if let sei = media?.sei {
-            fields["sei_frames"] = Int(sei.framesWithSEI)
-            fields["sei_malformed"] = Int(sei.malformed)
-            if sei.framesWithSEI > 0 {
-                fields["sei_read_us"] = (Double(sei.nanos) / Double(sei.framesWithSEI) / 1000 * 100).rounded() / 100
-            }
-            if let problem = sei.lastProblem { fields["sei_problem"] = problem }
-        }
-        if let trailer = media?.trailer {
-            fields["trailer_frames"] = Int(trailer.framesWithTrailer)
-            fields["trailer_malformed"] = Int(trailer.malformed)
-            if trailer.framesWithTrailer > 0 {
-                fields["trailer_strip_us"] = (Double(trailer.nanos) / Double(trailer.framesWithTrailer) / 1000 * 100).rounded() / 100
-            }
-            if let problem = trailer.lastProblem { fields["trailer_problem"] = problem }
-        }
+        if let sei = media?.sei { fields.merge(sei.readerFields(prefix: "sei", timing: "read")) { _, new in new } }
+        if let trailer = media?.trailer { fields.merge(trailer.readerFields(prefix: "trailer", timing: "strip")) { _, new in new } }
         var voiceLine = ""
         if let voice = node.voice {
             // The level meters: our microphone (as sent) and what we hear.

@@ -54,14 +54,14 @@ public struct SubscriberMediaStats: Sendable {
     public var framesWithoutPose: UInt64 = 0
     public var posesRejected: [String: Int] = [:]
     /// With an in-band `poseTransport`: frames whose trailer was read, and problems.
-    public var trailer: PoseTrailerReaderStats?
+    public var trailer: InBandPoseStats?
     /// With an in-band `poseTransport` and H.264: frames whose pose SEI was read, and problems.
-    public var sei: PoseSEIReaderStats?
+    public var sei: InBandPoseStats?
 
     /// What carried the poses read: `sei`, `trailer`, `headerExtension`, or nil before any.
     public var poseCarrier: String? {
-        if let sei, sei.framesWithSEI > 0 { return PoseTransport.sei.rawValue }
-        if let trailer, trailer.framesWithTrailer > 0 { return PoseTransport.trailer.rawValue }
+        if let sei, sei.frames > 0 { return PoseTransport.sei.rawValue }
+        if let trailer, trailer.frames > 0 { return PoseTransport.trailer.rawValue }
         return framesWithPose > 0 ? PoseTransport.headerExtension.rawValue : nil
     }
 }
@@ -141,19 +141,11 @@ public final class SubscriberMedia: @unchecked Sendable {
     public var stats: SubscriberMediaStats {
         let (readers, trailerReaders, seiReaders) = state.withLock { ($0.readers, $0.trailerReaders, $0.seiReaders) }
         let decoded = readers.reduce(0) { $0 + $1.framesDecoded }, withPose = readers.reduce(0) { $0 + $1.framesWithPose }
-        var trailer: PoseTrailerReaderStats?
-        var sei: PoseSEIReaderStats?
+        var trailer: InBandPoseStats?
+        var sei: InBandPoseStats?
         if config.poseTransport.isInBand {
-            trailer = trailerReaders.map(\.stats).reduce(into: PoseTrailerReaderStats()) { sum, s in
-                sum.framesWithTrailer += s.framesWithTrailer; sum.framesWithoutTrailer += s.framesWithoutTrailer
-                sum.malformed += s.malformed; sum.nanos += s.nanos; sum.lastProblem = s.lastProblem ?? sum.lastProblem
-            }
-            if !seiReaders.isEmpty {
-                sei = seiReaders.map(\.stats).reduce(into: PoseSEIReaderStats()) { sum, s in
-                    sum.framesWithSEI += s.framesWithSEI; sum.framesWithoutSEI += s.framesWithoutSEI
-                    sum.malformed += s.malformed; sum.nanos += s.nanos; sum.lastProblem = s.lastProblem ?? sum.lastProblem
-                }
-            }
+            trailer = trailerReaders.map(\.stats).reduce(InBandPoseStats(), +)
+            if !seiReaders.isEmpty { sei = seiReaders.map(\.stats).reduce(InBandPoseStats(), +) }
         }
         return SubscriberMediaStats(framesDecoded: decoded, framesWithPose: withPose,
                                     framesWithoutPose: decoded - withPose, posesRejected: rejections.byReason, trailer: trailer, sei: sei)
