@@ -475,38 +475,41 @@ public final class SubscriberNode: Sendable {
             throw ControlError(id: id, code: .unsupported, message: "no control channel: \(unavailable)")
         }
         let text = ControlCodec.encode(ControlEnvelope(id: id, request: request))
+        // Where it goes: through an SFU, over signaling to the publisher's session for us;
+        // else on the control channel. Each returns why it could not be sent, or nil.
+        let transmit: () -> String?
         if sfu != nil {
-            // Through an SFU: over signaling, to the publisher's session for us.
             guard case .active(let sessionId, _) = state.withLock({ $0.session.phase }) else {
                 throw ControlError(id: id, code: .unsupported, message: "no control channel: \(unavailable)")
             }
-            if case .annotate = request { state.withLock { _ = $0.annotateRequests.insert(id) } }
-            beforeSending?(id)
-            do throws(SignalingClientError) {
-                try link.send(.peer(PeerMessage(sessionId: sessionId, payload: .control(text))))
-            } catch {
-                state.withLock { _ = $0.annotateRequests.remove(id) }
-                tracker.acknowledged(request: id, annotationId: nil)
-                throw ControlError(id: id, code: .unsupported, message: "control over signaling: \(error)")
+            transmit = { [link] in
+                do throws(SignalingClientError) {
+                    try link.send(.peer(PeerMessage(sessionId: sessionId, payload: .control(text))))
+                    return nil
+                } catch {
+                    return "control over signaling: \(error)"
+                }
             }
-            onEvent(.requestSent(id: id, type: request.type, text: text))
-            _ = step(.requestSent(id: id, type: request.type))
-            return id
-        }
-        guard let channel, channel.readyState == .open else {
-            let why = channel.map { "the control channel is \($0.readyState)" } ?? unavailable
-            throw ControlError(id: id, code: .unsupported, message: "no control channel: \(why)")
+        } else {
+            guard let channel, channel.readyState == .open else {
+                let why = channel.map { "the control channel is \($0.readyState)" } ?? unavailable
+                throw ControlError(id: id, code: .unsupported, message: "no control channel: \(why)")
+            }
+            transmit = { [delayedSender] in
+                if let delayedSender {
+                    delayedSender.send(text, on: channel)
+                    return nil
+                }
+                do throws(RTCError) { try channel.send(text) } catch { return "control channel: \(error)" }
+                return nil
+            }
         }
         if case .annotate = request { state.withLock { _ = $0.annotateRequests.insert(id) } }
         beforeSending?(id)
-        if let delayedSender {
-            delayedSender.send(text, on: channel)
-        } else {
-            do throws(RTCError) { try channel.send(text) } catch {
-                state.withLock { _ = $0.annotateRequests.remove(id) }
-                tracker.acknowledged(request: id, annotationId: nil)
-                throw ControlError(id: id, code: .unsupported, message: "control channel: \(error)")
-            }
+        if let failure = transmit() {
+            state.withLock { _ = $0.annotateRequests.remove(id) }
+            tracker.acknowledged(request: id, annotationId: nil)
+            throw ControlError(id: id, code: .unsupported, message: failure)
         }
         onEvent(.requestSent(id: id, type: request.type, text: text))
         _ = step(.requestSent(id: id, type: request.type))
