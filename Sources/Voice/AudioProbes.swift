@@ -1,4 +1,4 @@
-internal import CGStreamer
+package import CGStreamer
 import CGstShim
 import RTCSession
 import PoseCastKit
@@ -27,6 +27,27 @@ package enum AudioProbes {
         return UInt64(gst_element_get_base_time(parent))
     }
 
+    /// Runs `body` on the buffer's samples (S16LE, `VoiceFormat`), mapped for reading;
+    /// nothing when it cannot be mapped.
+    package static func withSamples(_ buffer: UnsafeMutablePointer<GstBuffer>, _ body: (UnsafeBufferPointer<Int16>) -> Void) {
+        mapped(buffer, flags: GST_MAP_READ) { body(UnsafeBufferPointer($0)) }
+    }
+
+    /// Runs `body` on the buffer's samples mapped for writing (the buffer must be
+    /// writable: `ProbeInfo.writableBuffer`); nothing when it cannot be mapped.
+    package static func withMutableSamples(_ buffer: UnsafeMutablePointer<GstBuffer>,
+                                           _ body: (UnsafeMutableBufferPointer<Int16>) -> Void) {
+        mapped(buffer, flags: GstMapFlags(GST_MAP_READ.rawValue | GST_MAP_WRITE.rawValue), body)
+    }
+
+    private static func mapped(_ buffer: UnsafeMutablePointer<GstBuffer>, flags: GstMapFlags,
+                               _ body: (UnsafeMutableBufferPointer<Int16>) -> Void) {
+        var map = GstMapInfo()
+        guard gst_buffer_map(buffer, &map, flags) != 0, let data = map.data else { return }
+        defer { gst_buffer_unmap(buffer, &map) }
+        body(UnsafeMutableBufferPointer(start: UnsafeMutableRawPointer(data).assumingMemoryBound(to: Int16.self), count: Int(map.size) / 2))
+    }
+
     /// Monotonic (the GStreamer system clock's) to wall-clock nanoseconds, now.
     static func wall(fromMonotonic mono: UInt64) -> UInt64 {
         WallClock.nowNanos() &+ (mono &- MonotonicClock.nanos())
@@ -43,14 +64,11 @@ package enum AudioProbes {
             let pts = UInt64(buffer.pointee.pts)
             guard pts != UInt64.max else { return GST_PAD_PROBE_OK }
             let start = wall(fromMonotonic: baseTime(rawPad) &+ runningTime(rawPad, pts: pts))
-            var map = GstMapInfo()
-            guard gst_buffer_map(buffer, &map, GstMapFlags(GST_MAP_READ.rawValue | GST_MAP_WRITE.rawValue)) != 0, let data = map.data else { return GST_PAD_PROBE_OK }
-            defer { gst_buffer_unmap(buffer, &map) }
-            let samples = UnsafeMutableBufferPointer(start: UnsafeMutableRawPointer(data).assumingMemoryBound(to: Int16.self),
-                                                     count: Int(map.size) / 2)
-            for i in samples.indices {
-                let t = start &+ UInt64(i) * 1_000_000_000 / UInt64(VoiceFormat.rate)
-                if t % 1_000_000_000 >= burstNanos { samples[i] = 0 }
+            withMutableSamples(buffer) { samples in
+                for i in samples.indices {
+                    let t = start &+ UInt64(i) * 1_000_000_000 / UInt64(VoiceFormat.rate)
+                    if t % 1_000_000_000 >= burstNanos { samples[i] = 0 }
+                }
             }
             return GST_PAD_PROBE_OK
         }
@@ -63,13 +81,9 @@ package enum AudioProbes {
     package static func installMeter(on pad: Pad, level: VoiceLevel, tones: ToneProbe?) {
         pad.addProbeWithPad(dataMask) { rawPad, info in
             guard let buffer = gst_pad_probe_info_get_buffer(info) else { return GST_PAD_PROBE_OK }
-            var map = GstMapInfo()
-            guard gst_buffer_map(buffer, &map, GST_MAP_READ) != 0, let data = map.data else { return GST_PAD_PROBE_OK }
-            defer { gst_buffer_unmap(buffer, &map) }
-            let samples = UnsafeBufferPointer(start: UnsafeRawPointer(data).assumingMemoryBound(to: Int16.self),
-                                              count: Int(map.size) / 2)
-            level.measure(samples, nowNanos: MonotonicClock.nanos())
-            if let tones {
+            withSamples(buffer) { samples in
+                level.measure(samples, nowNanos: MonotonicClock.nanos())
+                guard let tones else { return }
                 let pts = UInt64(buffer.pointee.pts)
                 // When a synchronised sink plays it, or now if that is already past (a
                 // sample that comes late is heard late, not when it was due).

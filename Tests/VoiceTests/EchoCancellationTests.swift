@@ -208,18 +208,16 @@ final class PowerMeter: Sendable {
     func install(on pad: Pad) {
         pad.addProbe(GST_PAD_PROBE_TYPE_BUFFER) { [self] info in
             guard let buffer = gst_pad_probe_info_get_buffer(info) else { return GST_PAD_PROBE_OK }
-            var map = GstMapInfo()
-            guard gst_buffer_map(buffer, &map, GST_MAP_READ) != 0, let data = map.data else { return GST_PAD_PROBE_OK }
-            defer { gst_buffer_unmap(buffer, &map) }
-            let samples = UnsafeBufferPointer(start: UnsafeRawPointer(data).assumingMemoryBound(to: Int16.self),
-                                              count: Int(map.size) / 2)
-            let finished = state.withLock { s -> Bool in
-                guard s.seen < to else { return false }
-                for (i, sample) in samples.enumerated() where (from..<to).contains(s.seen + i) {
-                    s.energy += Double(sample) * Double(sample)
+            var finished = false
+            AudioProbes.withSamples(buffer) { samples in
+                finished = state.withLock { s -> Bool in
+                    guard s.seen < to else { return false }
+                    for (i, sample) in samples.enumerated() where (from..<to).contains(s.seen + i) {
+                        s.energy += Double(sample) * Double(sample)
+                    }
+                    s.seen += samples.count
+                    return s.seen >= to
                 }
-                s.seen += samples.count
-                return s.seen >= to
             }
             if finished { whenDone() }
             return GST_PAD_PROBE_OK
@@ -236,12 +234,7 @@ enum Voices {
             guard let buffer = ProbeInfo.writableBuffer(info) else { return GST_PAD_PROBE_OK }
             // audiotestsrc marks its silence as a gap, which volume and audiomixer skip unread.
             buffer.pointee.mini_object.flags &= ~GST_BUFFER_FLAG_GAP.rawValue
-            var map = GstMapInfo()
-            guard gst_buffer_map(buffer, &map, GstMapFlags(GST_MAP_READ.rawValue | GST_MAP_WRITE.rawValue)) != 0, let data = map.data else { return GST_PAD_PROBE_OK }
-            defer { gst_buffer_unmap(buffer, &map) }
-            let samples = UnsafeMutableBufferPointer(start: UnsafeMutableRawPointer(data).assumingMemoryBound(to: Int16.self),
-                                                     count: Int(map.size) / 2)
-            voice.withLock { $0.fill(samples) }
+            AudioProbes.withMutableSamples(buffer) { samples in voice.withLock { $0.fill(samples) } }
             return GST_PAD_PROBE_OK
         }
     }
