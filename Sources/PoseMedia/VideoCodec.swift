@@ -1,4 +1,5 @@
 import RTCSession
+import PoseCastKit
 
 /// The video codecs PoseCast negotiates: H.264 (Constrained Baseline; x264 by default,
 /// OpenH264 as an option) or VP8. H.264 is the publisher's default: x264 at `veryfast`
@@ -9,6 +10,10 @@ public enum VideoCodec: String, Sendable, CaseIterable, Codable {
 
     /// The RTP encoding name in SDP and caps.
     public var encodingName: String { self == .vp8 ? "VP8" : "H264" }
+
+    /// How this codec's frames carry their pose inside themselves (through an SFU, which
+    /// forwards the payload but not our header extension): H.264 in an SEI, VP8 in the trailer.
+    public var inBandPoseTransport: PoseTransport { self == .h264 ? .sei : .trailer }
     package var payloadType: Int { self == .vp8 ? 96 : 102 }
 
     package init?(encodingName: String) {

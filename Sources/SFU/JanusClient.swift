@@ -127,9 +127,14 @@ public final class JanusClient: Sendable {
         for await result in opened { failure = result as String?; break }
         if let failure { throw .connectFailed(url: url, reason: failure) }
         let provisional = JanusClient(url: url, sessionId: 0, core: core, outgoing: outgoing, logger: logger)
-        let created = try await provisional.call("create", session: nil)
-        guard let id = created.data?["id"]?.uint64Value else {
-            throw .unexpected(request: "create", reply: created.verb)
+        let id: UInt64
+        do throws(JanusError) {
+            let created = try await provisional.call("create", session: nil)
+            guard let made = created.data?["id"]?.uint64Value else { throw .unexpected(request: "create", reply: created.verb) }
+            id = made
+        } catch {
+            outgoing.finish()   // no session: the socket goes
+            throw error
         }
         let client = JanusClient(url: url, sessionId: id, core: core, outgoing: outgoing, logger: logger)
         client.startKeepalive()

@@ -13,7 +13,7 @@ public enum JanusMessage {
         object["transaction"] = .string(transaction)
         if let session { object["session_id"] = .number(Double(session)) }
         if let handle { object["handle_id"] = .number(Double(handle)) }
-        return text(.object(object))
+        return SignalingCodec.encode(.object(object))
     }
 
     /// A plugin message with its body and, when negotiating, a JSEP offer or answer.
@@ -31,12 +31,6 @@ public enum JanusMessage {
             .object(["candidate": .string($0.line), "sdpMLineIndex": .number(Double($0.mlineIndex))])
         } ?? .object(["completed": .bool(true)])
         return request("trickle", transaction: transaction, session: session, handle: handle, fields: ["candidate": value])
-    }
-
-    static func text(_ value: JSONValue) -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return (try? encoder.encode(value)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
     }
 }
 
@@ -68,12 +62,6 @@ public struct JanusReply: Sendable, Equatable {
     var errorReason: String?
     /// A `hangup`'s or `timeout`'s reason.
     public var reason: String?
-
-    public static func == (a: JanusReply, b: JanusReply) -> Bool {
-        a.verb == b.verb && a.transaction == b.transaction && a.sender == b.sender && a.data == b.data
-            && a.pluginData == b.pluginData && a.jsepType == b.jsepType && a.jsepSDP == b.jsepSDP
-            && a.errorCode == b.errorCode && a.errorReason == b.errorReason && a.reason == b.reason
-    }
 
     /// Reads one message from Janus; nil when it is not a JSON object with a `janus` verb.
     public init?(text: String) {

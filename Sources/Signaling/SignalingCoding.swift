@@ -142,6 +142,8 @@ extension PeerMessage {
 public enum SignalingCodec {
     public static func encode(_ message: ServerMessage) -> String { text(of: message) }
     public static func encode(_ message: ClientMessage) -> String { text(of: message) }
+    /// Any JSON value with the same settings (sorted keys, unescaped slashes): Janus's requests.
+    public static func encode(_ value: JSONValue) -> String { text(of: value) }
 
     private static func text(of value: some Encodable) -> String {
         let encoder = JSONEncoder()

@@ -54,32 +54,13 @@ public final class PublisherSFULink: Sendable {
         self.onEvent = onEvent
     }
 
-    /// The pose transport a codec's frames carry through the SFU.
-    public static func poseTransport(for codec: VideoCodec) -> PoseTransport { codec == .h264 ? .sei : .trailer }
-
     /// Publishes, and again after every loss, until the task is cancelled.
     public func run() async {
         while !Task.isCancelled {
-            let reason: String
-            do throws(SFULinkError) {
-                reason = try await publishOnce()
-            } catch {
-                reason = error.description
-            }
+            let reason = await publishOnce()
             if Task.isCancelled { return }
             onEvent(.lost(reason: reason, retryIn: config.retryDelay))
             try? await Task.sleep(for: config.retryDelay)
-        }
-    }
-
-    enum SFULinkError: Error, CustomStringConvertible {
-        case janus(JanusError)
-        case media(RTCError)
-        var description: String {
-            switch self {
-            case .janus(let e): "\(e)"
-            case .media(let e): "\(e)"
-            }
         }
     }
 
@@ -93,27 +74,27 @@ public final class PublisherSFULink: Sendable {
         return nil
     }
 
-    /// One publication: returns why it ended.
-    private func publishOnce() async throws(SFULinkError) -> String {
+    /// One publication: returns why it ended (or why it could not start).
+    private func publishOnce() async -> String {
         let media = node.media
         let client: JanusClient
+        do throws(JanusError) { client = try await JanusClient.connect(url: config.url, logger: logger) } catch { return "\(error)" }
+        defer { client.close() }
         let handle: JanusHandle
         let feed: UInt64
         do throws(JanusError) {
-            client = try await JanusClient.connect(url: config.url, logger: logger)
             handle = try await client.attach(plugin: JanusVideoRoom.plugin)
             try await JanusVideoRoom.ensure(.init(room: config.room, videoCodec: media.config.codec.encodingName.lowercased()), on: handle)
             feed = try await JanusVideoRoom.joinAsPublisher(room: config.room, display: config.display, on: handle)
         } catch {
-            throw .janus(error)
+            return "\(error)"
         }
-        defer { client.close() }
-        let transport = Self.poseTransport(for: media.config.codec)
+        let transport = media.config.codec.inBandPoseTransport
         let peer: WebRTCPeer
         do throws(RTCError) {
             peer = try await media.addPeer(name: "sfu", poseTransport: transport, mayTalk: false)
         } catch {
-            throw .media(error)
+            return "\(error)"
         }
         defer { node.detachBroadcast(peer); media.removePeer(peer) }
         // Watchers and negotiation in one task group: cancelling `run` ends the streams

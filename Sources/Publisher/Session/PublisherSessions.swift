@@ -372,7 +372,7 @@ public struct PublisherSessions: Sendable {
             return [.send(.endSession(sessionId: sessionId)),
                     .emit(.error("session \(sessionId) of \(consumer) asked for media through an SFU; this publisher publishes into none (--sfu)"))]
         }
-        let transport: PoseTransport = codec == .h264 ? .sei : .trailer
+        let transport = codec.inBandPoseTransport
         var session = Session(role: role, consumer: consumer, startedAt: now, limiter: ControlRateLimiter(limit: config.controlRate, now: now),
                               connection: connection ?? 0, poseTransport: transport)
         session.viaSFU = true
