@@ -12,12 +12,19 @@ import Synchronization
 /// so the other branches' frames are untouched.
 package final class PoseSEIWriter: Sendable {
     private let counter = InBandPoseCounter()
+    /// Branches taking the SEI stream: the writer works only while there is one, so an
+    /// H.264 publisher with no SFU and no `sei` session pays nothing per frame for it.
+    private let consumers = Atomic<Int>(0)
     package init() {}
+
+    package func addConsumer() { consumers.add(1, ordering: .relaxed) }
+    package func removeConsumer() { consumers.subtract(1, ordering: .relaxed) }
 
     package var stats: InBandPoseStats { counter.stats }
 
     package func install(on pad: Pad) {
         _ = pad.addProbe(GST_PAD_PROBE_TYPE_BUFFER) { [self] info in
+            guard consumers.load(ordering: .relaxed) > 0 else { return GST_PAD_PROBE_OK }
             let started = MonotonicClock.nanos()
             guard let shared = gst_pad_probe_info_get_buffer(info), let element = PoseMeta.bytes(of: shared) else {
                 counter.without()

@@ -628,6 +628,7 @@ public final class PublisherMedia: @unchecked Sendable {
         }
         try teePad.link(to: queue.staticPad("sink")!)
         state.withLock { $0.peers[ObjectIdentifier(peer)] = (peer, queue, teePad, tee) }
+        if poseTransport == .sei { seiWriter.addConsumer() }
         return peer
     }
 
@@ -681,6 +682,7 @@ public final class PublisherMedia: @unchecked Sendable {
             return s.peers.removeValue(forKey: ObjectIdentifier(peer))
         }) else { return }
         entry.peer.close()
+        if let sei, entry.tee.raw == sei.tee.raw { seiWriter.removeConsumer() }
         voice?.removeBranch(name: entry.peer.name)
         let (tee, pipeline) = (entry.tee, self.pipeline)
         let sinkPad = entry.queue.staticPad("sink")!
