@@ -58,7 +58,6 @@ struct WindowSystemTests {
         }
     }
 
-    static let display = ":\(70 + Int(getpid() % 20))"
 
     static func run(_ tool: String, _ arguments: [String]) async throws -> CommandRun {
         try await ManagedProcess.run(tool, arguments, timeout: 20)
@@ -101,12 +100,18 @@ struct WindowSystemTests {
 
     @Test("window: the scene shows; a click on a disc pins it there (2 px, 2 cm) at 640×480, 400×300 and 1000×750; right click + l locks focus; u undoes; the wheel zooms and z unzooms; a destroyed window, q and the close button each exit 0")
     func windowAsAPersonUsesIt() async throws {
-        let xvfb = try ManagedProcess("/usr/bin/Xvfb", [Self.display, "-screen", "0", "1280x800x24", "-nolisten", "tcp"], name: "Xvfb")
-        defer { xvfb.signal(SIGTERM) }
-        try await waitUntil(10, "Xvfb \(Self.display) up") {
-            FileManager.default.fileExists(atPath: "/tmp/.X11-unix/X\(Self.display.dropFirst())")
+        // Xvfb picks a free display itself (-displayfd: it writes the number it took). A fixed
+        // number failed in CI: stale /tmp/.X*-lock files whose pid had been reused by a live
+        // process made Xvfb refuse the display, and the old check (its socket file exists)
+        // passed on the stale socket, so the window had no X server.
+        let xvfb = try ManagedProcess("/usr/bin/Xvfb", ["-displayfd", "1", "-screen", "0", "1280x800x24", "-nolisten", "tcp"], name: "Xvfb")
+        defer {  // and waits for it to go, so it removes its lock and socket (the harness kills what is left)
+            xvfb.signal(SIGTERM)
+            for _ in 0..<100 where xvfb.isRunning { usleep(20_000) }
         }
-        setenv("DISPLAY", Self.display, 1)
+        let (number, _) = try await xvfb.waitForLine("Xvfb's display number", timeout: 10) { Int($0.trimmingCharacters(in: .whitespaces)) != nil }
+        let display = ":" + number.trimmingCharacters(in: .whitespaces)
+        setenv("DISPLAY", display, 1)
         defer { unsetenv("DISPLAY") }
         let signaling = try ManagedProcess("posecast-signaling", ["--port", "0"], name: "signaling")
         defer { signaling.signal(SIGTERM) }

@@ -4,26 +4,24 @@ import json
 import os
 import subprocess
 import sys
-import time
 
 sys.path.insert(0, os.path.dirname(__file__))
 from plots import pyplot  # noqa: E402
 
 
 def start_xvfb():
-    """A private X server on a free display number; (process, DISPLAY)."""
-    for number in range(90, 120):
-        if os.path.exists(f"/tmp/.X11-unix/X{number}"):
-            continue
-        display = f":{number}"
-        xvfb = subprocess.Popen(["Xvfb", display, "-screen", "0", "1280x800x24", "-nolisten", "tcp"],
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        for _ in range(100):
-            if os.path.exists(f"/tmp/.X11-unix/X{number}"):
-                return xvfb, display
-            time.sleep(0.05)
+    """A private X server on a display it picks itself (-displayfd): (process, DISPLAY).
+    A fixed or guessed number can meet a stale lock whose pid is alive again."""
+    read_end, write_end = os.pipe()
+    xvfb = subprocess.Popen(["Xvfb", "-displayfd", str(write_end), "-screen", "0", "1280x800x24", "-nolisten", "tcp"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, pass_fds=(write_end,))
+    os.close(write_end)
+    with os.fdopen(read_end) as numbers:
+        number = numbers.readline().strip()
+    if not number.isdigit():
         xvfb.kill()
-    sys.exit("bench-window: no Xvfb display could be started")
+        sys.exit("bench-window: Xvfb did not start (no display number from -displayfd)")
+    return xvfb, f":{number}"
 
 
 def run(binary, display, seconds, env):
@@ -55,6 +53,7 @@ def main():
                 print(json.dumps(line), flush=True)
     finally:
         xvfb.terminate()
+        xvfb.wait(timeout=5)
     worst = {d: max(x["latency_ms_p95"] for x in results[d]) for d in results}
     print(json.dumps({"summary": True, "p95_no_window_worst": worst[False], "p95_window_worst": worst[True],
                       "p95_difference_ms": round(worst[True] - worst[False], 1), "target_ms": 20}))
