@@ -225,14 +225,34 @@ struct ChromiumConsoleSystemTests {
         #expect(Self.number(heard, "energy") ?? 0 > 0, "decoded silence: \(heard)")
         #expect(samples > 0 && peaks >= 0.8 * samples, "the loudest frequency heard is not 1 kHz: \(heard)")
         #expect(summary["playing"] as? Bool == true, "the <audio> element does not play: \(summary["play_refused"] ?? "?")")
+        // The console asks for Chromium's voice processing (the driver then turns noise
+        // suppression and gain control off under it: they learn the test's steady tone as noise).
+        let asked = (summary["microphone_constraints_asked"] as? [String: Any])?["audio"] as? [String: Any] ?? [:]
+        #expect(["echoCancellation", "noiseSuppression", "autoGainControl"].allSatisfy { asked[$0] as? Bool == true },
+                "the console's microphone constraints: \(summary["microphone_constraints_asked"] ?? "none")")
 
         // What the field hears: the 440 Hz, switched by m, Space held, m.
         let timeline = summary["voice_timeline"] as? [String: Any] ?? [:]
         func at(_ key: String) -> Int64 { (timeline[key] as? NSNumber)?.int64Value ?? 0 }
-        let tones = publisher.events.filter { $0["event"] as? String == "tone" && Self.number($0, "hertz") == 440 }
-            .map { (at: ($0["atNanos"] as? NSNumber)?.int64Value ?? 0, started: $0["started"] as? Bool ?? false) }
+        let events = publisher.events.filter { $0["event"] as? String == "tone" && Self.number($0, "hertz") == 440 }
+            .map { (at: ($0["atNanos"] as? NSNumber)?.int64Value ?? 0, started: $0["started"] as? Bool ?? false,
+                    level: Self.number($0, "levelDb") ?? 0) }
         print("console voice: tone events at the publisher (ms from the mute key): "
-              + tones.map { "\($0.started ? "on" : "off") \(($0.at - at("mute_ns")) / 1_000_000)" }.joined(separator: ", "))
+              + events.map { "\($0.started ? "on" : "off") \(($0.at - at("mute_ns")) / 1_000_000) (\(Int($0.level)) dBFS)" }.joined(separator: ", "))
+        // A gap of 50 ms or less is a dropout, not a switch: on this two-core machine an
+        // expert's voice now and then reaches the publisher's mixer too late for its slot
+        // (Chromium, the publisher and the test share the cores), and the mixer fills 10 ms
+        // with silence (-150 dBFS) before the voice is re-timed. Counted, and few allowed.
+        var tones: [(at: Int64, started: Bool, level: Double)] = [], dropouts = 0
+        for event in events {
+            if event.started, let last = tones.last, !last.started, event.at - last.at <= 50_000_000 {
+                tones.removeLast(); dropouts += 1
+            } else {
+                tones.append(event)
+            }
+        }
+        print("console voice: \(dropouts) dropouts of 50 ms or less at the publisher")
+        #expect(dropouts <= 4, "the 440 Hz dropped out \(dropouts) times at the publisher")
         func on(at instant: Int64) -> Bool { tones.last { $0.at <= instant }?.started ?? false }
         func changes(_ started: Bool, _ from: Int64, _ to: Int64) -> [Int64] {
             tones.filter { $0.started == started && $0.at >= from && $0.at <= to }.map(\.at)
