@@ -137,26 +137,13 @@ struct EffectsSystemTests {
         #expect(errors.isEmpty, "effect errors: \(errors.prefix(3))")
         try await Self.stop(subscriber: subscriber, publisher: publisher, signaling: signaling)
 
-        // The publisher's frames by id (the pose each was encoded with), then the subscriber's.
-        func lines(_ path: String) throws -> [[String: Any]] {
-            try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n").compactMap {
-                try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
-            }
-        }
-        var sent: [Int: String] = [:]
-        for e in try lines(pubLog) { if let id = (e["frameId"] as? NSNumber)?.intValue { sent[id] = e["poseHash"] as? String } }
-        let shown = try lines(subLog)
-        let ids = shown.compactMap { ($0["frameId"] as? NSNumber)?.intValue }
-        #expect(ids.count == shown.count, "every frame shown has a frame id (its own pose)")
-        #expect(ids.count > 300, "frames shown: \(ids.count)")
-        let gaps = zip(ids, ids.dropFirst()).filter { $1 != $0 + 1 }
-        #expect(gaps.isEmpty, "frame ids run without a gap: \(gaps.prefix(5))")
-        let mismatched = shown.filter { e in
-            guard let id = (e["frameId"] as? NSNumber)?.intValue, let hash = e["poseHash"] as? String else { return true }
-            return sent[id] != nil && sent[id] != hash
-        }
-        #expect(mismatched.isEmpty, "every frame carries the pose it was sent with: \(mismatched.prefix(3))")
-        print("effects switching: \(ids.count) frames shown, \(gaps.count) gaps, \(mismatched.count) poses not their own")
+        // The subscriber's frames joined with the publisher's by id (the pose each was encoded with).
+        let join = try FrameLogJoin(publisherLog: pubLog, subscriberLog: subLog)
+        #expect(join.ids.count == join.shown, "every frame shown has a frame id (its own pose)")
+        #expect(join.ids.count > 300, "frames shown: \(join.ids.count)")
+        #expect(join.gaps.isEmpty, "frame ids run without a gap: \(join.gaps.prefix(5))")
+        #expect(join.notOwn.isEmpty, "every frame carries the pose it was sent with: \(join.notOwn.prefix(3))")
+        print("effects switching: \(join)")
     }
 
     /// Effects asked for without their models: each is refused naming the missing file and

@@ -80,7 +80,11 @@ struct SFUSystemTests {
         // Janus's log is block-buffered on a pipe: no waiting for it; the publisher tries again every 2 s until Janus answers.
         let sfu = "janus:ws://\(net.address):8188/"
         let room = String(Int.random(in: 1000...9999))
-        let publisher = try net.process("posecast-publisher", [
+        let logs = NSTemporaryDirectory() + net.name + "-frames"
+        try FileManager.default.createDirectory(atPath: logs, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: logs) }
+        let publisherLog = logs + "/publisher.jsonl"
+        let publisher = try net.process("posecast-publisher", ["--frame-log", publisherLog,
             "--source", "synthetic", "--codec", codec, "--sfu", sfu, "--room", room, "--listen", "\(net.address):0",
             "--microphone", "none", "--speaker", "none", "--json"], name: "publisher (\(codec))")
         defer { publisher.signal(SIGTERM) }
@@ -95,7 +99,8 @@ struct SFUSystemTests {
         for i in 0..<Self.subscribers {
             peers.append(try net.process("posecast-subscriber", [
                 "--headless", "--json", "--signaling", signaling, "--sfu", sfu, "--room", room, "--role", i == 0 ? "expert" : "viewer",
-                "--microphone", "none", "--speaker", "none"], name: "subscriber \(i) (\(codec))"))
+                "--microphone", "none", "--speaker", "none", "--frame-log", logs + "/subscriber-\(i).jsonl"],
+                name: "subscriber \(i) (\(codec))"))
         }
         // Each decodes ≥ 300 frames, every one with its own pose read from the frame.
         for (i, p) in peers.enumerated() {
@@ -137,5 +142,14 @@ struct SFUSystemTests {
         for p in peers { #expect(try await p.waitForExit(timeout: 15) == 0) }
         publisher.signal(SIGTERM)
         #expect(try await publisher.waitForExit(timeout: 15) == 0)
+
+        // Every frame shown carried its own pose: its frame id, pose hash and capture time
+        // are the publisher's for that frame (both frame logs, joined by id).
+        for i in peers.indices {
+            let join = try FrameLogJoin(publisherLog: publisherLog, subscriberLog: logs + "/subscriber-\(i).jsonl")
+            print("sfu \(codec): subscriber \(i): \(join)")
+            #expect(join.ids.count >= 300 && join.ids.count == join.shown, "subscriber \(i): \(join)")
+            #expect(join.notOwn.isEmpty && join.unknown == 0, "subscriber \(i): \(join); \(join.notOwn.prefix(3))")
+        }
     }
 }
