@@ -4,12 +4,18 @@ import Testing
 import TestSupport
 
 /// A private network for Janus and its peers: Janus ignores loopback for media, and the
-/// tests never use the machine's real interface. One network namespace with a veth pair
-/// (10.77.x.1 and 10.77.x.2, `lo` up); every process of the test runs in it through
-/// `ip netns exec`. Removed at the end (its processes are gone by then).
+/// tests never use the machine's real interface. Two network namespaces joined by a veth
+/// pair: Janus and the subscribers in one (`name`, 10.77.x.1 on v0), the publisher alone
+/// in the other (`publisherName`, 10.77.x.2 on v1), so everything the publisher uploads
+/// crosses v1 and its byte counter is the publisher's real upload. `lo` is up in both.
+/// Removed at the end (its processes are gone by then).
 struct SFUNetwork {
     let name: String
+    /// Janus's and the subscribers' address.
     let address: String
+    var publisherName: String { name + "-p" }
+    /// The publisher's address, in its own namespace.
+    var publisherAddress: String { address.dropLast(2) + ".2" }
 
     /// Nil, with the reason, where namespaces or Janus are unavailable.
     static func make() throws -> (SFUNetwork?, String?) {
@@ -17,43 +23,67 @@ struct SFUNetwork {
             return (nil, "janus is not installed (scripts/setup installs Debian's janus)")
         }
         let n = Int.random(in: 10...250)
-        let name = "posecast-sfu-\(getpid())-\(n)"
+        let net = SFUNetwork(name: "posecast-sfu-\(getpid())-\(n)", address: "10.77.\(n).1")
+        let (name, publisher) = (net.name, net.publisherName)
         let steps = [
             ["netns", "add", name],
+            ["netns", "add", publisher],
             ["-n", name, "link", "set", "lo", "up"],
+            ["-n", publisher, "link", "set", "lo", "up"],
             ["-n", name, "link", "add", "v0", "type", "veth", "peer", "name", "v1"],
-            ["-n", name, "addr", "add", "10.77.\(n).1/24", "dev", "v0"],
-            ["-n", name, "addr", "add", "10.77.\(n).2/24", "dev", "v1"],
+            ["-n", name, "link", "set", "v1", "netns", publisher],
+            ["-n", name, "addr", "add", "\(net.address)/24", "dev", "v0"],
+            ["-n", publisher, "addr", "add", "\(net.publisherAddress)/24", "dev", "v1"],
             ["-n", name, "link", "set", "v0", "up"],
-            ["-n", name, "link", "set", "v1", "up"],
+            ["-n", publisher, "link", "set", "v1", "up"],
         ]
         for step in steps {
-            let p = Process()
-            p.executableURL = URL(fileURLWithPath: "/usr/sbin/ip")
-            p.arguments = step
-            p.standardError = FileHandle.nullDevice
-            try p.run()
-            p.waitUntilExit()
-            if p.terminationStatus != 0 {
-                _ = try? SFUNetwork(name: name, address: "").remove()
+            guard Self.ip(step) == 0 else {
+                net.remove()
                 return (nil, "network namespaces are refused here (`ip \(step.joined(separator: " "))` failed)")
             }
         }
-        return (SFUNetwork(name: name, address: "10.77.\(n).1"), nil)
+        return (net, nil)
     }
 
-    func remove() throws {
+    @discardableResult
+    private static func ip(_ arguments: [String]) -> Int32 {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: "/usr/sbin/ip")
-        p.arguments = ["netns", "delete", name]
-        try p.run()
+        p.arguments = arguments
+        p.standardError = FileHandle.nullDevice
+        do { try p.run() } catch { return -1 }
         p.waitUntilExit()
+        return p.terminationStatus
     }
 
-    /// One of the project's executables (or a path) inside the namespace.
+    func remove() {
+        Self.ip(["netns", "delete", name])
+        Self.ip(["netns", "delete", publisherName])
+    }
+
+    /// One of the project's executables (or a path) in Janus's and the subscribers' namespace.
     func process(_ executable: String, _ arguments: [String], name: String) throws -> ManagedProcess {
+        try Self.process(in: self.name, executable, arguments, name: name)
+    }
+
+    /// The publisher (or anything else) in the publisher's namespace.
+    func publisherProcess(_ executable: String, _ arguments: [String], name: String) throws -> ManagedProcess {
+        try Self.process(in: publisherName, executable, arguments, name: name)
+    }
+
+    private static func process(in namespace: String, _ executable: String, _ arguments: [String], name: String) throws -> ManagedProcess {
         let path = executable.hasPrefix("/") ? executable : ManagedProcess.binDirectory.appendingPathComponent(executable).path
-        return try ManagedProcess("/usr/sbin/ip", ["netns", "exec", self.name, path] + arguments, name: name)
+        return try ManagedProcess("/usr/sbin/ip", ["netns", "exec", namespace, path] + arguments, name: name)
+    }
+
+    /// Bytes the publisher's namespace has sent so far (v1's counter): its upload.
+    func publisherUploadBytes() throws -> UInt64 {
+        let run = try ManagedProcess.runBlocking("/usr/sbin/ip", ["netns", "exec", publisherName, "cat", "/sys/class/net/v1/statistics/tx_bytes"], timeout: 5)
+        guard let bytes = UInt64(run.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) else {
+            throw HarnessTimeout(description: "v1's tx_bytes in \(publisherName): \(run.stdout) \(run.stderr)")
+        }
+        return bytes
     }
 }
 
@@ -72,7 +102,7 @@ struct SFUSystemTests {
             print("SKIPPED: the SFU test cannot run here: \(reason ?? "?")")
             return
         }
-        defer { try? net.remove() }
+        defer { net.remove() }
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         let janus = try net.process("/bin/bash", [root.appendingPathComponent("scripts/sfu").path, "--port", "8188",
                                                    "--config-dir", NSTemporaryDirectory() + net.name, "--debug-level", "3"], name: "janus")
@@ -84,8 +114,8 @@ struct SFUSystemTests {
         try FileManager.default.createDirectory(atPath: logs, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: logs) }
         let publisherLog = logs + "/publisher.jsonl"
-        let publisher = try net.process("posecast-publisher", ["--frame-log", publisherLog,
-            "--source", "synthetic", "--codec", codec, "--sfu", sfu, "--room", room, "--listen", "\(net.address):0",
+        let publisher = try net.publisherProcess("posecast-publisher", ["--frame-log", publisherLog,
+            "--source", "synthetic", "--codec", codec, "--sfu", sfu, "--room", room, "--listen", "\(net.publisherAddress):0",
             "--microphone", "none", "--speaker", "none", "--json"], name: "publisher (\(codec))")
         defer { publisher.signal(SIGTERM) }
         let (listening, _) = try await publisher.waitForEvent("embedded signaling", timeout: 20) { $0.is(.listening) }
@@ -111,11 +141,15 @@ struct SFUSystemTests {
             #expect(status.int("rejected_poses") == 0)
             #expect(status.string("pose_carrier") == (codec == "h264" ? "sei" : "trailer"), "subscriber \(i): \(status)")
         }
-        // One stream up, whatever the number of subscribers: the publisher's upload is one stream's bitrate.
+        // One stream up, whatever the number of subscribers: what crosses the publisher's
+        // link (v1's counter: media, RTCP, signaling) over 5 s is one stream's bitrate.
+        let (before, t0) = (try net.publisherUploadBytes(), ContinuousClock.now)
+        try await Task.sleep(for: .seconds(5))
+        let (after, t1) = (try net.publisherUploadBytes(), ContinuousClock.now)
+        let upload = Double(after - before) * 8 / 1000 / ((t1 - t0) / .seconds(1))
         let pubStatus = try #require(publisher.events.last { $0.is(.status) })
-        let upload = (pubStatus["kbps"] as? NSNumber)?.doubleValue ?? -1
         let encoder = (pubStatus["encoder_kbps"] as? NSNumber)?.doubleValue ?? -1
-        print("sfu \(codec): publisher upload \(upload) kbit/s with \(Self.subscribers) subscribers (encoder \(encoder) kbit/s), "
+        print("sfu \(codec): publisher upload \(Int(upload)) kbit/s on its link with \(Self.subscribers) subscribers (encoder \(encoder) kbit/s), "
               + "sessions \(pubStatus.int("sessions"))")
         #expect(upload <= encoder * 1.5 + 100, "the publisher sends one stream: \(upload) kbit/s for an encoder at \(encoder)")
 
