@@ -18,15 +18,19 @@ public struct TokenBucket: Sendable, Hashable {
     }
 
     /// Takes one token at `now`; false when none is left (the message must be refused).
-    public mutating func take(at now: Double) -> Bool {
+    /// `share` (0 < share ≤ 1) takes that much of a token instead: a sender whose budget
+    /// grows with what it speaks for (the signaling hub's producer: 1/sessions) gets that
+    /// many more messages, burst and rate alike.
+    public mutating func take(at now: Double, share: Double = 1) -> Bool {
+        let cost = share.isFinite && share > 0 ? min(share, 1) : 1
         guard rate.isFinite else { return true }
         if now > last {
             tokens = min(capacity, tokens + (now - last) * max(0, rate))
             last = now
         }
         // A hair of slack so that messages at exactly the rate are not refused by rounding.
-        guard tokens >= 1 - 1e-9 else { return false }
-        tokens = max(0, tokens - 1)
+        guard tokens >= cost - 1e-9 else { return false }
+        tokens = max(0, tokens - cost)
         return true
     }
 

@@ -61,7 +61,8 @@ public struct Delivery: Sendable, Hashable {
 ///   a producer's room listeners are told it left.
 /// - **Rate**: with the time given (`receive(_:from:at:)`, as the server does), each
 ///   connection has a token bucket of `messageBurst` messages refilled at
-///   `messagesPerSecond`; a message finding it empty is refused `rateLimited`, unread.
+///   `messagesPerSecond` (times its session count for a room's producer, who speaks for each);
+///   a message finding it empty is refused `rateLimited`, unread.
 /// - **Bad input**: text over `maxMessageBytes` UTF-8 bytes → `tooLarge`, not parsed;
 ///   not JSON, not an object, wrong or missing fields, `sdp` and `ice` both or neither →
 ///   `malformed` naming the field; an unknown `type` → `unknownType`.
@@ -114,15 +115,19 @@ public struct SignalingHub: Sendable {
 
     /// Handles one text message from `peer` that arrived at `now` (seconds on any monotonic
     /// clock): as `receive(_:from:)`, after the peer's rate limit. A message beyond
-    /// `limits.messageBurst` at once, or `limits.messagesPerSecond` sustained, is refused
-    /// with `rateLimited` and not read; the peer stays connected.
+    /// `limits.messageBurst` at once, or `limits.messagesPerSecond` sustained (both times
+    /// its session count for a room's producer), is refused with `rateLimited` and not
+    /// read; the peer stays connected.
     public mutating func receive(_ text: String, from peer: String, at now: Double) -> [Delivery] {
         advance(to: now)
         guard peers[peer] != nil else { return [] }
         // The first message finds a full bucket.
         var bucket = peers[peer]!.bucket
             ?? TokenBucket(rate: limits.messagesPerSecond, capacity: Double(limits.messageBurst), now: now)
-        let admitted = bucket.take(at: now)
+        // A producer speaks for each of its sessions (a publisher through an SFU sends every
+        // session its broadcasts over signaling): its budget is per session.
+        let sessions = peers[peer]!.producingSince == nil ? 1 : max(1, peers[peer]!.sessions.count)
+        let admitted = bucket.take(at: now, share: 1 / Double(sessions))
         peers[peer]!.bucket = bucket
         guard admitted else {
             return refuse(peer, .rateLimited, String(format: "more than %d messages at once or %.0f per second: message dropped, slow down",

@@ -97,8 +97,8 @@ struct Publisher: AsyncParsableCommand {
     var setupTimeout: Double = 15
     @Option(help: "Sessions one subscriber may hold at once; more are refused whatever the signaling server allows.")
     var maxSessionsPerConsumer = 4
-    @Option(help: "Sessions the publisher serves at once, being set up or live; more are refused.")
-    var maxSessions = 16
+    @Option(help: "Sessions the publisher serves at once, being set up or live; more are refused. Default 16, or 64 with --sfu (a session through the SFU costs the publisher no stream). Its embedded signaling server's rooms hold as many subscribers.")
+    var maxSessions: Int?
 
     mutating func validate() throws {
         if let dir = qualityReference, !QualitySampling.isWritableDirectory(dir) {
@@ -121,7 +121,7 @@ struct Publisher: AsyncParsableCommand {
         guard setupTimeout.isFinite, setupTimeout >= 1, setupTimeout <= 600 else {
             throw ValidationError("--setup-timeout must be 1…600 seconds, got \(setupTimeout)")
         }
-        guard maxSessionsPerConsumer >= 1, maxSessions >= 1 else {
+        guard maxSessionsPerConsumer >= 1, (maxSessions ?? 1) >= 1 else {
             throw ValidationError("--max-sessions-per-consumer and --max-sessions must be at least 1")
         }
         if let loss, !(0...100).contains(loss) { throw ValidationError("--loss must be a percentage in 0...100, got \(loss)") }
@@ -186,7 +186,8 @@ struct Publisher: AsyncParsableCommand {
         }
         config.json = json; config.frameLogPath = frameLog
         config.setupTimeout = .milliseconds(Int64(setupTimeout * 1000))
-        config.maxSessionsPerConsumer = maxSessionsPerConsumer; config.maxSessions = maxSessions
+        config.maxSessionsPerConsumer = maxSessionsPerConsumer
+        config.maxSessions = maxSessions ?? (sfu == nil ? 16 : 64)
         do throws(AppExit) {
             let app = try await PublisherApp.build(config)
             try await app.run()

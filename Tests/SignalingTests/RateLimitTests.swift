@@ -1,5 +1,6 @@
 import Foundation
 import Signaling
+import TestSupport
 import Testing
 
 /// The hub's per-connection message rate limit, with time stepped by hand.
@@ -62,6 +63,26 @@ struct RateLimitTests {
         guard case .list(let producers)? = listed.first?.message else { Issue.record("no list"); return }
         #expect(producers.isEmpty)
         #expect(refused.first?.message.errorInfo?.details.contains("per second") == true)
+    }
+
+    /// A publisher through an SFU sends each session its broadcasts over signaling (several
+    /// a second each): with 20 sessions a flat 10 a second would drop most of them.
+    @Test func aProducersBudgetGrowsWithItsSessions() throws {
+        var h = HubHarness(limits: HubLimits(maxPeersPerRoom: 32, maxSessionsPerProducer: 32, messagesPerSecond: 10, messageBurst: 20))
+        let producer = h.connect()
+        h.declare(producer, [.producer])
+        // Untimed setup (no rate limit): 20 consumers, one session each.
+        for _ in 0..<20 {
+            let consumer = h.connect()
+            h.declare(consumer, [.consumer])
+            _ = try h.startSession(consumer: consumer, producer: producer)
+        }
+        // 20 sessions: a burst of 400, then 200 a second.
+        #expect(Self.flood(&h.hub, producer, count: 450, at: 10) == (400, 50))
+        #expect(Self.flood(&h.hub, producer, count: 120, at: 10.5) == (100, 20))
+        // A consumer's budget is its own, whatever the producer's.
+        let lone = h.connect()
+        #expect(Self.flood(&h.hub, lone, count: 25, at: 10) == (20, 5))
     }
 
     @Test func backwardsOrNaNTimeRefillsNothing() {

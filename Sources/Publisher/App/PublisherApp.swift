@@ -114,6 +114,10 @@ public final class PublisherApp: Sendable {
         } else {
             var serverConfig = SignalingServerConfiguration()
             serverConfig.host = config.listen.host; serverConfig.port = config.listen.port
+            // The room holds the publisher and as many subscribers as it serves sessions: the
+            // hub's default (16 peers) would otherwise be a second, lower cap with --sfu.
+            serverConfig.limits.maxPeersPerRoom = max(serverConfig.limits.maxPeersPerRoom, config.maxSessions + 1)
+            serverConfig.limits.maxSessionsPerProducer = max(serverConfig.limits.maxSessionsPerProducer, config.maxSessions)
             do {
                 let started = try await SignalingServer.start(serverConfig, logger: Logger(label: "posecast.signaling"))
                 server = started
