@@ -1,10 +1,10 @@
 import Foundation
 
 /// Where the browser console's files (`Sources/Signaling/Console`: index.html, console.js,
-/// pose.js, pose-worker.js, console.css) are: the package's resource bundle, built next to
+/// pose.js, pose-worker.js, janus.js, console.css) are: the package's resource bundle, built next to
 /// the executables (`PoseCast_Signaling.resources`).
 public enum ConsoleFiles {
-    public static let names = ["index.html", "console.js", "console.css", "pose.js", "pose-worker.js"]
+    public static let names = ["index.html", "console.js", "console.css", "pose.js", "pose-worker.js", "janus.js"]
 
     /// The folder holding them; throws, naming what is missing, when the bundle is not
     /// where the executable expects it (a binary copied without its resources).

@@ -94,7 +94,7 @@ struct SFUNetwork {
 struct SFUSystemTests {
     static let subscribers = 4
 
-    @Test("publisher → Janus → 4 subscribers: ≥ 300 frames each, all with their own pose; one upload; an expert's annotation through the SFU path reaches everyone",
+    @Test("publisher → Janus → 4 subscribers and the browser console: ≥ 300 frames each, all with their own pose (by frame id against the publisher's frame log); one upload; annotations through the SFU path acked and seen by everyone",
           arguments: ["h264", "vp8"])
     func throughJanus(codec: String) async throws {
         let (made, reason) = try SFUNetwork.make()
@@ -115,7 +115,7 @@ struct SFUSystemTests {
         defer { try? FileManager.default.removeItem(atPath: logs) }
         let publisherLog = logs + "/publisher.jsonl"
         let publisher = try net.publisherProcess("posecast-publisher", ["--frame-log", publisherLog,
-            "--source", "synthetic", "--codec", codec, "--sfu", sfu, "--room", room, "--listen", "\(net.publisherAddress):0",
+            "--source", "synthetic", "--pose", "orbit", "--codec", codec, "--sfu", sfu, "--room", room, "--listen", "\(net.publisherAddress):0",
             "--microphone", "none", "--speaker", "none", "--json"], name: "publisher (\(codec))")
         defer { publisher.signal(SIGTERM) }
         let (listening, _) = try await publisher.waitForEvent("embedded signaling", timeout: 20) { $0.is(.listening) }
@@ -124,12 +124,26 @@ struct SFUSystemTests {
         #expect(publishing.string("poseTransport") == (codec == "h264" ? "sei" : "trailer"))
         try await publisher.waitForEvent("DTLS with Janus, its certificate checked", timeout: 30) { $0.is(.sfuConnected) }
 
+        // The browser console (Chromium, an expert) beside the GStreamer subscribers.
+        var consoleRun: Task<String, any Error>?
+        if let why = SFUConsoleDriver.unavailable {
+            print("SKIPPED: the browser console through Janus: \(why)")
+        } else {
+            consoleRun = SFUConsoleDriver.start(
+                in: net, console: signaling.replacingOccurrences(of: "ws://", with: "http://"), sfu: sfu, room: room,
+                frameLog: publisherLog, work: logs,
+                screenshots: AiortcPython.packageRoot.appendingPathComponent(".build/test-artifacts/console-sfu-\(codec)").path)
+        }
+        defer { consoleRun?.cancel() }
+
         var peers: [ManagedProcess] = []
         defer { for p in peers { p.signal(SIGTERM) } }
         for i in 0..<Self.subscribers {
             peers.append(try net.process("posecast-subscriber", [
                 "--headless", "--json", "--signaling", signaling, "--sfu", sfu, "--room", room, "--role", i == 0 ? "expert" : "viewer",
-                "--microphone", "none", "--speaker", "none", "--frame-log", logs + "/subscriber-\(i).jsonl"],
+                "--microphone", "none", "--speaker", "none", "--frame-log", logs + "/subscriber-\(i).jsonl"]
+                // The expert looks for its pins in its decoded frames (drawn magenta for it).
+                + (i == 0 ? ["--check-markers"] : []),
                 name: "subscriber \(i) (\(codec))"))
         }
         // Each decodes ≥ 300 frames, every one with its own pose read from the frame.
@@ -160,9 +174,16 @@ struct SFUSystemTests {
         let (ack, _) = try await expert.waitForEvent("ack of the expert's tap", timeout: 15, after: mark) {
             $0.is(.ack) && $0.string("annotationId") != nil
         }
+        let annotation = try #require(ack.string("annotationId"))
+        // Drawn by the publisher into the video that came through Janus: the expert finds
+        // its pin (magenta) in its own decoded frames where that frame's pose projects it.
+        let (visible, _) = try await expert.waitForEvent("the pin drawn in the expert's decoded frames", timeout: 15, after: mark) {
+            $0.is(.annotationVisible) && $0.string("annotationId") == annotation
+        }
+        #expect(((visible["error_px"] as? NSNumber)?.doubleValue ?? 99) <= 3, "\(visible)")
         for (i, viewer) in peers.enumerated().dropFirst() {
             try await viewer.waitForEvent("viewer \(i) sees the annotation", timeout: 15) {
-                $0.is(.annotations) && $0.int("count") == 1
+                $0.is(.annotations) && ($0["ids"] as? [String] ?? []).contains(annotation)
             }
         }
         // A viewer may not annotate: refused as on the direct path.
@@ -171,6 +192,9 @@ struct SFUSystemTests {
         let (refusal, _) = try await peers[1].waitForEvent("the viewer's tap refused", timeout: 15, after: viewerMark) { $0.is(.error) }
         #expect(refusal.string("code") == "notAllowed", "\(refusal)")
         print("sfu \(codec): annotation \(ack.string("annotationId") ?? "?") acked through signaling, seen by \(Self.subscribers - 1) viewers")
+
+        // The console: its own ≥ 300 frames, each with the pose the publisher logged for it.
+        if let consoleRun { try Self.checkConsole(try await consoleRun.value, codec: codec, frameLog: publisherLog) }
 
         for p in peers { p.send("quit") }
         for p in peers { #expect(try await p.waitForExit(timeout: 15) == 0) }
@@ -185,5 +209,28 @@ struct SFUSystemTests {
             #expect(join.ids.count >= 300 && join.ids.count == join.shown, "subscriber \(i): \(join)")
             #expect(join.notOwn.isEmpty && join.unknown == 0, "subscriber \(i): \(join); \(join.notOwn.prefix(3))")
         }
+    }
+
+    /// The console's summary (`SFUConsoleDriver`): every frame presented found its own pose
+    /// inside the frame, checked by frame id and capture time against the publisher's frame
+    /// log; its click acked over signaling and listed; a viewer's click refused.
+    static func checkConsole(_ json: String, codec: String, frameLog: String) throws {
+        let summary = try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])
+        func number(_ key: String) -> Int { (summary[key] as? NSNumber)?.intValue ?? -1 }
+        #expect(summary["ok"] as? Bool == true, "chromium_console.py --sfu: \(summary["reasons"] ?? "?")")
+        let presented = number("presented"), withPose = number("presented_with_pose")
+        let carrier = summary["pose_carrier"] as? String
+        let notOwn = try SFUConsoleDriver.framesNotOwn(summary, frameLog: frameLog)
+        let checked = (summary["frames"] as? [Any])?.count ?? 0
+        print("sfu \(codec): console: \(withPose) of \(presented) presented frames with their pose (carrier \(carrier ?? "none")), "
+              + "\(checked) checked against the frame log, \(notOwn.count) not their own")
+        #expect(presented >= 300 && withPose == presented && checked == withPose, "console: \(withPose) of \(presented), \(checked) checked")
+        #expect(notOwn.isEmpty && number("pose_mismatch_count") == 0, "console poses unlike the frame log: \(notOwn.prefix(5))")
+        #expect(carrier == (codec == "h264" ? "sei" : "trailer"))
+        let click = summary["click"] as? [String: Any] ?? [:]
+        print("sfu \(codec): console click on \(click["target"] ?? "?") → \(click["annotationId"] ?? "no annotation") via \(click["control_route"] ?? "?")")
+        #expect(click["acked"] as? Bool == true && click["control_route"] as? String == "signaling", "console click: \(click)")
+        #expect((click["shown"] as? String)?.isEmpty == false)
+        #expect((summary["viewer_error"] as? [String: Any])?["code"] as? String == "notAllowed", "\(summary["viewer_error"] ?? "no refusal")")
     }
 }

@@ -43,9 +43,19 @@ with the publisher's tone events; a tap on Space still freezes while muted. Then
 expert whose microphone is refused (getUserMedia rejected with NotAllowedError) listens
 only and still gets its video, and a viewer listens only.
 
+With --sfu WS_URL --room N the console runs through Janus (docs/CONSOLE.md, "Through
+Janus"): as an expert until --min-frames (300) frames were presented, reporting how many
+found their own pose read from inside the frame, the carrier (`sei` for H.264, `trailer`
+for VP8), each posed frame's [frameId, captureNs] ("frames") and how they compare with
+--frame-log; then one click (on a disc when --features is given and one is in view, else
+on the ground) acknowledged over signaling and shown in the list; then a viewer's click
+refused. Run it where Janus's media can reach Chromium (the tests: inside the network
+namespace, `ip netns exec`).
+
 Usage:
     .build/interop-venv/bin/python3 scripts/interop/chromium_console.py \
         --console http://127.0.0.1:PORT/ --frame-log FRAMES.jsonl --features FEATURES.txt \
+        [--sfu ws://JANUS:8188/ --room N [--min-frames 300]] \
         [--screenshots DIR] [--timeout 120] [--verbose] \
         [--poses-only [--turn turn:HOST:PORT?transport=udp --turn-user U --turn-password P --relay-only]]
         [--audio tone=440|FILE.wav [--heard-hz 1000]]
@@ -216,10 +226,83 @@ def read_frame_log(path):
     return frames
 
 
+def compare_poses(presented_log, frame_log_path):
+    """Each presented frame's pose (frame id, capture time) against the publisher's
+    --frame-log: how many were compared, and those that differ."""
+    frames = read_frame_log(frame_log_path)
+    compared, mismatches = 0, []
+    for entry in presented_log:
+        if entry["frameId"] is None:
+            continue
+        compared += 1
+        logged = frames.get(entry["frameId"])
+        if logged is None or str(logged) != entry["captureTimeNs"]:
+            mismatches.append({"frameId": entry["frameId"], "page": entry["captureTimeNs"], "log": logged})
+    return compared, mismatches
+
+
 async def wait_for_video(page, seconds):
     await page.until("the console connected and showing frames with poses",
                      "(() => { const s = posecastConsole.state; return s.phase === 'connected' && !!s.current"
                      " && !!s.current.pose && s.presented.count > 30; })()", seconds)
+
+
+async def visible_discs(page, features):
+    """The named discs wholly in view in the frozen frame, found by colour near where the
+    frame's pose projects their centres, largest first."""
+    return await page.js(f"""(() => {{
+        const snap = __t.snapshot(true); if (!snap) return null;
+        const {{frame, canvas}} = snap; const out = []; const DISC_RADIUS = {DISC_RADIUS}, MIN_DISC_AREA = {MIN_DISC_AREA};
+        const features = {json.dumps(features)}; const tests = {{{", ".join(f'"{k}": (r, g, b) => {v}' for k, v in DISCS.items())}}};
+        for (const name of Object.keys(tests)) {{
+          if (!features[name]) continue;
+          const p = __t.project(frame.pose, features[name], frame.width, frame.height);
+          if (!p || p.x < 20 || p.y < 20 || p.x > frame.width - 20 || p.y > frame.height - 20) continue;
+          // The disc's rim as this frame sees it: its area in pixels, and how far it reaches.
+          const rim = [];
+          for (let i = 0; i < 32; i++) {{
+            const t = i / 32 * 2 * Math.PI, c = features[name];
+            const q = __t.project(frame.pose, [c[0] + DISC_RADIUS * Math.cos(t), c[1], c[2] + DISC_RADIUS * Math.sin(t)], frame.width, frame.height);
+            if (!q) break;
+            rim.push(q);
+          }}
+          if (rim.length < 32) continue;
+          let area = 0, reach = 0;
+          rim.forEach((q, i) => {{ const n = rim[(i + 1) % rim.length]; area += q.x * n.y - n.x * q.y;
+                                  reach = Math.max(reach, Math.hypot(q.x - p.x, q.y - p.y)); }});
+          area = Math.abs(area) / 2;
+          const b = __t.blob(canvas, p.x, p.y, reach + 2, tests[name]);
+          // Wholly in view: a disc partly hidden (by a box, a sphere, a pin) has its centroid elsewhere.
+          // Large enough that a pixel is a few millimetres of ground (a far disc seen edge-on is not).
+          if (area < MIN_DISC_AREA || b.count < 0.8 * area) continue;
+          out.push({{name, projected: p, found: b, area, page: __t.page(frame, b.x, b.y), frameId: frame.pose.frameId}});
+        }}
+        return out.sort((a, b) => b.area - a.area), out; }})()""")
+
+
+async def acknowledged(page, before, what):
+    """The outcome of the click made after `before` clicks: waits for its reply."""
+    return await page.until(f"{what} acknowledged", f"(() => {{ const c = posecastConsole.state.clicks[{before}];"
+                            " return c && c.outcome ? c : null; })()", 10)
+
+
+async def annotate_disc(page, disc, features):
+    """Clicks a disc found by visible_discs; its annotation, acknowledged and in the
+    console's list, against the disc's true centre."""
+    before = await page.js("posecastConsole.state.clicks.length")
+    await page.click(disc["page"]["x"], disc["page"]["y"])
+    click = await acknowledged(page, before, f"the {disc['name']} disc's annotation")
+    if click["outcome"]["code"] != "ack":
+        raise chromium.Failure(f"the click on the {disc['name']} disc was refused: {click['outcome']}")
+    annotation = await page.until("the annotation in the list",
+                                  f"posecastConsole.state.annotations.find((a) => a.id === {json.dumps(click['outcome']['annotationId'])})", 5)
+    truth = features[disc["name"]]
+    position = [annotation["position"][k] for k in ("x", "y", "z")]
+    error_cm = sum((a - b) ** 2 for a, b in zip(position, truth)) ** 0.5 * 100
+    return {"name": disc["name"], "frameId": click["frameId"], "clicked_px": [disc["found"]["x"], disc["found"]["y"]],
+            "projected_px": [disc["projected"]["x"], disc["projected"]["y"]], "area_px": disc["area"], "world": position,
+            "truth": truth, "error_cm": error_cm, "placement": annotation.get("placement"),
+            "annotationId": annotation["id"]}
 
 
 async def expert(page, args, summary, shots):
@@ -238,15 +321,7 @@ async def expert(page, args, summary, shots):
     # then takes the newer one's pose and pixels: docs/CONSOLE.md).
     summary["presented_newer_than_callback"] = presented["presented"].get("newerThanCallback")
     summary["worker"] = presented["worker"]
-    frames = read_frame_log(args.frame_log)
-    compared, mismatches = 0, []
-    for entry in presented["log"]:
-        if entry["frameId"] is None:
-            continue
-        compared += 1
-        logged = frames.get(entry["frameId"])
-        if logged is None or str(logged) != entry["captureTimeNs"]:
-            mismatches.append({"frameId": entry["frameId"], "page": entry["captureTimeNs"], "log": logged})
+    compared, mismatches = compare_poses(presented["log"], args.frame_log)
     summary["poses_compared"] = compared
     summary["pose_mismatches"] = mismatches[:10]
     summary["pose_mismatch_count"] = len(mismatches)
@@ -266,53 +341,11 @@ async def expert(page, args, summary, shots):
             break
         await page.key(" ", "Space", 32)
         await page.until("frozen", "!!posecastConsole.state.frozen", 5)
-        found = await page.js(f"""(() => {{
-            const snap = __t.snapshot(true); if (!snap) return null;
-            const {{frame, canvas}} = snap; const out = []; const DISC_RADIUS = {DISC_RADIUS}, MIN_DISC_AREA = {MIN_DISC_AREA};
-            const features = {json.dumps(features)}; const tests = {{{", ".join(f'"{k}": (r, g, b) => {v}' for k, v in DISCS.items())}}};
-            for (const name of Object.keys(tests)) {{
-              if (!features[name]) continue;
-              const p = __t.project(frame.pose, features[name], frame.width, frame.height);
-              if (!p || p.x < 20 || p.y < 20 || p.x > frame.width - 20 || p.y > frame.height - 20) continue;
-              // The disc's rim as this frame sees it: its area in pixels, and how far it reaches.
-              const rim = [];
-              for (let i = 0; i < 32; i++) {{
-                const t = i / 32 * 2 * Math.PI, c = features[name];
-                const q = __t.project(frame.pose, [c[0] + DISC_RADIUS * Math.cos(t), c[1], c[2] + DISC_RADIUS * Math.sin(t)], frame.width, frame.height);
-                if (!q) break;
-                rim.push(q);
-              }}
-              if (rim.length < 32) continue;
-              let area = 0, reach = 0;
-              rim.forEach((q, i) => {{ const n = rim[(i + 1) % rim.length]; area += q.x * n.y - n.x * q.y;
-                                      reach = Math.max(reach, Math.hypot(q.x - p.x, q.y - p.y)); }});
-              area = Math.abs(area) / 2;
-              const b = __t.blob(canvas, p.x, p.y, reach + 2, tests[name]);
-              // Wholly in view: a disc partly hidden (by a box, a sphere, a pin) has its centroid elsewhere.
-              // Large enough that a pixel is a few millimetres of ground (a far disc seen edge-on is not).
-              if (area < MIN_DISC_AREA || b.count < 0.8 * area) continue;
-              out.push({{name, projected: p, found: b, area, page: __t.page(frame, b.x, b.y), frameId: frame.pose.frameId}});
-            }}
-            return out.sort((a, b) => b.area - a.area), out; }})()""")
+        found = await visible_discs(page, features)
         for disc in found or []:
             if len(placed) >= 3 or any(p["name"] == disc["name"] for p in placed):
                 continue
-            before = await page.js("posecastConsole.state.clicks.length")
-            await page.click(disc["page"]["x"], disc["page"]["y"])
-            click = await page.until(f"the {disc['name']} disc's annotation acknowledged",
-                                     f"(() => {{ const c = posecastConsole.state.clicks[{before}];"
-                                     " return c && c.outcome ? c : null; })()", 10)
-            if click["outcome"]["code"] != "ack":
-                raise chromium.Failure(f"the click on the {disc['name']} disc was refused: {click['outcome']}")
-            annotation = await page.until("the annotation in the list",
-                                          f"posecastConsole.state.annotations.find((a) => a.id === {json.dumps(click['outcome']['annotationId'])})", 5)
-            truth = features[disc["name"]]
-            position = [annotation["position"][k] for k in ("x", "y", "z")]
-            error_cm = sum((a - b) ** 2 for a, b in zip(position, truth)) ** 0.5 * 100
-            placed.append({"name": disc["name"], "frameId": click["frameId"], "clicked_px": [disc["found"]["x"], disc["found"]["y"]],
-                           "projected_px": [disc["projected"]["x"], disc["projected"]["y"]], "area_px": disc["area"], "world": position,
-                           "truth": truth, "error_cm": error_cm, "placement": annotation.get("placement"),
-                           "annotationId": annotation["id"]})
+            placed.append(await annotate_disc(page, disc, features))
             step("disc", **placed[-1])
         if len(placed) == 3 or attempt == 7:
             await page.screenshot(args.screenshots, "console-frozen-pins", shots)
@@ -388,6 +421,80 @@ async def expert(page, args, summary, shots):
     summary["focus_status_text"] = await page.js("document.getElementById('s-focus').textContent")
     step("focus", locked_after_s=summary["focus_locked_s"], shown=summary["focus_status_text"])
     await page.screenshot(args.screenshots, "console-focus-locked", shots)
+
+
+# ---------------------------------------------------------------- through Janus (--sfu)
+
+async def sfu_expert(page, args, summary, shots):
+    """The console through Janus as an expert: ≥ --min-frames presented frames, the share
+    with their own pose read from inside the frame (and its carrier), each pose against
+    the frame log; then one click, on a disc when one is in view, acknowledged over
+    signaling and shown in the annotation list."""
+    await wait_for_video(page, 60)
+    through = await page.js("(() => { const s = posecastConsole.state; return {sfu: s.sfu, controlRoute: s.controlRoute,"
+                            " phase: document.getElementById('connection').textContent}; })()")
+    summary["sfu"] = through["sfu"]
+    summary["control_route"] = through["controlRoute"]
+    step("connected", **through)
+    await page.js("posecastConsole.state.presented = {count: 0, withPose: 0, newerThanCallback: 0}; posecastConsole.state.presentedLog = []; 1")
+    started = time.monotonic()
+    await page.until(f"{args.min_frames} frames presented", f"posecastConsole.state.presented.count >= {args.min_frames}",
+                     args.min_frames / 10 + 20)
+    presented = await page.js("(() => { const s = posecastConsole.state; return {presented: s.presented,"
+                              " log: s.presentedLog, worker: s.worker, carrier: s.poseCarrier}; })()")
+    summary["presented_seconds"] = round(time.monotonic() - started, 2)
+    summary["presented"] = presented["presented"]["count"]
+    summary["presented_with_pose"] = presented["presented"]["withPose"]
+    summary["pose_carrier"] = presented["carrier"]
+    summary["worker"] = presented["worker"]
+    # Frame id and capture time of each posed frame presented, as the pose in the frame says.
+    summary["frames"] = [[e["frameId"], e["captureTimeNs"]] for e in presented["log"] if e["frameId"] is not None]
+    compared, mismatches = compare_poses(presented["log"], args.frame_log)
+    summary["poses_compared"] = compared
+    summary["pose_mismatches"] = mismatches[:10]
+    summary["pose_mismatch_count"] = len(mismatches)
+    step("poses", presented=summary["presented"], with_pose=summary["presented_with_pose"], carrier=summary["pose_carrier"],
+         seconds=summary["presented_seconds"], compared=compared, mismatches=len(mismatches))
+    await page.screenshot(args.screenshots, "console-sfu-live", shots)
+    if args.poses_only:
+        return
+    summary["click"] = await sfu_click(page, args)
+    step("click", **summary["click"])
+    await page.screenshot(args.screenshots, "console-sfu-annotated", shots)
+
+
+async def sfu_click(page, args):
+    """One annotation through the SFU path: a disc (with --features) in a frozen frame,
+    else the ground below the picture's centre, live. Its ack comes over signaling."""
+    features = read_features(args.features) if args.features else {}
+    result = None
+    for _ in range(8 if features else 0):
+        await page.key(" ", "Space", 32)
+        await page.until("frozen", "!!posecastConsole.state.frozen", 5)
+        found = await visible_discs(page, features)
+        if found:
+            placed = await annotate_disc(page, found[0], features)
+            result = {"target": f"disc:{placed['name']}", "annotationId": placed["annotationId"], "error_cm": placed["error_cm"],
+                      "frameId": placed["frameId"]}
+        await page.key("Escape", "Escape", 27)
+        await page.until("live again", "!posecastConsole.state.frozen", 5)
+        if result:
+            break
+        await asyncio.sleep(1.5)   # the orbit brings other discs into view
+    if not result:
+        point = await page.js("(() => { const f = posecastConsole.state.current; const r = posecastConsole.pictureRect(f);"
+                              " return {x: r.left + r.width * 0.5, y: r.top + r.height * 0.8}; })()")
+        before = await page.js("posecastConsole.state.clicks.length")
+        await page.click(point["x"], point["y"])
+        click = await acknowledged(page, before, "the click on the ground")
+        if click["outcome"]["code"] != "ack":
+            raise chromium.Failure(f"the click on the ground was refused: {click['outcome']}")
+        result = {"target": "ground", "annotationId": click["outcome"]["annotationId"], "frameId": click["frameId"]}
+    result["acked"] = True
+    result["control_route"] = await page.js("posecastConsole.state.controlRoute")
+    result["shown"] = await page.until("the annotation in the list on the page",
+                                       "[...document.querySelectorAll('#annotations li')].map((l) => l.textContent).join(' | ')", 5)
+    return result
 
 
 async def await_restart(page, summary):
@@ -674,6 +781,15 @@ async def run(args, summary, shots):
             if args.audio:
                 return await voice_run(devtools, page, base, args, summary, shots)
             query = {"role": "expert"}
+            if args.sfu:
+                query.update(sfu=args.sfu, room=args.room)
+                await devtools.call("Page.navigate", {"url": base + "?" + urllib.parse.urlencode(query)})
+                await sfu_expert(page, args, summary, shots)
+                if not args.poses_only:
+                    query["role"] = "viewer"
+                    await devtools.call("Page.navigate", {"url": base + "?" + urllib.parse.urlencode(query)})
+                    await viewer(page, args, summary, shots)
+                return
             if args.turn:
                 query.update(turn=args.turn, turnUser=args.turn_user or "", turnPassword=args.turn_password or "")
             if args.relay_only:
@@ -691,7 +807,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--console", required=True, help="the console's URL (http://HOST:PORT/)")
     parser.add_argument("--frame-log", required=True, help="the publisher's --frame-log")
-    parser.add_argument("--features", required=True, help="`posecast-scene features` output")
+    parser.add_argument("--features", help="`posecast-scene features` output (required but with --sfu)")
     parser.add_argument("--screenshots", help="directory for PNG screenshots of the console")
     parser.add_argument("--timeout", type=float, default=150)
     parser.add_argument("--verbose", action="store_true")
@@ -704,7 +820,14 @@ def main():
     parser.add_argument("--relay-only", action="store_true", help="Chromium sends media only through --turn")
     parser.add_argument("--audio", help="only the voice checks, Chromium's microphone playing this WAV (or tone=HZ)")
     parser.add_argument("--heard-hz", type=float, default=1000, help="with --audio: the publisher's tone")
+    parser.add_argument("--sfu", help="the console through Janus: its WebSocket API (ws://HOST:8188/)")
+    parser.add_argument("--room", help="with --sfu: the room (signaling and Janus VideoRoom alike)")
+    parser.add_argument("--min-frames", type=int, default=300, help="with --sfu: presented frames to count")
     args = parser.parse_args()
+    if args.sfu and not args.room:
+        parser.error("--sfu needs --room")
+    if not args.sfu and not args.features:
+        parser.error("--features is required (but with --sfu)")
     if args.screenshots:
         os.makedirs(args.screenshots, exist_ok=True)
     summary, shots, reasons = {}, [], []

@@ -5,6 +5,12 @@
 // has an audio m-line, the expert talks with the field in the same peer connection
 // (docs/CONSOLE.md, "Voice").
 //
+// Through an SFU (`sfu=ws://JANUS:8188/` in the URL, docs/CONSOLE.md "Through Janus"):
+// the session with the publisher carries control only (`via: "sfu"`, requests and
+// replies as `control` peer messages on signaling), the media comes from Janus's
+// VideoRoom (janus.js), and each frame's pose is read from inside the frame: an H.264
+// SEI or the trailer (pose-worker.js).
+//
 // `window.posecastConsole` exposes the state and counters for tests and the curious.
 "use strict";
 
@@ -26,6 +32,7 @@ const settings = {
   turnUser: query.get("turnUser"),
   turnPassword: query.get("turnPassword"),
   relayOnly: query.get("relayOnly") === "1",
+  sfu: query.get("sfu") || "",     // Janus's WebSocket API: the media through its VideoRoom `room`
 };
 
 // ---------------------------------------------------------------- state
@@ -38,8 +45,9 @@ const state = {
   attempt: 0,
   peerId: null, producer: null, sessionId: null,
   connectionState: null,
-  poses: new Map(),                // rtpTimestamp → {pose, receivedAt}
-  worker: {frames: 0, withTrailer: 0, malformed: 0, stripNanos: 0},
+  poses: new Map(),                // rtpTimestamp (as received) → {pose, receivedAt}
+  poseCarrier: null,               // where the last pose was: "trailer" or "sei" (H.264 through an SFU)
+  worker: {frames: 0, withTrailer: 0, withSEI: 0, malformed: 0, stripNanos: 0},
   presented: {count: 0, withPose: 0, newerThanCallback: 0},
   presentedLog: [],                // [{rtpTimestamp, frameId|null, at}] for tests
   current: null,                   // the frame on screen: {rtpTimestamp, pose, width, height}
@@ -50,6 +58,8 @@ const state = {
   scene: null,
   route: null,                     // the selected ICE pair: {local, remote, protocol} candidate types
   sdp: {offer: null, answer: null}, // the last session's, for tests and the curious
+  sfu: null,                       // through an SFU: {url, room, feed} once Janus offered the feed
+  controlRoute: null,              // "dataChannel", or "signaling" through an SFU, while control is possible
   pending: new Map(),              // request id → {type, sentAt, click?}
   clicks: [],                      // every click and what became of it, for tests
   errors: [],                      // every error reply, {code, message, shown}
@@ -110,7 +120,7 @@ const signalingWords = {
 
 // ---------------------------------------------------------------- signaling and the peer
 
-let socket = null, pc = null, control = null, worker = null, statsTimer = null, retryTimer = null;
+let socket = null, pc = null, control = null, worker = null, statsTimer = null, retryTimer = null, janus = null;
 let stopped = true;
 
 function send(message) {
@@ -175,8 +185,11 @@ function connect() {
 }
 
 function declare() {
-  const status = {type: "setPeerStatus", roles: ["listener", "consumer"], room: settings.room, role: settings.role,
-                  meta: {name: "posecast-console", poseTransport: state.transformAvailable ? "trailer" : "headerExtension"}};
+  // Through an SFU the publisher opens no peer for us and puts the pose in every frame
+  // (SEI for H.264, the trailer for VP8): nothing to ask for but the route.
+  const meta = settings.sfu ? {name: "posecast-console", via: "sfu"}
+    : {name: "posecast-console", poseTransport: state.transformAvailable ? "trailer" : "headerExtension"};
+  const status = {type: "setPeerStatus", roles: ["listener", "consumer"], room: settings.room, role: settings.role, meta};
   if (settings.token) status.token = settings.token;
   send(status);
   send({type: "list"});
@@ -206,10 +219,13 @@ async function onSignaling(message) {
     break;
   case "sessionStarted":
     state.sessionId = message.sessionId;
+    if (settings.sfu) sfuSessionStarted(message.sessionId);
     break;
   case "peer":
     if (message.sessionId !== state.sessionId) return;
-    if (message.sdp) await onOffer(message.sdp);
+    if (typeof message.control === "string") onControl(message.control);
+    else if (settings.sfu) say("The publisher sent media negotiation for a session through the SFU: ignored.", "error");
+    else if (message.sdp) await onOffer(message.sdp, signalingRoute(state.sessionId));
     else if (message.ice && pc) {
       let text = message.ice.candidate || "";
       if (text.startsWith("a=")) text = text.slice(2);
@@ -218,7 +234,11 @@ async function onSignaling(message) {
     }
     break;
   case "endSession":
-    if (message.sessionId === state.sessionId) scheduleReconnect("the publisher ended the session");
+    if (message.sessionId === state.sessionId) {
+      // Through an SFU a publisher that publishes into none refuses the session at once.
+      scheduleReconnect(settings.sfu ? "the publisher ended the session (does it publish into Janus, --sfu?)"
+                                     : "the publisher ended the session");
+    }
     break;
   case "error": {
     const words = signalingWords[message.code] || "The signaling server refused a message";
@@ -250,23 +270,32 @@ function iceConfiguration() {
   return configuration;
 }
 
-async function onOffer(sdp) {
-  if (sdp.type !== "offer") return say(`Expected an offer from the publisher, got ${sdp.type}.`, "error");
+// Where our answer and candidates go for an offer: back to the publisher over signaling
+// (the direct path), or to Janus (janusRoute). `answer` resolves once it is delivered.
+function signalingRoute(session) {
+  return {
+    throughSFU: false,
+    offerer: "the publisher",
+    candidate(c) {
+      if (c && c.candidate) send({type: "peer", sessionId: session, ice: {candidate: c.candidate, sdpMLineIndex: c.sdpMLineIndex ?? 0}});
+    },
+    async answer(sdp) { send({type: "peer", sessionId: session, sdp: {type: "answer", sdp}}); },
+  };
+}
+
+async function onOffer(sdp, route) {
+  if (sdp.type !== "offer") return say(`Expected an offer from ${route.offerer}, got ${sdp.type}.`, "error");
   pc = new RTCPeerConnection(iceConfiguration());
   const own = pc, session = state.sessionId;
-  pc.onicecandidate = (event) => {
-    if (event.candidate && event.candidate.candidate) {
-      send({type: "peer", sessionId: session,
-            ice: {candidate: event.candidate.candidate, sdpMLineIndex: event.candidate.sdpMLineIndex ?? 0}});
-    }
-  };
+  pc.onicecandidate = (event) => route.candidate(event.candidate);
   pc.ontrack = (event) => {
     if (event.track.kind === "audio") return onAudioTrack(event.track);
     if (event.track.kind !== "video") return;
     if (state.transformAvailable) {
       worker = new Worker("pose-worker.js");
       worker.onmessage = onWorkerMessage;
-      event.receiver.transform = new RTCRtpScriptTransform(worker, {side: "receive"});
+      // Through an SFU the worker also looks for the pose in an H.264 frame's SEI.
+      event.receiver.transform = new RTCRtpScriptTransform(worker, {side: "receive", throughSFU: route.throughSFU});
     } else {
       say("This browser has no RTCRtpScriptTransform: the video plays without poses, and clicks cannot be placed.", "error");
     }
@@ -278,17 +307,18 @@ async function onOffer(sdp) {
     frameCallback = video.requestVideoFrameCallback(onPresented);
   };
   pc.ondatachannel = (event) => {
-    if (event.channel.label !== "control") return;
+    // Through an SFU control goes over signaling; Janus's relayed channel is left alone.
+    if (route.throughSFU || event.channel.label !== "control") return;
     control = event.channel;
     control.onmessage = (m) => onControl(m.data);
-    control.onopen = () => { say("Control channel open.", "ok"); announceVoice(); };
-    control.onclose = () => { control = null; };
+    control.onopen = () => { state.controlRoute = "dataChannel"; say("Control channel open.", "ok"); announceVoice(); };
+    control.onclose = () => { control = null; state.controlRoute = null; };
   };
   pc.onconnectionstatechange = () => {
     state.connectionState = pc.connectionState;
     if (pc.connectionState === "connected") {
       state.attempt = 0;
-      setPhase("connected", `session ${session}`);
+      setPhase("connected", `session ${session}${route.throughSFU ? " through Janus" : ""}`);
     } else if (pc.connectionState === "failed") {
       scheduleReconnect("the media connection failed");
     } else if (pc.connectionState === "disconnected") {
@@ -304,10 +334,12 @@ async function onOffer(sdp) {
     const answer = await pc.createAnswer();
     await pc.setLocalDescription(answer);
     state.sdp.answer = pc.localDescription.sdp;
-    send({type: "peer", sessionId: session, sdp: {type: "answer", sdp: pc.localDescription.sdp}});
-    setPhase("negotiating", "connecting the media");
+    await route.answer(pc.localDescription.sdp);
+    if (pc !== own) return;
+    if (state.phase !== "connected") setPhase("negotiating", "connecting the media");
   } catch (error) {
-    say(`The publisher's offer could not be answered: ${error.message}`, "error");
+    if (pc !== own) return;   // torn down meanwhile: nothing to answer any more
+    say(`${route.offerer[0].toUpperCase()}${route.offerer.slice(1)}'s offer could not be answered: ${error.message}`, "error");
     scheduleReconnect("negotiation failed");
   }
   clearInterval(statsTimer);
@@ -317,7 +349,10 @@ async function onOffer(sdp) {
 function teardown(reason) {
   if (pc) { pc.onconnectionstatechange = null; pc.close(); pc = null; }
   if (worker) { worker.terminate(); worker = null; }
+  if (janus) { janus.close(); janus = null; }
   control = null;
+  state.controlRoute = null;
+  state.sfu = null;
   resetVoice();
   state.sessionId = null; state.producer = null; state.current = null;
   for (const [id, request] of state.pending) {
@@ -329,12 +364,106 @@ function teardown(reason) {
   $("stage-note").textContent = reason ? `No video: ${reason}` : "Waiting for video…";
 }
 
+// ---------------------------------------------------------------- through an SFU (Janus)
+
+const FEED_WAIT_MS = 15000;        // as our GStreamer subscriber; then start over, with the backoff
+
+// janus.js, fetched the first time a session goes through an SFU (the direct path never needs it).
+let janusScript = null;
+function loadJanus() {
+  if (!janusScript) {
+    janusScript = new Promise((resolve, reject) => {
+      const script = document.createElement("script");
+      script.src = "janus.js";
+      script.onload = resolve;
+      script.onerror = () => { janusScript = null; reject(new Error("janus.js could not be loaded from this server")); };
+      document.head.append(script);
+    });
+  }
+  return janusScript;
+}
+
+// The session on signaling is live at once (the publisher opens no peer for it): control
+// goes over signaling from now on, and the media is asked of Janus. Any failure on the
+// way is said in words and starts everything over (1, 2, 4, then every 8 s).
+function sfuSessionStarted(session) {
+  state.controlRoute = "signaling";
+  say("Session open with the publisher: control over signaling, the video through Janus.", "ok");
+  announceVoice();
+  subscribeThroughJanus(session).catch((error) => {
+    if (session !== state.sessionId || stopped) return;   // left, or already starting over
+    say(`Through Janus: ${error.message}`, "error");
+    scheduleReconnect(error.message);
+  });
+}
+
+async function subscribeThroughJanus(session) {
+  setPhase("negotiating", `asking Janus at ${settings.sfu} for room ${settings.room}`);
+  await loadJanus();
+  const client = await PoseCastJanus.Client.connect(settings.sfu);
+  if (session !== state.sessionId) { client.close(); return; }
+  janus = client;
+  client.onclose = (reason) => { if (janus === client) scheduleReconnect(`Janus: ${reason}`); };
+  const handle = await client.attach(PoseCastJanus.VIDEOROOM);
+  client.onevent = (message) => onJanusEvent(message, handle);
+  const feed = await roomPublisher(client, handle, session);
+  if (feed === null) return;
+  const offer = await PoseCastJanus.subscribe(client, handle, settings.room, feed);
+  if (session !== state.sessionId) return;
+  state.sfu = {url: settings.sfu, room: settings.room, feed};
+  await onOffer({type: "offer", sdp: offer}, janusRoute(client, handle));
+}
+
+// The room's publisher in Janus (its feed id), waited for: it may still be joining.
+// Null when our session ended meanwhile.
+async function roomPublisher(client, handle, session) {
+  const deadline = performance.now() + FEED_WAIT_MS;
+  for (;;) {
+    const feeds = await PoseCastJanus.publishers(client, handle, settings.room);
+    if (session !== state.sessionId) return null;
+    if (feeds.length) return feeds[0];
+    if (performance.now() > deadline) {
+      throw new Error(`no publisher in Janus room ${settings.room} within ${FEED_WAIT_MS / 1000} s`);
+    }
+    setPhase("waiting", `no publisher in Janus room ${settings.room} yet`);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+}
+
+// Our answer and candidates for Janus's offer go to Janus (`start`, `trickle`).
+function janusRoute(client, handle) {
+  return {
+    throughSFU: true,
+    offerer: "Janus",
+    candidate(c) {
+      if (!c) client.trickle(handle, null);   // gathering done
+      else if (c.candidate) client.trickle(handle, {candidate: c.candidate, sdpMid: c.sdpMid, sdpMLineIndex: c.sdpMLineIndex});
+    },
+    answer(sdp) { return PoseCastJanus.start(client, handle, sdp); },
+  };
+}
+
+// What Janus says of its own accord about our subscription: a candidate of its own, or
+// its end (Janus hung up, or the feed left the room).
+function onJanusEvent(message, handle) {
+  if (message.sender !== undefined && message.sender !== handle) return;
+  const data = message.plugindata && message.plugindata.data;
+  if (message.janus === "trickle" && pc && message.candidate && !message.candidate.completed) {
+    pc.addIceCandidate(message.candidate).catch((error) => say(`A candidate from Janus was refused: ${error.message}`, "error"));
+  } else if (message.janus === "hangup" || message.janus === "detached") {
+    scheduleReconnect(`Janus ended our subscription${message.reason ? ` (${message.reason})` : ""}`);
+  } else if (message.janus === "event" && data && (data.left || data.unpublished)) {
+    scheduleReconnect("the publisher left the Janus room");
+  }
+}
+
 // ---------------------------------------------------------------- frames and poses
 
 function onWorkerMessage(event) {
   const m = event.data;
   if (m.type === "pose") {
     state.poses.set(m.rtpTimestamp, {pose: m.pose, receivedAt: m.receivedAt});
+    state.poseCarrier = m.carrier;
     if (state.poses.size > POSES_KEPT) state.poses.delete(state.poses.keys().next().value);
   } else if (m.type === "counts") {
     state.worker = m.counts;
@@ -457,16 +586,28 @@ function drawMarks() {
 
 // ---------------------------------------------------------------- control requests
 
+// Control goes on the data channel from the publisher, or, through an SFU, over
+// signaling as `control` peer messages of our session (Janus relays nothing back).
+function controlReady() {
+  if (state.controlRoute === "signaling") return !!(state.sessionId && socket && socket.readyState === WebSocket.OPEN);
+  return !!(control && control.readyState === "open");
+}
+
+function sendControl(text) {
+  if (state.controlRoute === "signaling") send({type: "peer", sessionId: state.sessionId, control: text});
+  else control.send(text);
+}
+
 function request(message, extra = {}) {
   const id = `c${state.nextId++}`;
   message.id = id;
-  if (!control || control.readyState !== "open") {
+  if (!controlReady()) {
     say("Not connected to the publisher yet: the request was not sent.", "error");
     if (extra.click) extra.click.outcome = {code: "notConnected", message: "no control channel"};
     return null;
   }
   state.pending.set(id, Object.assign({type: message.type, sentAt: performance.now()}, extra));
-  control.send(JSON.stringify(message));
+  sendControl(JSON.stringify(message));
   return id;
 }
 
@@ -679,7 +820,8 @@ function refreshStatus() {
     $("s-connection").textContent = `connected, ${state.route.local} ↔ ${state.route.remote} (${state.route.protocol})`;
   }
   const p = state.presented;
-  $("s-pose").textContent = p.count ? `${(100 * p.withPose / p.count).toFixed(1)} % of ${p.count}` : "—";
+  const carrier = state.poseCarrier === "sei" ? " (H.264 SEI)" : state.poseCarrier ? ` (${state.poseCarrier})` : "";
+  $("s-pose").textContent = p.count ? `${(100 * p.withPose / p.count).toFixed(1)} % of ${p.count}${carrier}` : "—";
   if (!state.transformAvailable) {
     $("s-latency").textContent = "unknown: no poses in this browser";
   } else if (state.latencies.length) {
@@ -945,7 +1087,7 @@ function applyMicrophone() {
 // channel opens), when the offer let us talk (not a viewer's sendonly).
 function announceVoice() {
   const v = state.voice;
-  if (!(v.offered === "sendrecv" || v.offered === "recvonly") || !control || control.readyState !== "open") return;
+  if (!(v.offered === "sendrecv" || v.offered === "recvonly") || !controlReady()) return;
   request({type: "voice", muted: !talking()});
 }
 

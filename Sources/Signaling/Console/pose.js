@@ -1,7 +1,8 @@
-// PoseCast pose wire format (docs/POSE_WIRE_FORMAT.md), the pose trailer, and the
-// camera geometry the console needs: a click's ray, its meeting with a plane, a world
-// point's projection. Shared by the page and the trailer worker (a classic script:
-// `importScripts` in the worker, `<script>` in the page); defines `PoseCast`.
+// PoseCast pose wire format (docs/POSE_WIRE_FORMAT.md), the pose trailer, the pose SEI
+// of an H.264 frame (what comes through an SFU), and the camera geometry the console
+// needs: a click's ray, its meeting with a plane, a world point's projection. Shared by
+// the page and the pose worker (a classic script: `importScripts` in the worker,
+// `<script>` in the page); defines `PoseCast`.
 "use strict";
 
 (function (global) {
@@ -41,6 +42,64 @@
     let zeros = 0;
     for (let i = Math.max(0, mediaLength - 2); i < mediaLength; i++) zeros = frame[i] === 0 ? zeros + 1 : 0;
     return {element: unescape(frame.subarray(mediaLength, mediaLength + length), zeros), mediaLength};
+  }
+
+  // PoseCast's UUID for its user-data-unregistered SEI (docs/POSE_WIRE_FORMAT.md, "SEI").
+  const SEI_UUID = [0x8b, 0x3e, 0x52, 0x0c, 0x6f, 0x1d, 0x4a, 0x55, 0x9e, 0x27, 0xc4, 0x31, 0x70, 0x5a, 0xd2, 0x16];
+  const NAL_SEI = 6;
+  const SEI_USER_DATA_UNREGISTERED = 5;
+
+  // The index just after the next start code (00 00 01) at or after `from`, or -1.
+  function nextStartCode(frame, from) {
+    for (let i = from; i + 2 < frame.length; i++) {
+      // A third byte above 1 rules out a start code beginning at i, i+1 or i+2.
+      if (frame[i + 2] > 1) { i += 2; continue; }
+      if (frame[i] === 0 && frame[i + 1] === 0 && frame[i + 2] === 1) return i + 3;
+    }
+    return -1;
+  }
+
+  // Our pose in an H.264 access unit in Annex B (start codes; what Chromium's encoded
+  // transform gives): {element} (unescaped, not yet decoded), {problem}, or null. Only
+  // the NAL units before the first slice are read: the publisher puts the SEI there,
+  // and the slices, the frame's bulk, need no scanning. Other SEIs (x264 writes its
+  // own user data, its version string) are skipped by their UUID.
+  function findSEI(frame) {
+    let start = nextStartCode(frame, 0);
+    while (start >= 0 && start < frame.length) {
+      const type = frame[start] & 0x1f;
+      if (type >= 1 && type <= 5) return null;   // a slice: no pose SEI in this frame
+      const next = nextStartCode(frame, start + 1);
+      if (type === NAL_SEI) {
+        let end = next < 0 ? frame.length : next - 3;
+        while (end > start + 1 && frame[end - 1] === 0) end--;   // the next start code's leading zero
+        const found = poseInSEI(unescape(frame.subarray(start + 1, end)));
+        if (found) return found;
+      }
+      start = next;
+    }
+    return null;
+  }
+
+  // One SEI NAL unit's messages (its RBSP: header byte gone, escapes removed), walked for
+  // a user-data-unregistered one with our UUID; its bytes after the UUID are the element.
+  function poseInSEI(rbsp) {
+    let i = 0;
+    const number = () => {          // payload type and size: 0xff per 255, then the rest
+      let n = 0;
+      while (i < rbsp.length && rbsp[i] === 0xff) { n += 255; i++; }
+      return i < rbsp.length ? n + rbsp[i++] : -1;
+    };
+    while (i < rbsp.length - 1) {   // the last byte is the RBSP's trailing bits (0x80)
+      const type = number(), size = number();
+      if (type < 0 || size < 0) return {problem: "an SEI message's header runs past its NAL unit"};
+      if (i + size > rbsp.length) return {problem: `an SEI message of ${size} bytes runs past its NAL unit`};
+      if (type === SEI_USER_DATA_UNREGISTERED && size >= SEI_UUID.length && SEI_UUID.every((b, k) => rbsp[i + k] === b)) {
+        return {element: rbsp.subarray(i + SEI_UUID.length, i + size)};
+      }
+      i += size;
+    }
+    return null;
   }
 
   // Decodes a pose element with the wire format's strict rules; throws an Error that
@@ -110,5 +169,5 @@
     return {u: k.cx + k.fx * c[0] / depth, v: k.cy - k.fy * c[1] / depth, depth};
   }
 
-  global.PoseCast = {FIXED_SIZE, FOOTER, MAGIC, findTrailer, unescape, decodePose, rotate, ray, meetPlane, project};
+  global.PoseCast = {FIXED_SIZE, FOOTER, MAGIC, SEI_UUID, findTrailer, findSEI, unescape, decodePose, rotate, ray, meetPlane, project};
 })(typeof self !== "undefined" ? self : window);
