@@ -16,9 +16,14 @@ public struct FrameLogJoin: Sendable, CustomStringConvertible {
     public var unknown = 0
     /// Places where the ids shown skip (`from → to`).
     public var gaps: [(Int, Int)] { zip(ids, ids.dropFirst()).filter { $1 != $0 + 1 } }
+    /// Of the ids skipped in those gaps, those the publisher logged (encoded and sent, then
+    /// lost or not shown); the others it never encoded.
+    public var skippedButSent: [Int] = []
 
     public var description: String {
-        "\(shown) shown, \(ids.count) with a frame id, \(notOwn.count) not their own, \(unknown) unknown to the publisher, \(gaps.count) gaps"
+        "\(shown) shown, \(ids.count) with a frame id, \(notOwn.count) not their own, \(unknown) unknown to the publisher, "
+            + "\(gaps.count) gaps" + (gaps.isEmpty ? "" : " (\(gaps.prefix(3).map { "\($0)→\($1)" }.joined(separator: ", ")); "
+            + "of the frames skipped, \(skippedButSent.count) were encoded by the publisher)")
     }
 
     /// JSON lines of a frame log (lines that are not JSON objects are skipped).
@@ -46,5 +51,6 @@ public struct FrameLogJoin: Sendable, CustomStringConvertible {
                 notOwn.append("frame \(id): shown with \(hash ?? "?")@\(capture.map(String.init) ?? "?"), sent with \(own.hash ?? "?")@\(own.capture.map(String.init) ?? "?")")
             }
         }
+        skippedButSent = gaps.flatMap { ($0.0 + 1)..<max($0.0 + 1, $0.1) }.filter { sent[$0] != nil }
     }
 }

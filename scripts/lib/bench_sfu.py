@@ -98,11 +98,13 @@ def run(a, net, janus, path, count, port):
             s.stop("quit")
         publisher.stop()
     sent = {f["frameId"]: f.get("poseHash") for f in load_jsonl(pub_log) if "frameId" in f}
-    fps, lat, own, shown = [], [], 0, 0
+    fps, lat, own, shown, each = [], [], 0, 0, []
     for i in range(count):
         frames = [f for f in load_jsonl(os.path.join(out, f"subscriber-{i}-frames.jsonl")) if t0 <= f.get("shownNs", 0) <= t1]
         fps.append(len(frames) / seconds)
-        lat += [f["latencyMs"] for f in frames if f.get("latencyMs") is not None]
+        mine = [f["latencyMs"] for f in frames if f.get("latencyMs") is not None]
+        lat += mine
+        each.append({"fps": round(fps[-1], 1), "latency_ms_p50": percentile(mine, 50, 1), "latency_ms_p95": percentile(mine, 95, 1)})
         shown += len(frames)
         own += sum(1 for f in frames if f.get("frameId") is not None and sent.get(f["frameId"]) == f.get("poseHash"))
     return {"path": path, "subscribers": count, "codec": a.codec, "seconds": round(seconds, 1),
@@ -111,7 +113,10 @@ def run(a, net, janus, path, count, port):
             "subscribers_cpu_pct": round(sub_cpu, 1),
             "fps_min": round(min(fps), 1), "fps_mean": round(sum(fps) / count, 1),
             "latency_ms_p50": percentile(lat, 50, 1), "latency_ms_p95": percentile(lat, 95, 1),
-            "own_pose_pct": round(100 * own / shown, 2) if shown else None}
+            "latency_ms_p95_worst": max((e["latency_ms_p95"] or 0) for e in each),
+            "own_pose_pct": round(100 * own / shown, 2) if shown else None,
+            # Each subscriber's own figures (the ones above pool them).
+            "each": each}
 
 
 def plot(rows, path):
