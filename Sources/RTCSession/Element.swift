@@ -117,6 +117,15 @@ package final class Pad: @unchecked Sendable {
     package var name: String { objectName(UnsafeMutableRawPointer(raw)) }
     package var isSource: Bool { raw.pointee.direction == GST_PAD_SRC }
 
+    /// Asks upstream for a keyframe (an upstream force-key-unit event, all headers): sent
+    /// to a source pad, it travels up to the encoder, or to the RTP session, which turns
+    /// it into an RTCP PLI/FIR to the sender. False when the event was not handled.
+    @discardableResult
+    package func requestKeyframeUpstream() -> Bool {
+        guard let event = gst_video_event_new_upstream_force_key_unit(GstClockTime.max, 1, 0) else { return false }
+        return gst_pad_send_event(raw, event) != 0
+    }
+
     /// The negotiated caps as a string, or the pad's possible caps if none are set yet.
     package var capsDescription: String {
         let caps = gst_pad_get_current_caps(raw) ?? gst_pad_query_caps(raw, nil)

@@ -373,7 +373,7 @@ public final class PublisherMedia: @unchecked Sendable {
                 merged.add(1)
                 // Not from this streaming thread: the event travels up through the encoder.
                 if let pad = encoderSource {
-                    DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(nanos))) { Self.requestKeyframe(via: pad) }
+                    DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(nanos))) { pad.requestKeyframeUpstream() }
                 }
                 return GST_PAD_PROBE_DROP
             }
@@ -608,7 +608,7 @@ public final class PublisherMedia: @unchecked Sendable {
             guard let peer, peer.isVerified else { return GST_PAD_PROBE_DROP }
             gate.open()
             // Not from this streaming thread: the event travels back up through it.
-            if let pad = teePad { DispatchQueue.global().async { Self.requestKeyframe(via: pad) } }
+            if let pad = teePad { DispatchQueue.global().async { pad.requestKeyframeUpstream() } }
             return GST_PAD_PROBE_OK
         }
         // The branch must be running before the tee can push into it: a pad linked to a
@@ -631,13 +631,6 @@ public final class PublisherMedia: @unchecked Sendable {
         if poseTransport == .sei { seiWriter.addConsumer() }
         return peer
     }
-
-    /// Sends an upstream force-key-unit event from a branch pad to the encoder.
-    private static func requestKeyframe(via pad: Pad) {
-        guard let event = gst_video_event_new_upstream_force_key_unit(GstClockTime.max, 1, 0) else { return }
-        _ = gst_pad_send_event(pad.raw, event)
-    }
-
 
     /// The payloader's output caps without per-stream fields, plus the RTCP feedback we
     /// answer (PLI/FIR for keyframes, NACK; REMB is added to the offer's text, as
