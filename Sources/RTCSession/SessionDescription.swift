@@ -33,19 +33,18 @@ public struct SessionDescription: Sendable, Hashable, Codable {
 }
 
 extension SessionDescription {
-    /// The same description with `a=ssrc:SSRC cname:CNAME` in the media section whose
-    /// `a=mid` is `mid` (after that line), unless it names an SSRC already. webrtcbin 1.22
-    /// writes none when its codec preferences carry no `ssrc` (ours do not: the branch
-    /// would be pinned to one caps instance); an SFU that routes by SSRC (Janus, without
-    /// the mid header extension) needs it.
-    public func addingSSRC(_ ssrc: UInt32, cname: String, mid: String) -> SessionDescription {
+    /// The same description with `a=ssrc:SSRC cname:CNAME` at the end of its first
+    /// `media` section (`m=video …`), unless that section names an SSRC already. webrtcbin
+    /// 1.22 writes none when its codec preferences carry no `ssrc` (ours do not: the
+    /// branch would be pinned to one caps instance); an SFU that routes by SSRC (Janus,
+    /// without the mid header extension) needs it.
+    public func addingSSRC(_ ssrc: UInt32, cname: String, media: String = "video") -> SessionDescription {
         var lines = sdp.components(separatedBy: "\r\n")
-        guard let at = lines.firstIndex(of: "a=mid:\(mid)") else { return self }
-        var start = at, end = at + 1
-        while start > 0, !lines[start].hasPrefix("m=") { start -= 1 }
-        while end < lines.count, !lines[end].hasPrefix("m=") { end += 1 }
+        guard let start = lines.firstIndex(where: { $0.hasPrefix("m=\(media) ") }) else { return self }
+        var end = start + 1
+        while end < lines.count, !lines[end].hasPrefix("m="), !lines[end].isEmpty { end += 1 }
         if lines[start..<end].contains(where: { $0.hasPrefix("a=ssrc:") }) { return self }
-        lines.insert("a=ssrc:\(ssrc) cname:\(cname)", at: at + 1)
+        lines.insert("a=ssrc:\(ssrc) cname:\(cname)", at: end)
         return SessionDescription(kind: kind, sdp: lines.joined(separator: "\r\n"))
     }
 }

@@ -64,16 +64,6 @@ public final class PublisherSFULink: Sendable {
         }
     }
 
-    /// The `a=mid` of the offer's video section.
-    static func videoMid(_ sdp: String) -> String? {
-        var inVideo = false
-        for line in sdp.components(separatedBy: "\r\n") {
-            if line.hasPrefix("m=") { inVideo = line.hasPrefix("m=video") }
-            if inVideo, line.hasPrefix("a=mid:") { return String(line.dropFirst("a=mid:".count)) }
-        }
-        return nil
-    }
-
     /// One publication: returns why it ended (or why it could not start).
     private func publishOnce() async -> String {
         let media = node.media
@@ -153,9 +143,7 @@ public final class PublisherSFULink: Sendable {
             node.attachBroadcast(channel, peer: peer)
             var made = try await peer.createOffer().addingFeedback("goog-remb")
             // Janus routes a publisher's RTP by the SSRCs in its offer.
-            if let ssrc = node.media.sentSSRC(transport), let mid = Self.videoMid(made.sdp) {
-                made = made.addingSSRC(ssrc, cname: "posecast", mid: mid)
-            }
+            if let ssrc = node.media.sentSSRC(transport) { made = made.addingSSRC(ssrc, cname: "posecast") }
             offer = made
             try await peer.setLocalDescription(offer)
         } catch {
