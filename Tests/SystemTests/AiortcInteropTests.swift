@@ -96,9 +96,10 @@ enum AiortcPython {
 
     /// Runs a script of scripts/interop (`arguments[0]`) and reads the JSON object its last
     /// stdout line holds.
-    static func run(_ arguments: [String], timeout: Double) async throws -> (CommandRun, [String: Any]) {
-        let python = try #require(path)
-        let run = try await ManagedProcess.run(python[0], Array(python.dropFirst()) + arguments, timeout: timeout)
+    /// `inside`: a command the Python runs under (`SFUNetwork.exec`: in a network namespace).
+    static func run(_ arguments: [String], timeout: Double, inside: [String] = []) async throws -> (CommandRun, [String: Any]) {
+        let command = inside + (try #require(path))
+        let run = try await ManagedProcess.run(command[0], Array(command.dropFirst()) + arguments, timeout: timeout)
         let line = try #require(run.stdout.split(separator: "\n").last.map(String.init),
                                 "\(arguments[0]) printed no result line; stderr:\n\(run.stderrTail)")
         let result = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],

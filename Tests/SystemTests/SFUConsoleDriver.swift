@@ -17,31 +17,17 @@ enum SFUConsoleDriver {
     /// `reasons`. `work`: a folder for the scene's features (the disc to click).
     static func run(in net: SFUNetwork, console: String, sfu: String, room: String, frameLog: String, work: String,
                     screenshots: String? = nil, timeout: Double = 170) async throws -> [String: Any] {
-        let python = try #require(AiortcPython.path, "no Python with websockets (scripts/interop-setup)")
         let features = work + "/features.txt"
         let scene = try await ManagedProcess.run(ManagedProcess.binDirectory.appendingPathComponent("posecast-scene").path,
                                                  ["features"], timeout: 30)
         try scene.stdout.write(toFile: features, atomically: true, encoding: .utf8)
         let janus = sfu.hasPrefix("janus:") ? String(sfu.dropFirst("janus:".count)) : sfu
-        var arguments = Array(python.dropFirst()) + [
-            AiortcPython.script("chromium_console.py"), "--console", console, "--sfu", janus, "--room", room,
-            "--frame-log", frameLog, "--features", features, "--timeout", String(Int(timeout))]
+        var arguments = [AiortcPython.script("chromium_console.py"), "--console", console, "--sfu", janus, "--room", room,
+                         "--frame-log", frameLog, "--features", features, "--timeout", String(Int(timeout))]
         if let screenshots { arguments += ["--screenshots", screenshots] }
-        let driver = try net.process(python[0], arguments, name: "chromium console through Janus")
-        defer { driver.signal(SIGTERM) }
-        let isSummary = { (line: String) in line.hasPrefix("{") && line.contains("\"summary\": true") }
-        do {
-            try await driver.waitForLine("the console driver's summary", timeout: timeout + 20, isSummary)
-        } catch {
-            // Its exit may be seen before its last line is read: look once more.
-            try await Task.sleep(for: .seconds(1))
-            guard driver.output.contains(where: isSummary) else { throw error }
-        }
-        print(driver.output.filter { $0.hasPrefix("{\"step\"") }.joined(separator: "\n"))
-        let line = try #require(driver.output.last(where: isSummary))
-        let summary = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
-                                   "chromium_console.py: the summary is not a JSON object: \(line.prefix(300))")
-        if summary["ok"] as? Bool != true { print("chromium_console.py --sfu: stderr:\n\(driver.stderrTail)") }
+        let (run, summary) = try await AiortcPython.run(arguments, timeout: timeout + 20, inside: net.exec)
+        print(run.stdout.split(separator: "\n").filter { $0.hasPrefix("{\"step\"") }.joined(separator: "\n"))
+        if summary["ok"] as? Bool != true { print("chromium_console.py --sfu: stderr:\n\(run.stderrTail)") }
         return summary
     }
 

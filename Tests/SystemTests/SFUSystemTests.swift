@@ -72,14 +72,21 @@ struct SFUNetwork {
         try Self.process(in: publisherName, executable, arguments, name: name)
     }
 
+    /// The command that runs the one after it in Janus's and the subscribers' namespace.
+    var exec: [String] { Self.exec(name) }
+
+    private static func exec(_ namespace: String) -> [String] { ["/usr/sbin/ip", "netns", "exec", namespace] }
+
     private static func process(in namespace: String, _ executable: String, _ arguments: [String], name: String) throws -> ManagedProcess {
         let path = executable.hasPrefix("/") ? executable : ManagedProcess.binDirectory.appendingPathComponent(executable).path
-        return try ManagedProcess("/usr/sbin/ip", ["netns", "exec", namespace, path] + arguments, name: name)
+        let command = exec(namespace) + [path] + arguments
+        return try ManagedProcess(command[0], Array(command.dropFirst()), name: name)
     }
 
     /// Bytes the publisher's namespace has sent so far (v1's counter): its upload.
     func publisherUploadBytes() throws -> UInt64 {
-        let run = try ManagedProcess.runBlocking("/usr/sbin/ip", ["netns", "exec", publisherName, "cat", "/sys/class/net/v1/statistics/tx_bytes"], timeout: 5)
+        let command = Self.exec(publisherName) + ["cat", "/sys/class/net/v1/statistics/tx_bytes"]
+        let run = try ManagedProcess.runBlocking(command[0], Array(command.dropFirst()), timeout: 5)
         guard let bytes = UInt64(run.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) else {
             throw HarnessTimeout(description: "v1's tx_bytes in \(publisherName): \(run.stdout) \(run.stderr)")
         }
