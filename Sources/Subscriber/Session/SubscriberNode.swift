@@ -110,6 +110,8 @@ public final class SubscriberNode: Sendable {
         var events: Task<Void, Never>?
         /// Our reception reports to the publisher (`feedback` channel), while connected.
         var feedback: (channel: DataChannel, task: Task<Void, Never>)?
+        /// The `feedback` channel of this session is asked for (at most once a session).
+        var feedbackRequested = false
         var requestNumber = 0
         /// Our microphone muted (by a command since start; else the options' start state).
         var muted: Bool?
@@ -313,6 +315,23 @@ public final class SubscriberNode: Sendable {
         }
     }
 
+    /// Starts the reception reports once the publisher is verified and its `control`
+    /// channel has arrived, whichever comes last. Opening our channel as soon as DTLS was
+    /// up raced the association's start and the publisher's own channel: now and then
+    /// (2 runs in 60 under load) an aiortc publisher got an open for a stream it already
+    /// had and dropped the whole connection. Through an SFU there are no reports: our
+    /// reports would reach Janus, which estimates the link itself (REMB) and caps the
+    /// publisher.
+    private func startReceptionReportsWhenReady(sessionId: String) {
+        guard sfu == nil, verified.load(ordering: .acquiring) else { return }
+        let media = state.withLock { s -> SubscriberMedia? in
+            guard s.channel != nil, !s.feedbackRequested, let media = s.media else { return nil }
+            s.feedbackRequested = true
+            return media
+        }
+        if let media { startReceptionReports(media: media, sessionId: sessionId) }
+    }
+
     /// Opens the `feedback` channel (unordered, no retransmission: a lost report is
     /// replaced by the next) and sends our `ReceptionReport`s on it every
     /// `receptionReportInterval`, for the publisher's congestion control.
@@ -376,7 +395,7 @@ public final class SubscriberNode: Sendable {
             let old = s.media
             s.events?.cancel()
             s.feedback?.task.cancel()
-            s.media = media; s.events = events; s.channel = nil; s.feedback = nil
+            s.media = media; s.events = events; s.channel = nil; s.feedback = nil; s.feedbackRequested = false
             return old
         }
         if let old { await old.shutDown() }
@@ -393,9 +412,7 @@ public final class SubscriberNode: Sendable {
             let check = await media.peer.verifyRemoteFingerprintWhenReady()
             if check.isVerified {
                 verified.store(true, ordering: .releasing)
-                // Through an SFU our reports would reach Janus, not the publisher: Janus
-                // estimates the link itself (REMB) and caps the publisher.
-                if sfu == nil { startReceptionReports(media: media, sessionId: sessionId) }
+                startReceptionReportsWhenReady(sessionId: sessionId)
                 await feed(.peerConnected(sessionId: sessionId))
                 Task { [onEvent, peer = media.peer] in
                     if let route = await peer.selectedRoute() { onEvent(.mediaRoute(sessionId: sessionId, route: route)) }
@@ -408,6 +425,7 @@ public final class SubscriberNode: Sendable {
             await feed(.peerEnded(sessionId: sessionId, state: "\(event)"))
         case .dataChannel(let channel) where channel.label == "control":
             state.withLock { $0.channel = channel }
+            startReceptionReportsWhenReady(sessionId: sessionId)
             if channel.readyState == .open { await feed(.controlChannelOpen) }
         case .dataChannelOpen(let label) where label == "control":
             await feed(.controlChannelOpen)
