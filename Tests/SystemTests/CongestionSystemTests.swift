@@ -165,7 +165,7 @@ struct CongestionSystemTests {
         let settled = samples.filter { $0.atNs >= bothFrom + 2_000_000_000 && $0.atNs < weakLeaves }
         print("two subscribers: sent \(settled.map(\.sentKbps)), allowed \(settled.map(\.allowedKbps))")
         let mean = Double(settled.map(\.sentKbps).reduce(0, +)) / Double(max(settled.count, 1))
-        #expect(mean < 600, "the encoder did not follow the weakest link: mean \(mean) kbit/s")
+        #expect(mean < 600, "the encoder did not follow the weakest link: mean \(mean) kbit/s; the weak subscriber's sessions: \(weak.events.filter { $0.is(.sessionStarted) || $0.is(.sessionEnded) || $0.is(.connected) })")
         for (name, log) in [("weak", weakLog), ("strong", strongLog)] {
             Self.expectSmooth(Self.window(Self.frames(log), from: bothFrom + 2_000_000_000, to: weakLeaves),
                               "two subscribers: \(name)", p95Below: 200, longestGapBelowMs: 1000)

@@ -38,9 +38,10 @@ import RTCSession
 ///   overshoot into a full link costs a keyframe): nothing for `holdAfterDecreaseNanos` after a decrease, then
 ///   +`nearGrowthPerSecond` up to `probeFrom` times it, there nothing until
 ///   `probeAfterNanos` after the decrease, then +`aboveCapacityGrowthPerSecond` (a
-///   probe); once what got through has been `nearCapacity` times it for
+///   probe; +`pastCapacityGrowthPerSecond` once what got through is past that point); once what got through has been `nearCapacity` times it for
 ///   `forgetCapacityNanos`, the link has grown: +`fastGrowthPerSecond`. Never more than
-///   `growthOverSent` times what the encoder actually sent plus 40 kbit/s.
+///   `growthOverSent` times what the encoder actually sent plus 40 kbit/s, or
+///   `encoderFill` of it, whichever allows more.
 /// - Between the two loss thresholds (the random loss of a radio link without
 ///   congestion, 2 % in the benchmark) it holds. (Cutting there when past the last
 ///   congestion point kept a probe from sitting in that band above the link, but in
@@ -57,6 +58,9 @@ public struct BitrateController: Sendable {
         public var nearGrowthPerSecond = 0.10
         /// Between the last congestion point and `nearCapacity` times it.
         public var aboveCapacityGrowthPerSecond = 0.08
+        /// The same once what got through is past the last congestion point with neither
+        /// loss nor a queue: the link is no longer where it was.
+        public var pastCapacityGrowthPerSecond = 0.16
         /// No growth this long after a decrease (the encoder and the link settle).
         public var holdAfterDecreaseNanos: UInt64 = 1_500_000_000
         /// Up to `probeFrom` times the last congestion point growth is +`nearGrowthPerSecond`;
@@ -90,6 +94,13 @@ public struct BitrateController: Sendable {
         /// 600 kbit/s link and filled its 200 ms buffer in 0.3 s; at 1.2 ×, 755 kbit/s
         /// into it overflowed it before the cut took effect).
         public var growthOverSent = 1.1
+        /// An encoder that has caught up still sends only about this much of its target
+        /// (the synthetic scene: 0.86–0.92 from 500 kbit/s to 2 Mbit/s), so growth may go
+        /// to what was sent divided by it. With `growthOverSent` alone, 1.1 × 0.88 of the
+        /// estimate plus 40 barely exceeds it above 1 Mbit/s: after a lifted cap the
+        /// climb stalled there for seconds and reached the ceiling in 12–15 s, once not
+        /// within the 15 s allowed. At 600 kbit/s this allows no more lead than before.
+        public var encoderFill = 0.85
         /// How long our receiver's byte counts are kept (`recentReceivedKbps` reads the
         /// last half second of them).
         public var receivedWindowNanos: UInt64 = 2_000_000_000
@@ -253,12 +264,15 @@ public struct BitrateController: Sendable {
             var rate = careful ? c.nearGrowthPerSecond : c.fastGrowthPerSecond
             if let capacity = capacityKbps, estimateKbps >= capacity * c.probeFrom {
                 let probing = lastDecreaseNanos.map { nowNanos &- $0 >= c.probeAfterNanos } ?? true
-                rate = probing ? c.aboveCapacityGrowthPerSecond : 0
+                let past = delivered.map { $0 > capacity } ?? false
+                rate = probing ? (past ? c.pastCapacityGrowthPerSecond : c.aboveCapacityGrowthPerSecond) : 0
             }
             if careful, let last = lastDecreaseNanos, nowNanos &- last < c.holdAfterDecreaseNanos { rate = 0 }
             if filling { rate = 0 }
             var grown = estimateKbps * (1 + rate * min(seconds, 2))
-            if let sentKbps { grown = min(grown, max(estimateKbps, c.growthOverSent * sentKbps + 40)) }
+            if let sentKbps {
+                grown = min(grown, max(estimateKbps, c.growthOverSent * sentKbps + 40, sentKbps / c.encoderFill))
+            }
             estimateKbps = grown
             lastReason = filling ? .hold : careful ? .careful : .growth
         } else {
