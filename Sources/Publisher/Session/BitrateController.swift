@@ -38,10 +38,11 @@ import RTCSession
 ///   overshoot into a full link costs a keyframe): nothing for `holdAfterDecreaseNanos` after a decrease, then
 ///   +`nearGrowthPerSecond` up to `probeFrom` times it, there nothing until
 ///   `probeAfterNanos` after the decrease, then +`aboveCapacityGrowthPerSecond` (a
-///   probe; +`pastCapacityGrowthPerSecond` once what got through is past that point); once what got through has been `nearCapacity` times it for
-///   `forgetCapacityNanos`, the link has grown: +`fastGrowthPerSecond`. Never more than
-///   `growthOverSent` times what the encoder actually sent plus 40 kbit/s, or
-///   `encoderFill` of it, whichever allows more.
+///   probe; +`pastCapacityGrowthPerSecond` once what got through is past that point);
+///   once what got through has been `nearCapacity` times it for `forgetCapacityNanos`,
+///   the link has grown: +`fastGrowthPerSecond`. Never more than `growthOverSent` times
+///   what the encoder actually sent plus 40 kbit/s, or what it sent divided by
+///   `encoderFill`, whichever allows more.
 /// - Between the two loss thresholds (the random loss of a radio link without
 ///   congestion, 2 % in the benchmark) it holds. (Cutting there when past the last
 ///   congestion point kept a probe from sitting in that band above the link, but in
