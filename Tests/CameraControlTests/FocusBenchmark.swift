@@ -8,8 +8,11 @@ import Imaging
 /// The autofocus benchmark `scripts/bench-focus` runs: tap-to-lock-focus on the simulated
 /// camera at many depths, each from a defocused start, plus the cost of `process` at
 /// 1280×720. Skipped unless POSECAST_BENCH_FOCUS_OUT names the JSON-lines file to write.
+/// POSECAST_BENCH_FOCUS_QUICK=1 (`scripts/bench-focus --quick`): the first 3 taps and 3
+/// timed frames per mode, the same code in seconds.
 @Suite struct FocusBenchmark {
     static let output = ProcessInfo.processInfo.environment["POSECAST_BENCH_FOCUS_OUT"]
+    static let quick = ProcessInfo.processInfo.environment["POSECAST_BENCH_FOCUS_QUICK"] == "1"
 
     struct Tap {
         var camera: CameraModel
@@ -57,7 +60,7 @@ import Imaging
         let (width, height) = (640, 480)
         let taps = try Self.taps(width: width, height: height)
         #expect(taps.count >= 20)
-        for (index, tap) in taps.enumerated() {
+        for (index, tap) in taps.prefix(Self.quick ? 3 : taps.count).enumerated() {
             let probe = try SimulatedRig(width: width, height: height, camera: tap.camera)
             let truth = try #require(probe.trueDepth(at: tap.point))
             let truthLens = SimulatedCameraBackend.lensPosition(focusDistance: truth.depth)
@@ -101,7 +104,7 @@ import Imaging
         for mode in MeteringMode.allCases {
             big.meter.setMeteringMode(mode)
             var micros: [Double] = []
-            for k in 0..<300 {
+            for k in 0..<(Self.quick ? 3 : 300) {
                 let t0 = DispatchTime.now().uptimeNanoseconds
                 _ = big.image.withFrameView { big.meter.process(frame: $0, frameId: UInt32(k), timeNanos: UInt64(k) * 33_333_333) }
                 micros.append(Double(DispatchTime.now().uptimeNanoseconds - t0) / 1000)

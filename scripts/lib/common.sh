@@ -37,6 +37,40 @@ posecast_take_no_build() {
   done
 }
 
+# The options every scripts/bench-*, scripts/soak and scripts/hostile takes, split out of
+# ARGS (the rest go to args):
+#   --quick     the same code path end to end in seconds, not minutes: each script's
+#               header says what it shrinks. It runs the debug build, the one
+#               `swift build --build-tests` makes, so the test suite runs every quick
+#               form (Tests/SystemTests/ScriptQuickFormTests.swift) without a release build.
+#   --no-build  run what is already built.
+# Sets quick (0/1), build (0/1), bin (where the products are) and args.
+posecast_take_options() {
+  local a
+  quick=0 build=1 args=()
+  for a in "$@"; do
+    case "$a" in
+      --quick) quick=1 ;;
+      --no-build) build=0 ;;
+      *) args+=("$a") ;;
+    esac
+  done
+  bin=$POSECAST_RELEASE_BIN
+  [ "$quick" = 1 ] && bin=$POSECAST_DEBUG_BIN
+  return 0
+}
+
+# Builds each PRODUCT for $bin (release; debug with --quick) unless --no-build.
+posecast_build_products() {
+  local product
+  [ "$build" = 1 ] || return 0
+  if [ "$quick" = 1 ]; then
+    for product in "$@"; do posecast_swift_build --product "$product"; done
+  else
+    posecast_build_release "$@"
+  fi
+}
+
 # Runs the Swift Testing tests FILTER selects from the test bundle (built with
 # `posecast_swift_build --build-tests`); further arguments go to the bundle.
 posecast_run_tests() { "$POSECAST_TEST_BUNDLE" --testing-library swift-testing --filter "$@"; }

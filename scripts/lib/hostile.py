@@ -1,12 +1,12 @@
-"""The attack run of scripts/hostile: every hostile case of issue 13 against local
-processes, one JSON line per case and a summary line (see scripts/hostile --help).
+"""The attack run of scripts/hostile: every hostile case against local processes, for
+each codec, one JSON line per case and codec and a summary line (see scripts/hostile --help).
 
 Each case gets its own posecast-signaling, posecast-publisher (synthetic camera) and an
 honest posecast-subscriber that must keep playing; the hostile peers are raw WebSocket
 clients and the aiortc/aioice peers of scripts/interop. A case line:
-  {"case", "ok", "expected", "observed": {...}, "honest": {...}, "seconds"}
+  {"case", "codec", "ok", "expected", "observed": {...}, "honest": {...}, "seconds"}
 """
-import argparse, asyncio, json, os, resource, subprocess, sys, threading, time
+import argparse, asyncio, json, os, re, resource, subprocess, sys, threading, time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "interop"))
@@ -26,7 +26,7 @@ class Rig:
     """signaling + publisher + honest subscriber, in OUT/CASE/."""
 
     def __init__(self, args, case, signaling=(), publisher=(), room="default", publisher_limits=None, honest=()):
-        self.args, self.dir = args, os.path.join(args.out, case)
+        self.args, self.dir = args, os.path.join(args.out, args.codec, case)
         os.makedirs(self.dir, exist_ok=True)
         self.signaling = Proc("signaling", [self.exe("posecast-signaling"), "--port", "0", *signaling], self.dir)
         wait_until(lambda: any("listening" in o.get("text", "") for _, o in self.signaling.events()), 20, "signaling")
@@ -46,7 +46,7 @@ class Rig:
 
     def start_publisher(self, extra=(), limits=None, name="publisher"):
         argv = [self.exe("posecast-publisher"), "--source", "synthetic", "--signaling", self.url, "--room", self.room,
-                "--json", *extra]
+                "--codec", self.args.codec, "--json", *extra]
         limit = (lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (limits, limits))) if limits else None
         return Proc(name, argv, self.dir, preexec=limit)
 
@@ -206,27 +206,39 @@ def abandoned_sessions(args, rig):
                 "is back to the honest session and within 10 % of its fds and threads"), observed
 
 
+# The video codec an answer accepts: answer_for takes the offer's first one.
+ANSWER_CODEC = re.compile(r"^(a=rtpmap:\d+ )([A-Za-z0-9-]+)(/90000)", re.M)
+
+
 def bad_answer(args, rig, kind):
     async def run():
         peer = await Raw.connect(rig.url)
         session, offer = await peer.session_with_offer(rig.room)
         good = answer_for(offer, "abcd", "0123456789abcdef01234567")
+        accepted = ANSWER_CODEC.search(good)
+        if accepted is None:
+            raise RuntimeError("the good answer accepts no video codec: answer_for changed")
         answers = {
             "garbage-sdp": "this is not SDP at all",
             "wrong-mline-count": good.split("m=application")[0],
             "missing-fingerprint": "\r\n".join(l for l in good.split("\r\n") if not l.startswith("a=fingerprint")),
-            "unsupported-codec": good.replace("VP8/90000", "H265/90000"),
+            # Whatever the publisher offered, the answer names a codec it cannot send.
+            "unsupported-codec": ANSWER_CODEC.sub(r"\1H265\3", good),
         }
+        if answers[kind] == good:
+            raise RuntimeError(f"the {kind} answer is the good one: the case would test nothing")
         await peer.send({"type": "peer", "sessionId": session, "sdp": {"type": "answer", "sdp": answers[kind]}})
         ended = await peer.receive({"endSession"}, 5)
         await peer.close()
-        return session, ended is not None
-    session, told = asyncio.run(run())
+        return session, ended is not None, accepted.group(2)
+    session, told, offered = asyncio.run(run())
     time.sleep(0.3)
     reasons = [o.get("reason", "") for o in rig.publisher_events("sessionEnded") if o.get("sessionId") == session]
-    observed = {"peer_told": told, "publisher_reason": reasons[0][:200] if reasons else None}
-    ok = told and bool(reasons) and reasons[0].startswith("bad answer")
-    return ok, "the publisher ends the session naming what is wrong with the answer, and tells the peer", observed
+    observed = {"peer_told": told, "offered_codec": offered, "publisher_reason": reasons[0][:200] if reasons else None}
+    ok = told and bool(reasons) and reasons[0].startswith("bad answer") \
+        and offered.upper() == {"h264": "H264", "vp8": "VP8"}[args.codec]
+    return ok, ("the publisher ends the session naming what is wrong with the answer, and tells the peer "
+                f"(its offer's first codec is the one asked for, {args.codec})"), observed
 
 
 def malformed_candidates(args, rig):
@@ -378,7 +390,7 @@ CASES = {
 
 def run_case(args, name):
     started = time.monotonic()
-    line = {"case": name}
+    line = {"case": name, "codec": args.codec}
     rig = None
     try:
         if name == "room-squatters":
@@ -412,6 +424,7 @@ def main():
     parser.add_argument("--bin", default=".build/debug")
     parser.add_argument("--python", default=sys.executable)
     parser.add_argument("--only", default="")
+    parser.add_argument("--codecs", default="h264,vp8", help="run every case for each of these publisher codecs")
     parser.add_argument("--out", default="out/hostile")
     parser.add_argument("--sessions", type=int, default=200)
     parser.add_argument("--over", type=float, default=20)
@@ -420,11 +433,17 @@ def main():
     unknown = [n for n in names if n not in CASES]
     if unknown:
         sys.exit(f"unknown case(s) {unknown}; cases: {', '.join(CASES)}")
+    codecs = [c for c in args.codecs.split(",") if c]
+    if not codecs or any(c not in ("h264", "vp8") for c in codecs):
+        sys.exit(f"--codecs takes h264 and vp8, got {args.codecs!r}")
     started = time.monotonic()
-    lines = [run_case(args, name) for name in names]
-    failed = [l["case"] for l in lines if not l.get("ok")]
-    print(json.dumps({"summary": True, "cases": len(lines), "passed": len(lines) - len(failed), "failed": failed,
-                      "seconds": round(time.monotonic() - started, 1)}), flush=True)
+    lines = []
+    for codec in codecs:
+        args.codec = codec
+        lines += [run_case(args, name) for name in names]
+    failed = [f"{l['case']} ({l['codec']})" for l in lines if not l.get("ok")]
+    print(json.dumps({"summary": True, "codecs": codecs, "cases": len(lines), "passed": len(lines) - len(failed),
+                      "failed": failed, "seconds": round(time.monotonic() - started, 1)}), flush=True)
     sys.exit(1 if failed else 0)
 
 

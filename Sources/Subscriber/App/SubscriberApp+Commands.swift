@@ -40,7 +40,7 @@ extension SubscriberApp {
             switch command {
             case let .tap(point, label, shown): try node.tap(at: point, label: label, color: tapColor, shown: shown)
             case let .tapNaive(point, label): try node.tap(at: point, label: label, color: tapColor, naive: true)
-            case let .tapWorld(p, naive, label): try node.tap(world: p, label: label, color: tapColor, naive: naive)
+            case let .tapWorld(p, method, label): try node.tap(world: p, label: label, color: tapColor, method: method)
             case let .focus(point, mode): try node.send(.focus(point: point, mode: mode))
             case .meter(let request): try node.send(.meter(request))
             case .lock: try node.send(.lock(routines: MeteringRoutine.allCases))

@@ -1,6 +1,14 @@
 import PoseCastKit
 import PoseMedia
 
+/// How a `tapworld` tap becomes an annotation: with the subscriber's `--placement`
+/// (`configured`), on the ground plane whatever that says (`ground`), or as screen
+/// coordinates for the publisher to place with its newest pose (`naive`). The annotation
+/// benchmark taps all three on the same features to compare them.
+public enum TapMethod: String, Sendable, Equatable, CaseIterable {
+    case configured, ground, naive
+}
+
 /// One line of the headless command language (stdin or --script).
 public enum SubscriberCommand: Equatable, Sendable {
     /// `shown`: the pose of the frame on screen when the tap was made, where the window
@@ -9,7 +17,7 @@ public enum SubscriberCommand: Equatable, Sendable {
     /// Screen coordinates only, placed by the publisher with its newest pose (the naive baseline).
     case tapNaive(NormalizedPoint, label: String)
     /// Tap where a known world point appears on the frame on screen; report the placement error.
-    case tapWorld(Vector3, naive: Bool, label: String)
+    case tapWorld(Vector3, method: TapMethod, label: String)
     case focus(NormalizedPoint, FocusMode)
     case meter(MeterRequest)
     case lock, unlock
@@ -35,7 +43,7 @@ public enum SubscriberCommand: Equatable, Sendable {
     case quit
 
     public static let help = """
-    commands: tap X Y [LABEL] | tapnaive X Y [LABEL] | tapworld WX WY WZ [naive] [LABEL] | focus X Y [auto|tapToAutoFocus|tapToLockFocus] | meter [X Y] [LOCK_SECONDS] [routines=exposure,focus,whiteBalance] [mode=uniform|spot|weighted] [strict] | \
+    commands: tap X Y [LABEL] | tapnaive X Y [LABEL] | tapworld WX WY WZ [naive|ground] [LABEL] | focus X Y [auto|tapToAutoFocus|tapToLockFocus] | meter [X Y] [LOCK_SECONDS] [routines=exposure,focus,whiteBalance] [mode=uniform|spot|weighted] [strict] | \
     meteringmode uniform|spot|weighted | \
     lock | unlock | remove ANNOTATION_ID | undo | clear | zoom X Y [FACTOR] | zoom off | follow ANNOTATION_ID [FACTOR] | follow off | framing off|face|person | mute | unmute | talk | over | \
     pose | status | checkmarkers N | snapshot FILE.png | sleep SECONDS | quit   (X, Y normalised 0…1)
@@ -63,8 +71,8 @@ public enum SubscriberCommand: Equatable, Sendable {
             return .tapNaive(try point(), label: args.dropFirst(2).joined(separator: " "))
         case "tapworld":
             let p = Vector3(Float(try number(0, "WX")), Float(try number(1, "WY")), Float(try number(2, "WZ")))
-            let naive = args.count > 3 && args[3] == "naive"
-            return .tapWorld(p, naive: naive, label: args.dropFirst(naive ? 4 : 3).joined(separator: " "))
+            let method = args.count > 3 ? TapMethod(rawValue: args[3]) : nil
+            return .tapWorld(p, method: method ?? .configured, label: args.dropFirst(method == nil ? 3 : 4).joined(separator: " "))
         case "focus":
             let p = try point()
             guard args.count <= 3 else { throw CommandError("focus: too many arguments") }

@@ -564,24 +564,26 @@ public final class SubscriberNode: Sendable {
         return try send(.annotate(try annotateRequest(point, on: pose, kind: kind, label: label, color: color, naive: naive)))
     }
 
+    /// `placement`: this tap's own, in place of the configured one.
     private func annotateRequest(_ point: NormalizedPoint, on pose: FramePose, kind: AnnotationKind, label: String,
-                                 color: String, naive: Bool) throws(ControlError) -> AnnotationRequest {
+                                 color: String, naive: Bool, placement: PlacementMode? = nil) throws(ControlError) -> AnnotationRequest {
         if naive {
             return AnnotationRequest(kind: kind, placement: .screen, position: nil, frameId: pose.frameID, tap: point, label: label, color: color)
         }
-        if config.placement == .auto {
+        let placement = placement ?? config.placement
+        if placement == .auto {
             // The ground point goes along for a publisher without depth; none when the tap's
             // ray misses the ground (the publisher says so if it has no depth either).
             let ground = try? PlacementMode.groundPlane.place(point, on: pose)
             return AnnotationRequest(kind: kind, placement: .auto, position: ground, frameId: pose.frameID, tap: point,
                                      label: label, color: color)
         }
-        if config.placement == .publisherDepth {
+        if placement == .publisherDepth {
             return AnnotationRequest(kind: kind, placement: .publisherDepth, position: nil, frameId: pose.frameID, tap: point,
                                      label: label, color: color)
         }
         do throws(PlacementError) {
-            let position = try config.placement.place(point, on: pose)
+            let position = try placement.place(point, on: pose)
             return AnnotationRequest(kind: kind, position: position, frameId: pose.frameID, tap: point, label: label, color: color)
         } catch {
             throw ControlError(id: nil, code: .invalidValue, message: "tap (\(point.x), \(point.y)) on frame \(pose.frameID): \(error)")
@@ -594,7 +596,7 @@ public final class SubscriberNode: Sendable {
     /// pixel the point falls in (as a click does).
     @discardableResult
     public func tap(world truth: Vector3, kind: AnnotationKind = .pin, label: String = "", color: String = "#FF3B30",
-                    naive: Bool = false) throws(ControlError) -> String {
+                    method: TapMethod = .configured) throws(ControlError) -> String {
         guard let frame = frames.withLock({ $0.lastFrame }), let pose = frame.pose, let camera = CameraModel(pose: pose) else {
             throw ControlError(id: nil, code: .unsupported, message: "no frame with a usable pose on screen yet")
         }
@@ -607,7 +609,8 @@ public final class SubscriberNode: Sendable {
             let w = Float(frame.width), h = Float(frame.height)
             tap = NormalizedPoint(x: min(((tap.x * w).rounded(.down) + 0.5) / w, 1), y: min(((tap.y * h).rounded(.down) + 0.5) / h, 1))
         }
-        let request = try annotateRequest(tap, on: pose, kind: kind, label: label, color: color, naive: naive)
+        let request = try annotateRequest(tap, on: pose, kind: kind, label: label, color: color, naive: method == .naive,
+                                          placement: method == .ground ? .groundPlane : nil)
         let id = try send(.annotate(request)) { [tracker] id in
             tracker.expect(request: id, truth: truth, placement: request.placement, frameId: pose.frameID)
         }
