@@ -60,6 +60,7 @@ public enum NodeEventName: String, CaseIterable, Sendable {
     case windowInput
     case mediaRoute
     case jitterLatency
+    case keyframeRequested
     case annotationPlaced
     case windowNotice
     case windowClosed

@@ -15,9 +15,10 @@ import Synchronization
 /// - `highestSeq`: the extended highest sequence number received; `received` and
 ///   `bytes`: packets and RTP bytes received (cumulative), so the sender derives loss
 ///   over any interval as RFC 3550 does (expected − received).
-/// - `queueMs`: one-way queueing delay, from this window's lowest transit time
-///   (arrival − RTP timestamp) over the lowest of the last 10 s: rises when a queue
-///   builds on the path, whatever the clocks' offset.
+/// - `queueMs`: one-way queueing delay (`OneWayQueue`): this window's lowest transit
+///   time (arrival − RTP timestamp) over the lowest of the last 10 s, forgotten once a
+///   longer path has held flat for 1.5 s: rises when a queue builds on the path,
+///   whatever the clocks' offset.
 public struct ReceptionReport: Codable, Sendable, Hashable {
     public var ssrc: UInt32
     public var highestSeq: UInt64
@@ -60,10 +61,7 @@ final class ReceptionCounter: Sendable {
         var received: UInt64 = 0
         var bytes: UInt64 = 0
         var clockRate: Double = 90_000
-        /// The lowest transit (ms, arbitrary origin) in the current window, and the
-        /// lowest of each past window with its time (µs).
-        var windowMin: Double?
-        var history: [(micros: Int64, ms: Double)] = []
+        var queue = OneWayQueue()
     }
     private let streams = Mutex([UInt32: Stream]())
     let installed = Atomic<Bool>(false)
@@ -87,7 +85,7 @@ final class ReceptionCounter: Sendable {
             s.received += 1
             s.bytes += size
             let transit = Double(nowMicros) / 1000 - Double(timestamp) / s.clockRate * 1000
-            s.windowMin = min(s.windowMin ?? transit, transit)
+            s.queue.add(transitMs: transit)
             all[ssrc] = s
         }
     }
@@ -97,15 +95,7 @@ final class ReceptionCounter: Sendable {
         streams.withLock { all in
             all.map { ssrc, stream in
                 var s = stream
-                var queue: Double?
-                if let current = s.windowMin {
-                    s.history.append((nowMicros, current))
-                    s.history.removeAll { nowMicros - $0.micros > 10_000_000 }
-                    // RTP timestamps wrap every 13 h at 90 kHz; a wrap in the history
-                    // reads as a huge negative queue: clamp at zero.
-                    if let base = s.history.map(\.ms).min() { queue = max(0, current - base) }
-                }
-                s.windowMin = nil
+                let queue = s.queue.close(nowMicros: nowMicros)
                 all[ssrc] = s
                 return ReceptionReport(ssrc: ssrc, highestSeq: s.highest, received: s.received, bytes: s.bytes,
                                        queueMs: queue.map { ($0 * 10).rounded() / 10 })

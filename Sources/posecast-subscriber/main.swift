@@ -38,8 +38,10 @@ struct Subscriber: AsyncParsableCommand {
     var placement = "auto"
     @Option(help: "Hold every control message this many ms before sending (simulates a slow control channel).")
     var controlDelayMs = 0
-    @Option(help: "Receive jitter-buffer latency in ms (default: the latency profile's, tuned 50, baseline 200); it rises from there when retransmissions arrive late, up to 400, and comes back after 10 s without loss.")
+    @Option(help: "Receive jitter-buffer latency in ms (default: the latency profile's, tuned 50, baseline 200); it rises from there when retransmissions arrive late, up to two retransmission round trips plus 40 ms (at least 200, at most --max-jitter-latency), and comes back after 10 s without loss.")
     var jitterLatency: Int?
+    @Option(help: "The most the jitter-buffer latency may rise to, in ms (1000 holds a 300 ms round trip's retransmissions).")
+    var maxJitterLatency = 1000
     @Flag(help: "Keep the jitter-buffer latency where it starts, whatever retransmissions need.")
     var fixedJitterLatency = false
     @Option(help: "tuned (ours: 50 ms jitter buffer, frames shown as soon as decoded) or baseline (webrtcbin's defaults: 200 ms jitter buffer, the sink synchronised to the clock).")
@@ -75,6 +77,7 @@ struct Subscriber: AsyncParsableCommand {
         if script != nil, !headless { throw ValidationError("--script needs --headless") }
         if frameLog != nil, !headless { throw ValidationError("--frame-log needs --headless (frames are timed at the headless sink)") }
         if let jitterLatency, !(0...10_000).contains(jitterLatency) { throw ValidationError("--jitter-latency must be in 0…10000 ms") }
+        if !(50...10_000).contains(maxJitterLatency) { throw ValidationError("--max-jitter-latency must be in 50…10000 ms") }
         if let avSync, !(100...8000).contains(avSync) { throw ValidationError("--av-sync takes a tone of 100…8000 Hz") }
 
     }
@@ -100,6 +103,7 @@ struct Subscriber: AsyncParsableCommand {
         node.media.apply(latencyProfile)
         if let jitterLatency { node.media.rtc.jitterBufferLatencyMs = jitterLatency }
         node.adaptJitterLatency = !fixedJitterLatency
+        node.maxJitterLatencyMs = maxJitterLatency
         network.apply(to: &node.media.rtc)
         var voice = try self.voice.options()
         if let avSync, !voice.detectTones.contains(avSync) { voice.detectTones.append(avSync) }

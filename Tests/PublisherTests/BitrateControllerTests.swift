@@ -160,9 +160,12 @@ struct BitrateControllerTests {
     func queueing() {
         var c = Self.controller(start: 1000)
         c.update(FeedbackInterval(sent: 0, nacked: 0), nowNanos: 0)
-        var paced = Self.reported(kbps: 1000, seconds: 0.25, loss: 0, queueMs: 120)
+        var paced = Self.reported(kbps: 1000, seconds: 0.25, loss: 0, queueMs: 60)
         paced.pacerAgeMs = 20
         c.update(paced, nowNanos: 250 * Self.ms)        // the pacer's base: 20 ms
+        #expect(c.lastReason != .queueing, "one report over the threshold may be a longer path")
+        paced.queueingMs = [120]
+        c.update(paced, nowNanos: 500 * Self.ms)
         #expect(c.lastReason == .queueing)
         #expect(c.estimateKbps <= 850)
         var own = Self.controller(start: 1000)
@@ -228,7 +231,7 @@ struct BitrateControllerTests {
         return i
     }
 
-    @Test("our receiver's queue: over 8 ms no growth; over 20 ms a cut at that report to 85 % of what got through, which becomes the capacity; a draining queue does not cut again, a growing one does")
+    @Test("our receiver's queue: over 8 ms no growth; over 20 ms in two reports and still rising, a cut to 85 % of what got through, which becomes the capacity; a draining queue does not cut again, a growing one does")
     func oneWayQueue() {
         var c = Self.controller(start: 700)
         var now: UInt64 = 0
@@ -241,7 +244,11 @@ struct BitrateControllerTests {
         c.update(Self.full(sentKbps: 800, receivedKbps: 600, queueMs: 15), nowNanos: now)
         #expect(c.lastReason == .hold)
         #expect(c.estimateKbps == grown)
-        // One report of 20 packets, fewer than the interval needs: the queue cuts anyway.
+        // Over 20 ms once: a longer path or a queue; the next report tells.
+        now += 250 * Self.ms
+        c.update(Self.full(sentKbps: 800, receivedKbps: 600, queueMs: 25), nowNanos: now)
+        #expect(c.lastReason == .hold)
+        // Still rising, in one report of 20 packets (fewer than the interval needs): the queue cuts anyway.
         now += 100 * Self.ms
         c.update(Self.full(sentKbps: 800, receivedKbps: 600, queueMs: 40, seconds: 0.1), nowNanos: now)
         #expect(c.lastReason == .queueing)
@@ -261,6 +268,65 @@ struct BitrateControllerTests {
         #expect(c.lastReason == .queueing)
     }
 
+    @Test("a path 40 ms longer (a route change) is no queue: one step, then flat, and the rate holds; a queue rising past it still cuts")
+    func longerPath() {
+        var c = Self.controller(start: 1000)
+        var now: UInt64 = 0
+        c.update(FeedbackInterval(sent: 0, nacked: 0), nowNanos: now)
+        for queue in [0.0, 1, 0, 40, 41, 39, 40, 42, 40] {
+            now += 250 * Self.ms
+            c.update(Self.full(sentKbps: 1000, receivedKbps: 1000, queueMs: queue), nowNanos: now)
+            #expect(c.lastReason != .queueing, "queue \(queue) ms")
+        }
+        #expect(c.estimateKbps >= 1000, "\(c.estimateKbps)")
+        // The round trip rose with it (40 ms each way): no queueing signal from a receiver that reports its own.
+        var longer = Self.full(sentKbps: 1000, receivedKbps: 1000, queueMs: 40)
+        longer.roundTripsMs = [20]
+        now += 250 * Self.ms
+        c.update(longer, nowNanos: now)
+        longer.roundTripsMs = [105]
+        for _ in 0..<4 {
+            now += 250 * Self.ms
+            c.update(longer, nowNanos: now)
+            #expect(c.lastReason != .queueing)
+        }
+        #expect(c.estimateKbps >= 1000, "\(c.estimateKbps)")
+        // On top of the longer path, a queue that fills.
+        for queue in [48.0, 60, 75] {
+            now += 250 * Self.ms
+            c.update(Self.full(sentKbps: 1000, receivedKbps: 900, queueMs: queue), nowNanos: now)
+        }
+        #expect(c.lastReason == .queueing || c.estimateKbps < 1000)
+    }
+
+    @Test("the receiver's queue: a path that got longer is forgotten after 1.5 s flat; a queue still rising is not; a shorter path is the new base at once")
+    func oneWayQueueBase() {
+        var q = OneWayQueue()
+        var now: Int64 = 0
+        func window(_ transit: Double) -> Double? {
+            q.add(transitMs: transit + 0.5)
+            q.add(transitMs: transit)
+            now += 200_000
+            return q.close(nowMicros: now)
+        }
+        for _ in 0..<10 { #expect(window(100) == 0) }
+        // +40 ms of path: reads as 40 until it has been flat for 1.5 s, then 0.
+        var readings: [Double] = []
+        for _ in 0..<12 { readings.append(window(140) ?? -1) }
+        #expect(readings.prefix(7).allSatisfy { $0 == 40 }, "\(readings)")
+        #expect(readings.suffix(3).allSatisfy { $0 == 0 }, "\(readings)")
+        // A queue that keeps rising is never rebased.
+        var rising: [Double] = []
+        for k in 1...15 { rising.append(window(140 + Double(k) * 4) ?? -1) }
+        #expect(rising.last == 60, "\(rising)")
+        // Shorter: the new lowest is the base at once.
+        #expect(window(90) == 0)
+        #expect(window(95) == 5)
+        // No packet in a window: nothing to say.
+        now += 200_000
+        #expect(q.close(nowMicros: now) == nil)
+    }
+
     @Test("the link's capacity is not learnt from loss in the first 3 s, nor from a queue while the receiver got far less than the estimate")
     func capacityLearning() {
         var early = Self.controller(start: 1000, learnCapacityAfterNanos: 3_000_000_000)
@@ -274,7 +340,7 @@ struct BitrateControllerTests {
         var burst = Self.controller(start: 800)
         var now: UInt64 = 0
         burst.update(FeedbackInterval(sent: 0, nacked: 0), nowNanos: now)
-        for _ in 0..<3 { now += 250 * Self.ms; burst.update(Self.full(sentKbps: 300, receivedKbps: 300, queueMs: 0), nowNanos: now) }
+        for queue in [0.0, 0, 0, 30] { now += 250 * Self.ms; burst.update(Self.full(sentKbps: 300, receivedKbps: 300, queueMs: queue), nowNanos: now) }
         now += 250 * Self.ms
         burst.update(Self.full(sentKbps: 300, receivedKbps: 300, queueMs: 50), nowNanos: now)
         #expect(burst.lastReason == .queueing)

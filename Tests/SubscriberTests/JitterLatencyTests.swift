@@ -26,4 +26,24 @@ struct JitterLatencyTests {
         for _ in 0..<60 { now += Self.s; _ = j.update(Self.stats(lost: 9, late: 2), nowNanos: now) }
         #expect(j.latencyMs == 50)
     }
+
+    @Test("on a long path the ceiling is two round trips plus the margin, so a retransmission can arrive; never above the maximum")
+    func longPath() {
+        var j = JitterLatency(configuration: .init(floorMs: 50))
+        _ = j.update(Self.stats(lost: 0), nowNanos: 0)
+        // A 200 ms path: 202–223 ms retransmission round trips.
+        #expect(j.update(Self.stats(lost: 1, rttMs: 210), nowNanos: 1 * Self.s) == 250, "the round trip plus 40 ms at once")
+        #expect(j.update(Self.stats(lost: 2, rttMs: 215), nowNanos: 2 * Self.s) == 375, "×1.5")
+        #expect(j.update(Self.stats(lost: 3, rttMs: 220), nowNanos: 3 * Self.s) == 480, "2 × 220 + 40")
+        #expect(j.update(Self.stats(lost: 4, rttMs: 220), nowNanos: 4 * Self.s) == nil)
+        // A 600 ms round trip would want 1240 ms: the maximum holds.
+        var far = JitterLatency(configuration: .init(floorMs: 50))
+        _ = far.update(Self.stats(lost: 0), nowNanos: 0)
+        #expect(far.update(Self.stats(lost: 1, rttMs: 600), nowNanos: 1 * Self.s) == 640)
+        #expect(far.update(Self.stats(lost: 2, rttMs: 600), nowNanos: 2 * Self.s) == 960)
+        #expect(far.update(Self.stats(lost: 3, rttMs: 600), nowNanos: 3 * Self.s) == 1000)
+        var capped = JitterLatency.Configuration(floorMs: 50)
+        capped.maximumMs = 300
+        #expect(JitterLatency(configuration: capped).ceilingMs(Self.stats(lost: 0, rttMs: 600)) == 300)
+    }
 }

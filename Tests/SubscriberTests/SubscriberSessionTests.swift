@@ -47,6 +47,16 @@ extension [SubscriberSession.Effect] {
     var endedReasons: [String] { events.compactMap { if case .sessionEnded(_, let r) = $0 { r } else { nil } } }
     var stopsMedia: Bool { contains { if case .stopMedia = $0 { true } else { false } } }
     var wakes: [UInt64] { compactMap { if case .wake(let at) = $0 { at } else { nil } } }
+    var keyframeRequests: [String] { compactMap { if case .requestKeyframe(let id) = $0 { id } else { nil } } }
+    /// Without the keyframe requests and their events.
+    var otherThanKeyframes: [SubscriberSession.Effect] {
+        filter {
+            switch $0 {
+            case .requestKeyframe, .emit(.keyframeRequested): false
+            default: true
+            }
+        }
+    }
 }
 
 @Suite("subscriber session (state machine)")
@@ -84,7 +94,7 @@ struct SubscriberSessionTests {
         h.activeSession("s1", with: "pub")
         _ = h.handle(.peerConnected(sessionId: "s1"))
         h.frames(for: 2000)
-        #expect(h.handle(.tick(decodeBranches: 1), after: 5000).isEmpty, "exactly stallTimeout: not yet")
+        #expect(h.handle(.tick(decodeBranches: 1), after: 5000).otherThanKeyframes.isEmpty, "exactly stallTimeout: not yet")
         let stalled = h.handle(.tick(decodeBranches: 1), after: 1)
         #expect(stalled.stopsMedia)
         #expect(stalled.endedReasons == ["no frames for 5.0 seconds (the video stopped)"])
@@ -94,6 +104,55 @@ struct SubscriberSessionTests {
         _ = h.handle(.server(.sessionStarted(peerId: "pub", sessionId: "s2")))
         let never = h.handle(.tick(decodeBranches: 0), after: 5001)
         #expect(never.endedReasons == ["no frames for 5.0 seconds (peer connection not up)"])
+    }
+
+    @Test("connected, with a video stream, and nothing decodes: a keyframe is asked for after 1 s, then after 1 s and every 2 s, until a frame decodes")
+    func keyframeRetries() {
+        var h = SubscriberHarness()
+        h.activeSession("s1", with: "pub")
+        #expect(h.handle(.tick(decodeBranches: 0), after: 1500).keyframeRequests.isEmpty, "not connected yet")
+        _ = h.handle(.peerConnected(sessionId: "s1"))
+        #expect(h.handle(.tick(decodeBranches: 0)).keyframeRequests.isEmpty, "no video stream yet: nothing to ask on")
+        let first = h.handle(.tick(decodeBranches: 1))
+        #expect(first.keyframeRequests == ["s1"])
+        #expect(first.events.contains { if case .keyframeRequested("s1", 1, .milliseconds(1500)) = $0 { true } else { false } })
+        // Asked at 1.5 s: again 1 s later, then 2 s apart (ticks every 500 ms).
+        var asked: [UInt64] = []
+        for _ in 0..<7 {
+            if !h.handle(.tick(decodeBranches: 1), after: 500).keyframeRequests.isEmpty { asked.append(h.now) }
+        }
+        let start = h.now - 3500 * Self.ms
+        #expect(asked.map { ($0 - start) / Self.ms } == [1000, 3000], "asked at 2.5 s and 4.5 s of silence")
+        // A frame ends the asking; a new silence starts it again from 1 s.
+        h.frames(for: 400)
+        #expect(h.handle(.tick(decodeBranches: 1), after: 500).keyframeRequests.isEmpty)
+        #expect(h.handle(.tick(decodeBranches: 1), after: 500).keyframeRequests == ["s1"], "1 s after the last frame")
+    }
+
+    @Test("an offer that cannot be answered, or a peer connection that fails: the session ends and the publisher is sought again after a growing wait")
+    func seekAgainAfterFailure() {
+        var h = SubscriberHarness()
+        h.activeSession("s1", with: "pub")
+        let failed = h.handle(.answerFailed(sessionId: "s1", reason: "set-remote-description failed: webrtcbin is closed"))
+        #expect(failed.endedReasons == ["could not answer: set-remote-description failed: webrtcbin is closed"])
+        #expect(failed.sent == [.endSession(sessionId: "s1")])
+        #expect(failed.wakes == [h.now + 1000 * Self.ms])
+        #expect(h.handle(.tick(decodeBranches: 0), after: 999).sent.isEmpty)
+        #expect(h.handle(.tick(decodeBranches: 0), after: 1).sent == [.list], "sought again 1 s later")
+        #expect(h.handle(.server(.list(producers: [ProducerInfo(id: "pub")]))).sent == [.startSession(peerId: "pub")])
+        _ = h.handle(.server(.sessionStarted(peerId: "pub", sessionId: "s2")))
+        // A second failure in a row waits twice as long.
+        let ended = h.handle(.peerEnded(sessionId: "s2", state: "failed"))
+        #expect(ended.endedReasons == ["peer connection failed"] && ended.wakes == [h.now + 2000 * Self.ms])
+        #expect(h.handle(.tick(decodeBranches: 0), after: 1999).sent.isEmpty)
+        #expect(h.handle(.tick(decodeBranches: 0), after: 1).sent == [.list])
+        // A peer ending for a session that is no longer ours schedules nothing.
+        #expect(h.handle(.peerEnded(sessionId: "s2", state: "closed")).wakes.isEmpty)
+        // A frame decoded resets the wait.
+        _ = h.handle(.server(.list(producers: [ProducerInfo(id: "pub")])))
+        _ = h.handle(.server(.sessionStarted(peerId: "pub", sessionId: "s3")))
+        h.frames(for: 200)
+        #expect(h.handle(.peerEnded(sessionId: "s3", state: "failed")).wakes == [h.now + 1000 * Self.ms])
     }
 
     @Test("the publisher back under a new id with its media alive: the session is kept and follows the new id")

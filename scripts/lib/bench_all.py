@@ -7,12 +7,12 @@
 
 A record: {"name", "command", "started" (UTC, ISO), "seconds", "load_before", "load_after"
 (1-min load average), "exit", "lines" (the JSON objects of its stdout), "stdout", "stderr",
-"plots" (PNG paths its stderr names), "last_stderr" (its last stderr line), "machine"}."""
-import datetime, json, os, platform, re, shlex, subprocess, sys, time
+"plots" (PNG paths its stderr names; the docs show copies under images/), "last_stderr" (its last stderr line), "machine"}."""
+import datetime, json, os, platform, re, shlex, shutil, subprocess, sys, time
 
 # Cheap ones first: a failure or a hang late in the run costs the least there.
 ORDER = ["bench-render", "bench-focus", "bench-trailer", "bench-window", "bench-loss", "bench-annotation",
-         "bench-av", "bench-network", "bench-effects", "bench-loopback", "bench-sfu", "bench-encoders",
+         "bench-av", "bench-network", "bench-paths", "bench-effects", "bench-loopback", "bench-sfu", "bench-encoders",
          "hostile", "soak"]
 
 # The columns of each script's tables, in this order (a table shows those its lines have).
@@ -36,6 +36,9 @@ KEYS = {
     "bench-network": ["mode", "step", "link", "sent_kbps_mean", "fps_mean", "fps_min", "encoded_sizes",
                       "latency_ms_p95_median", "seconds_without_frames", "frames_shown", "pose_pct",
                       "freezes_over_1s", "longest_freeze_ms"],
+    "bench-paths": ["scenario", "codec", "met", "fps_mean", "sent_kbps_mean", "latency_ms_p95_median",
+                    "longest_freeze_ms", "own_pose_pct_min", "keyframe_requests_per_min", "queueing_cuts", "sizes",
+                    "load_1m_before"],
     "bench-effects": ["size", "effect", "ms_per_frame", "cpu_pct", "added_cpu_pct", "stream_thread_cpu_pct",
                       "added_stream_cpu_pct", "fps", "segmentations_per_s"],
     "bench-loopback": ["subscribers", "latency_ms_p50", "latency_ms_p95", "latency_ms_p99", "codec_ms_p50", "fps_min",
@@ -190,9 +193,24 @@ def subsection(r):
             out += [f"{len(rows)} per-second (or per-sample) lines ({keys}, …) in `{r['stdout']}`.", ""]
         else:
             out += table(cols, rows) + [""]
-    if r.get("plots"):
-        out += ["Plot: " + ", ".join(f"`{p}`" for p in r["plots"]), ""]
+    for plot in r.get("pictures", []):
+        out += [f"![{r['name']}: {os.path.basename(plot)}]({plot})", ""]
     return "\n".join(out).rstrip("\n")
+
+
+def keep_pictures(record, docs_path):
+    """Copies the run's plots beside the docs (images/bench-all-[NAME-]FILE.png, which git
+    keeps) and notes their paths relative to the docs in record["pictures"]."""
+    images = os.path.join(os.path.dirname(docs_path), "images")
+    record["pictures"] = []
+    for plot in record.get("plots", []):
+        if not os.path.isfile(plot):
+            continue
+        os.makedirs(images, exist_ok=True)
+        base = os.path.basename(plot)
+        name = f"bench-all-{base}" if base.startswith(record["name"]) else f"bench-all-{record['name']}-{base}"
+        shutil.copyfile(plot, os.path.join(images, name))
+        record["pictures"].append(f"images/{name}")
 
 
 def machine_line(m):
@@ -231,6 +249,8 @@ def docs(runs_path, docs_path):
             if line.strip():
                 r = json.loads(line)
                 records[r["name"]] = r   # a name run twice: its last run
+    for r in records.values():
+        keep_pictures(r, docs_path)
     with open(docs_path) as f:
         text = f.read()
     if BEGIN in text and END in text.split(BEGIN, 1)[1]:

@@ -13,8 +13,11 @@ import RTCSession
 ///   else the NACKed fraction (at once, but a GStreamer receiver undercounts long
 ///   runs and NACKs packets that are merely late).
 /// - **Queueing**: our own receiver's one-way queueing delay (`ReceptionReport.queueMs`,
-///   less our pacer's own share): over `oneWayHoldMs` no growth, over
-///   `oneWayQueueingMs` a cut (`cutOnQueueing`). For receivers that only send RTCP, the
+///   less our pacer's own share): over `oneWayHoldMs` no growth; a cut
+///   (`cutOnQueueing`) when two reports in a row are over `oneWayQueueingMs` and the
+///   second is `risingMs` higher than the first. A queue that fills keeps rising; a path
+///   that got longer rises once and stays flat (the receiver then forgets its old base,
+///   `OneWayQueue`), so one high report is not yet a queue. For receivers that only send RTCP, the
 ///   round trip from our sender reports to its reports: `queueingMs` over the lowest of
 ///   the last `baseWindowNanos`.
 /// - **What got through**: the bytes our receiver reported over the time its reports
@@ -86,6 +89,9 @@ public struct BitrateController: Sendable {
         public var oneWayQueueingMs = 20.0
         /// Over this, no growth: the link is full and a queue is starting.
         public var oneWayHoldMs = 8.0
+        /// How much higher than the report before a queue over `oneWayQueueingMs` must be
+        /// to count as filling (more than the window minima's jitter).
+        public var risingMs = 5.0
         /// After a cut on queueing, the queue needs this long to drain before a second
         /// cut on queueing (unless it is higher than every report since the cut).
         public var queueDrainNanos: UInt64 = 1_500_000_000
@@ -142,6 +148,12 @@ public struct BitrateController: Sendable {
     private var pendingQueueMs: Double?
     /// The last one-way queueing delay judged.
     public private(set) var lastQueueMs: Double?
+    /// Our receiver's queueing delay in its previous report (less our pacer's share).
+    private var previousReportQueueMs: Double?
+    /// The receiver reports its one-way queueing delay (ours does): then the round trip
+    /// is no queueing signal. It also rises with the way back, and a path 40 ms longer
+    /// each way put it 80 ms over its 20 s base: a cut every interval for 20 s.
+    private var reportsOneWayQueue = false
     private var lastDecreaseNanos: UInt64?
     /// The first update: the link's capacity is learnt only `learnCapacityAfterNanos` later.
     private var startedNanos: UInt64?
@@ -195,7 +207,10 @@ public struct BitrateController: Sendable {
         }
         // A queue building: cut at once, whatever the interval (see `cutOnQueueing`).
         if let queue = reportQueue {
-            let cut = queue > c.oneWayQueueingMs && cutOnQueueing(queue, at: nowNanos)
+            reportsOneWayQueue = true
+            let filling = previousReportQueueMs.map { $0 > c.oneWayQueueingMs && queue > $0 + c.risingMs } ?? false
+            previousReportQueueMs = queue
+            let cut = queue > c.oneWayQueueingMs && filling && cutOnQueueing(queue, at: nowNanos)
             if let last = queueCut { queueCut = (last.nanos, max(last.peakMs, queue)) }
             if cut { return clamp() }
         }
@@ -215,7 +230,8 @@ public struct BitrateController: Sendable {
         lastLoss = loss
         lastSentKbps = sentKbps
         // Only a round trip measured in this interval counts (a stale one would cut again and again).
-        let rttRise = pendingRoundTripMs.flatMap { rtt in baseRoundTripMs.map { rtt - $0 > c.queueingMs } } ?? false
+        let rttRise = !reportsOneWayQueue
+            && (pendingRoundTripMs.flatMap { rtt in baseRoundTripMs.map { rtt - $0 > c.queueingMs } } ?? false)
         // Our receiver's queueing is judged per report (above); here only the round trip's.
         let queueing = rttRise
         let filling = (pendingQueueMs ?? 0) > c.oneWayHoldMs

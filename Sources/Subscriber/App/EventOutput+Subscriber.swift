@@ -88,6 +88,10 @@ extension EventOutput {
         case let .mediaRoute(sessionId, route):
             mediaRoute(sessionId: sessionId, local: (route.local.kind, route.local.address, route.local.port),
                        remote: (route.remote.kind, route.remote.address, route.remote.port), transport: route.local.transport)
+        case let .keyframeRequested(sessionId, attempt, silentFor):
+            let ms = Int(RetryBackoff.nanos(silentFor) / 1_000_000)
+            self.event(.keyframeRequested, ["sessionId": sessionId, "attempt": attempt, "silentMs": ms],
+                       human: "session \(sessionId): no frame decoded for \(ms) ms, keyframe asked for (\(attempt))")
         case let .sessionEnded(sessionId, reason):
             self.event(.sessionEnded, ["sessionId": sessionId, "reason": reason], human: "session \(sessionId): ended (\(reason))")
         case let .candidateRefused(sessionId, kind, details, unreported, total):

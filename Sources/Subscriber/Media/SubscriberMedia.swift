@@ -82,6 +82,8 @@ public final class SubscriberMedia: @unchecked Sendable {
         var trailerReaders: [PoseTrailerReader] = []
         var seiReaders: [PoseSEIReader] = []
         var branches: [Element] = []
+        /// Each video stream's decoder: where a keyframe request starts upstream.
+        var decoders: [Element] = []
         var windows: [VideoWindow] = []
         /// The window made with the pipeline, waiting for the first stream.
         var readyWindow: VideoWindow?
@@ -137,6 +139,16 @@ public final class SubscriberMedia: @unchecked Sendable {
     /// Incoming video streams webrtcbin announced and a decode branch was linked to
     /// (0 while no RTP has arrived: a stalled session's first diagnostic).
     public var decodeBranchCount: Int { state.withLock { $0.readers.count } }
+
+    /// Asks the publisher for a keyframe on every video stream: an upstream force-key-unit
+    /// event from each decoder, which the RTP session turns into RTCP PLI/FIR (as the
+    /// depayloader does by itself once per loss it sees). Runs the elements' event
+    /// handlers: call it off the cooperative pool. Returns how many streams took it.
+    @discardableResult
+    public func requestKeyframe() -> Int {
+        let pads = state.withLock { $0.decoders }.compactMap { $0.staticPad("src") }
+        return pads.filter { $0.requestKeyframeUpstream() }.count
+    }
 
     public var stats: SubscriberMediaStats {
         let (readers, trailerReaders, seiReaders) = state.withLock { ($0.readers, $0.trailerReaders, $0.seiReaders) }
@@ -226,6 +238,7 @@ public final class SubscriberMedia: @unchecked Sendable {
             try pipeline.link([decoder, window.elements[0]])
         }
 
+        state.withLock { $0.decoders.append(decoder) }
         let reader = PoseReader(codec: codec, readStamps: config.readFrameStamps, rejections: rejections,
                                 onFrame: onFrame, onPicture: config.onPicture)
         reader.install(on: decoder.staticPad("src")!)

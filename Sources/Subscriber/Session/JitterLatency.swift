@@ -13,13 +13,21 @@ import RTCSession
 ///
 /// - **Up** at once when packets were lost or late since the last update: to the
 ///   retransmission round trip the jitter buffer measured plus `marginMs`, and at least
-///   `growth` times the current latency, within `ceilingMs`.
+///   `growth` times the current latency, within the ceiling.
+/// - **The ceiling follows the path**: room for two retransmission round trips (a
+///   retransmission lost in turn is asked for again) plus `marginMs`, at least
+///   `shortPathCeilingMs` and at most `maximumMs`. A fixed 200 ms ceiling was shorter than
+///   an intercontinental round trip (202–223 ms measured on a 200 ms path): no
+///   retransmission arrived in time and every loss became a keyframe request.
 /// - **Down** after `calmNanos` without loss or lateness: `decay` of the way to the
 ///   floor per update, so a clean link gets its low latency back.
 public struct JitterLatency: Sendable {
     public struct Configuration: Sendable, Hashable {
         public var floorMs: Int
-        public var ceilingMs = 200
+        /// The ceiling on a short path (or before a round trip is measured).
+        public var shortPathCeilingMs = 200
+        /// The ceiling whatever the path (`--max-jitter-latency`).
+        public var maximumMs = 1000
         public var marginMs = 40.0
         public var growth = 1.5
         public var calmNanos: UInt64 = 10_000_000_000
@@ -37,6 +45,13 @@ public struct JitterLatency: Sendable {
         latencyMs = configuration.floorMs
     }
 
+    /// The most the latency may reach on the path `stats` measured.
+    public func ceilingMs(_ stats: JitterBufferStats) -> Int {
+        let c = configuration
+        let path = 2 * stats.retransmissionRoundTripMs + c.marginMs
+        return min(c.maximumMs, max(c.shortPathCeilingMs, Int(path.rounded())))
+    }
+
     /// The new latency (ms) when it should change, else nil.
     public mutating func update(_ stats: JitterBufferStats, nowNanos: UInt64) -> Int? {
         let c = configuration
@@ -50,7 +65,7 @@ public struct JitterLatency: Sendable {
         } else if nowNanos &- (lastTroubleNanos ?? 0) >= c.calmNanos, latencyMs > c.floorMs {
             target = Double(latencyMs) - max(1, (Double(latencyMs) - Double(c.floorMs)) * c.decay)
         }
-        let next = min(max(Int(target.rounded()), c.floorMs), max(c.ceilingMs, c.floorMs))
+        let next = min(max(Int(target.rounded()), c.floorMs), max(ceilingMs(stats), c.floorMs))
         guard next != latencyMs else { return nil }
         latencyMs = next
         return next

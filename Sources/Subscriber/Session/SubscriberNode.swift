@@ -1,3 +1,4 @@
+import Dispatch
 import Logging
 import PoseCastKit
 import PoseMedia
@@ -26,12 +27,19 @@ public struct SubscriberNodeConfig: Sendable {
     public var roomRetry = RetryBackoff()
     /// A session that decodes nothing for this long is torn down and sought again.
     public var stallTimeout: Duration = .seconds(5)
+    /// A connected session whose video decodes nothing for `initial` asks for a keyframe,
+    /// then again after each wait (doubling, at most `maximum`) until a frame decodes.
+    public var keyframeRetry = RetryBackoff(initial: .seconds(1), maximum: .seconds(2))
     /// How often we tell the publisher what we received (`ReceptionReport`, its
     /// congestion control's loss and queueing signal).
     public var receptionReportInterval: Duration = .milliseconds(200)
     /// The jitter buffer's latency follows retransmission's needs (`JitterLatency`), from
-    /// `media.rtc.jitterBufferLatencyMs` up to 400 ms; off: it stays there.
+    /// `media.rtc.jitterBufferLatencyMs` up to a ceiling the path's round trip sets
+    /// (within `maxJitterLatencyMs`); off: it stays there.
     public var adaptJitterLatency = true
+    /// The most the jitter buffer's latency may reach (`JitterLatency`): its ceiling is two
+    /// retransmission round trips of the path plus a margin, within this.
+    public var maxJitterLatencyMs = 1000
     /// How long the media is watched when the room's publisher shows up under a new peer
     /// id while a session runs: frames in its second half keep the session (a signaling
     /// restart), none end it and ask the new publisher (the old one died meanwhile).
@@ -60,6 +68,9 @@ public enum SubscriberNodeEvent: Sendable {
     /// The jitter buffer's latency changed (`JitterLatency`).
     case jitterLatency(sessionId: String, ms: Int, retransmissionRoundTripMs: Double)
     case sessionEnded(sessionId: String, reason: String)
+    /// The video decoded nothing for `silentFor`: a keyframe was asked for (the
+    /// `attempt`th since the last decoded frame).
+    case keyframeRequested(sessionId: String, attempt: Int, silentFor: Duration)
     /// A remote ICE candidate was refused (reported rate-limited per `kind`:
     /// `unreported` of that kind since the last report, `total` so far).
     case candidateRefused(sessionId: String, kind: String, details: String, unreported: Int, total: Int)
@@ -292,6 +303,11 @@ public final class SubscriberNode: Sendable {
                     await feed(.candidateFailed(sessionId: sessionId, kind: kind, reason: "\(error)"))
                 }
             }
+        case .requestKeyframe:
+            // Sending the event runs the elements' handlers up to the RTP session: off the
+            // cooperative pool.
+            guard let media = state.withLock({ $0.media }) else { return }
+            DispatchQueue.global().async { media.requestKeyframe() }
         case .stopMedia:
             let (media, events, feedback) = state.withLock { s in
                 defer { s.media = nil; s.events = nil; s.channel = nil; s.feedback = nil }
@@ -347,7 +363,9 @@ public final class SubscriberNode: Sendable {
         let interval = config.receptionReportInterval
         let adaptJitter = config.adaptJitterLatency
         let onEvent = self.onEvent
-        var jitter = JitterLatency(configuration: .init(floorMs: config.media.rtc.jitterBufferLatencyMs))
+        var jitterConfiguration = JitterLatency.Configuration(floorMs: config.media.rtc.jitterBufferLatencyMs)
+        jitterConfiguration.maximumMs = config.maxJitterLatencyMs
+        var jitter = JitterLatency(configuration: jitterConfiguration)
         let task = Task { [logger] in
             var tick = 0
             while !Task.isCancelled {

@@ -18,7 +18,15 @@ import Signaling
 /// - Remote candidates that overtake the offer wait until it is being answered.
 /// - A lost signaling connection ends a session still being set up; a connected one
 ///   keeps its media (the stall watchdog ends it if it stops).
+/// - A connected session whose video decodes nothing for `keyframeRetry.initial` asks
+///   the publisher for a keyframe, and again after each wait of `keyframeRetry` while
+///   nothing decodes (a lost keyframe, or a request lost on the way, is not left to the
+///   watchdog); a decoded frame ends the asking.
 /// - A session that decodes nothing for `stallTimeout` is ended and sought again.
+/// - A session that ends without a picture from our side (the offer could not be
+///   answered, the peer connection failed or closed) is sought again after
+///   `config.roomRetry`, longer each time in a row until a frame decodes; a publisher
+///   that failed the DTLS check is not.
 /// - The room's publisher under a new peer id while a session runs: `liveMediaWindow`
 ///   later, a frame in the window's second half keeps the session (a signaling restart:
 ///   follow the new id); none ends it and asks the new publisher.
@@ -63,6 +71,8 @@ public struct SubscriberSession: Sendable {
         case addCandidates(sessionId: String, [ICECandidate], early: Bool)
         /// Stop the current media, if any.
         case stopMedia
+        /// Ask the publisher for a keyframe on the current media's video (RTCP PLI/FIR).
+        case requestKeyframe(sessionId: String)
         /// Feed a `tick` at this time (monotonic nanoseconds) or soon after.
         case wake(at: UInt64)
         case emit(SubscriberNodeEvent)
@@ -106,6 +116,13 @@ public struct SubscriberSession: Sendable {
     private var roomRefusals = 0
     /// When to try the room again after a `roomFull`; nil when no retry is due.
     private var retryAt: UInt64?
+    /// Keyframes asked for since the video last decoded a frame, and when to ask next.
+    private var keyframeAsks = 0
+    private var nextKeyframeAskAt: UInt64?
+    /// Sessions in a row that ended without a picture on our side, and when to look for
+    /// the publisher again (nil: not due).
+    private var failedSessions = 0
+    private var reseekAt: UInt64?
     /// Remote candidates refused, by kind, and which refusals to report (one per kind every 5 s).
     public private(set) var candidateRefusals = RefusalLog<String>()
 
@@ -148,7 +165,7 @@ public struct SubscriberSession: Sendable {
                 + (early.isEmpty ? [] : [.addCandidates(sessionId: sessionId, early, early: true)])
         case let .answerFailed(sessionId, reason):
             return [.emit(.error("session \(sessionId): \(reason)"))]
-                + endSession(reason: "could not answer: \(reason)", tellServer: true)
+                + endSession(reason: "could not answer: \(reason)", tellServer: true) + seekAgainLater(now: now)
         case let .candidateFailed(sessionId, kind, reason):
             guard let line = candidateRefusals.record(kind, peer: sessionId, details: reason, at: Double(now) / 1e9) else { return [] }
             return [.emit(.candidateRefused(sessionId: sessionId, kind: kind, details: line.details,
@@ -171,8 +188,9 @@ public struct SubscriberSession: Sendable {
             guard case .active(let current, _) = phase, current == sessionId else { return [] }
             // Not asked again by itself: a forged certificate is no network hiccup.
             return [.emit(.error("session \(sessionId): \(reason)"))] + endSession(reason: reason, tellServer: true)
-        case let .peerEnded(_, state):
-            return endSession(reason: "peer connection \(state)", tellServer: true)
+        case let .peerEnded(sessionId, state):
+            let current = if case .active(let id, _) = phase { id == sessionId } else { false }
+            return endSession(reason: "peer connection \(state)", tellServer: true) + (current ? seekAgainLater(now: now) : [])
         case .controlChannelOpen:
             // The channel may arrive already open or open later; say so once per session.
             guard !controlAnnounced else { return [] }
@@ -182,6 +200,9 @@ public struct SubscriberSession: Sendable {
             return [.emit(.controlOpen)]
         case .frameDecoded(let withPose):
             lastFrameAt = now
+            keyframeAsks = 0
+            nextKeyframeAskAt = nil
+            failedSessions = 0
             if withPose { sawPose = true; return [] }
             framesWithoutPose += 1
             guard !sawPose, !noPoseAnnounced, framesWithoutPose >= Self.framesBeforeNoPose,
@@ -196,6 +217,11 @@ public struct SubscriberSession: Sendable {
             return []
         case .tick(let decodeBranches):
             var effects = checkStall(now: now, decodeBranches: decodeBranches)
+            effects += askForKeyframe(now: now, decodeBranches: decodeBranches)
+            if let at = reseekAt, at <= now, signalingUp, case .idle = phase {
+                reseekAt = nil
+                effects += send(.list)
+            }
             let overdue = pending.filter { Self.elapsed(from: $0.value.at, to: now) >= config.controlReplyTimeout }
             for (id, request) in overdue.sorted(by: { $0.key < $1.key }) {
                 pending[id] = nil
@@ -348,6 +374,30 @@ public struct SubscriberSession: Sendable {
         return send(.startSession(peerId: producer))
     }
 
+    /// A keyframe request when the connected session's video has decoded nothing for
+    /// `keyframeRetry.initial`, then after each of its waits while that lasts.
+    private mutating func askForKeyframe(now: UInt64, decodeBranches: Int) -> [Effect] {
+        guard case .active(let sessionId, _) = phase, connected, decodeBranches > 0,
+              let since = lastFrameAt ?? sessionStartedAt else { return [] }
+        let due = nextKeyframeAskAt ?? since + RetryBackoff.nanos(config.keyframeRetry.initial)
+        guard now >= due else { return [] }
+        keyframeAsks += 1
+        nextKeyframeAskAt = now + RetryBackoff.nanos(config.keyframeRetry.delay(afterRefusals: keyframeAsks))
+        let silent = Self.elapsed(from: since, to: now)
+        return [.requestKeyframe(sessionId: sessionId),
+                .emit(.keyframeRequested(sessionId: sessionId, attempt: keyframeAsks, silentFor: silent))]
+    }
+
+    /// After a session that ended without a picture on our side: list the room's
+    /// publishers again after a backoff that grows while such endings follow each other.
+    private mutating func seekAgainLater(now: UInt64) -> [Effect] {
+        failedSessions += 1
+        let delay = config.roomRetry.delay(afterRefusals: failedSessions)
+        let at = now + RetryBackoff.nanos(delay)
+        reseekAt = at
+        return [.wake(at: at)]
+    }
+
     private mutating func checkStall(now: UInt64, decodeBranches: Int) -> [Effect] {
         guard case .active = phase, let started = sessionStartedAt else { return [] }
         guard Self.elapsed(from: lastFrameAt ?? started, to: now) > config.stallTimeout else { return [] }
@@ -368,6 +418,8 @@ public struct SubscriberSession: Sendable {
         connected = false
         sessionStartedAt = nil
         lastFrameAt = nil
+        keyframeAsks = 0
+        nextKeyframeAskAt = nil
         controlAnnounced = false
         controlWaiting = false
         resetPoseWatch()
