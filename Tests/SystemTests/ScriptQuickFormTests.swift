@@ -23,7 +23,7 @@ import TestSupport
         Script(name: "bench-render", keys: ["width", "height", "frames", "ms_p50", "ms_p95", "fps"]),
         Script(name: "bench-focus", keys: ["frames_p50", "frames_p95", "taps", "converged", "peak_ratio_min", "process_us_p50"]),
         Script(name: "bench-annotation", keys: ["delay_ms", "taps", "methods", "synced_px_p95", "ground_px_p95", "naive_px_p95",
-                                                "synced_cm_p95", "naive_over_synced_px_p95"]),
+                                                "synced_cm_p95", "synced_in_front", "naive_over_synced_px_p95"]),
         Script(name: "bench-loopback", keys: ["subscribers", "latency_ms_p50", "latency_ms_p95", "fps_min", "pose_pct",
                                               "pub_cpu_pct", "bitrate_kbps", "baseline_latency_ms_p50"]),
         Script(name: "bench-encoders", keys: ["config", "latency_ms_p50", "encode_ms_p50", "ssim_p50", "pub_cpu_pct"]),

@@ -79,6 +79,7 @@ def summary(out, delays, taps, pose):
         counts_per_delay[d] = counts(path)
         px = {name: [] for name, _, _, _ in METHODS}
         cm = {name: [] for name, _, _, _ in METHODS}
+        in_front = {name: 0 for name, _, _, _ in METHODS}
         for e in placements(path):
             m = by_placement[e["placement"]]
             if len(cm[m]) >= taps:
@@ -86,11 +87,15 @@ def summary(out, delays, taps, pose):
             cm[m].append(e["error_cm"])
             if e.get("error_px") is not None:
                 px[m].append(e["error_px"])
+                # On the feature's line of sight but far from it: the publisher's depth found
+                # a surface in front of it (the feature was hidden on the tapped frame).
+                in_front[m] += e["error_px"] <= 1 and e["error_cm"] >= 10
         r = {"delay_ms": d, "pose": pose, "taps": min(len(v) for v in cm.values()),
              "methods": {name: {"placement": placement, "label": label} for name, _, placement, label in METHODS}}
         for name, _, _, _ in METHODS:
             r.update({f"{name}_px_p50": pct(px[name], 50), f"{name}_px_p95": pct(px[name], 95),
-                      f"{name}_cm_p50": pct(cm[name], 50), f"{name}_cm_p95": pct(cm[name], 95)})
+                      f"{name}_cm_p50": pct(cm[name], 50), f"{name}_cm_p95": pct(cm[name], 95),
+                      f"{name}_in_front": in_front[name]})
         r["naive_over_synced_px_p95"] = (round(r["naive_px_p95"] / max(r["synced_px_p95"], 1e-3), 1)
                                          if r["naive_px_p95"] is not None and r["synced_px_p95"] is not None else None)
         results.append(r)

@@ -17,7 +17,7 @@ bench-network.png (bitrate, latency and fps over time, both modes)."""
 import argparse, json, os, sys, tempfile, time
 
 sys.path.insert(0, os.path.dirname(__file__))
-from procs import Proc, ProcessGroup, load_jsonl, wait_until
+from procs import Proc, ProcessGroup, frame_log_has_frame, load_jsonl, wait_until
 from stats import percentile, rnd
 from plots import pyplot
 
@@ -49,15 +49,9 @@ def run_mode(a, url, mode, outdir):
                                               *(["--jitter-latency", str(a.jitter_latency)] if a.jitter_latency else [])],
                       outdir, stdin=True)
     try:
-        def first_frame():
-            try:
-                with open(frame_log) as f:
-                    return any('"frameId"' in line for line in f)
-            except OSError:
-                return False
         # Without congestion control the first keyframe may never arrive whole on a slow
         # first step: start the clock at the connection then.
-        wait_until(lambda: first_frame() or subscriber.events("connected"), 60, f"{mode}: a connection")
+        wait_until(lambda: frame_log_has_frame(frame_log) or subscriber.events("connected"), 60, f"{mode}: a connection")
         start = time.time_ns()
         for at, spec in schedule:
             delay = start / 1e9 + at - time.time()

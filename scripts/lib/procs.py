@@ -182,6 +182,15 @@ def wait_until(predicate, timeout, what, poll=0.2):
     raise TimeoutError(f"timed out after {timeout} s waiting for {what}")
 
 
+def frame_log_has_frame(path):
+    """Whether a subscriber's --frame-log holds a shown frame yet."""
+    try:
+        with open(path) as f:
+            return any('"frameId"' in line for line in f)
+    except OSError:
+        return False
+
+
 def load_jsonl(path, strict=False):
     """The JSON objects of a file, one a line. Not strict: lines that are not JSON are
     skipped and a missing file is []; strict: blank lines are skipped, anything else
