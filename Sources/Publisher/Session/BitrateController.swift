@@ -17,9 +17,9 @@ import RTCSession
 ///   (`cutOnQueueing`) when two reports in a row are over `oneWayQueueingMs` and the
 ///   second is `risingMs` higher than the first. A queue that fills keeps rising; a path
 ///   that got longer rises once and stays flat (the receiver then forgets its old base,
-///   `OneWayQueue`), so one high report is not yet a queue. For receivers that only send RTCP, the
-///   round trip from our sender reports to its reports: `queueingMs` over the lowest of
-///   the last `baseWindowNanos`.
+///   `OneWayQueue`), so one high report is not yet a queue. For receivers that only send
+///   RTCP, the round trip from our sender reports to its reports: `queueingMs` over the
+///   lowest of the last `baseWindowNanos`.
 /// - **What got through**: the bytes our receiver reported over the time its reports
 ///   took (`recentReceivedKbps`), else the sent rate times 1 − loss.
 /// - **REMB**, when the receiver sends it (Chromium with `goog-remb`): its delay-based
