@@ -10,12 +10,6 @@ private func number(_ e: [String: Any], _ key: String) -> Double { (e[key] as? N
 /// 1280×720 view and sends 640×480 crops of it, each frame's intrinsics those of its crop.
 @Suite("system: video effects (framing and zoom keep annotations exact; effects switched while watching)", .serialized)
 struct EffectsSystemTests {
-    static func startSignaling() async throws -> (ManagedProcess, String) {
-        let signaling = try ManagedProcess("posecast-signaling", ["--port", "0"], name: "signaling")
-        let (listening, _) = try await signaling.waitForLine("listening line", timeout: 20) { $0.hasPrefix("listening ") }
-        return (signaling, String(listening.dropFirst("listening ".count)))
-    }
-
     /// Taps on the scene's discs land within 1 cm and the pins are found within 2 px of
     /// where each frame's pose projects them: with framing on (the widest 4:3 crop of the
     /// 16:9 capture), with an expert's zoom ×2 on the discs, and while the crop follows a pin.
@@ -24,7 +18,7 @@ struct EffectsSystemTests {
         let features = try await RemoteExpertSuiteTests.sceneFeatures()
         let names = ["disc.red", "disc.yellow", "disc.blue"]
         let targets = try names.map { name in (name, try #require(features[name], "feature \(name)")) }
-        let (signaling, url) = try await Self.startSignaling()
+        let (signaling, url) = try await ManagedProcess.startSignaling()
         let publisher = try ManagedProcess("posecast-publisher", [
             "--source", "synthetic", "--pose", "orbit", "--capture-size", "1280x720", "--framing", "face",
             "--signaling", url, "--json"], name: "publisher")
@@ -108,7 +102,7 @@ struct EffectsSystemTests {
         defer { try? FileManager.default.removeItem(at: dir) }
         let pubLog = dir.appendingPathComponent("publisher.jsonl").path, subLog = dir.appendingPathComponent("subscriber.jsonl").path
         let photo = try #require(Self.photo("astronaut"), "the test photos (scripts/effects-setup)")
-        let (signaling, url) = try await Self.startSignaling()
+        let (signaling, url) = try await ManagedProcess.startSignaling()
         let publisher = try ManagedProcess("posecast-publisher", [
             "--source", "synthetic", "--pose", "orbit", "--capture-size", "1280x720", "--signaling", url, "--json",
             "--frame-log", pubLog], name: "publisher")
@@ -150,7 +144,7 @@ struct EffectsSystemTests {
     /// the command that installs it, and the publisher streams on without them.
     @Test("a missing model is named with its install command, and the video goes on")
     func missingModels() async throws {
-        let (signaling, url) = try await Self.startSignaling()
+        let (signaling, url) = try await ManagedProcess.startSignaling()
         let publisher = try ManagedProcess("posecast-publisher", [
             "--source", "synthetic", "--pose", "orbit", "--signaling", url, "--json", "--effects-dir", "/nonexistent/effects",
             "--background", "blur", "--framing", "face"], name: "publisher")

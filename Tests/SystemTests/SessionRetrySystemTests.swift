@@ -12,9 +12,7 @@ import TestSupport
 struct SessionRetrySystemTests {
     @Test("an offer that cannot be answered: the session ends, and the subscriber asks for another within 4 s")
     func askAgainAfterFailedAnswer() async throws {
-        let signaling = try ManagedProcess("posecast-signaling", ["--port", "0"], name: "signaling")
-        let (line, _) = try await signaling.waitForLine("listening line", timeout: 20) { $0.hasPrefix("listening ") }
-        let url = String(line.dropFirst("listening ".count))
+        let (signaling, url) = try await ManagedProcess.startSignaling()
         // The publisher's side of signaling, by hand: it offers what no one can answer.
         let publisher = try await SignalingClient.connect(url: url, logger: Logger(label: "fake-publisher"))
         defer { publisher.close() }

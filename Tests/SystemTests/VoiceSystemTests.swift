@@ -21,7 +21,7 @@ struct VoiceSystemTests {
     /// field; muting the expert stops it at the field within 200 ms, unmuting brings it back.
     @Test("lip sync within ±45 ms, the expert heard by the field, mute within 200 ms")
     func lipSyncAndMute() async throws {
-        let (signaling, url) = try await EffectsSystemTests.startSignaling()
+        let (signaling, url) = try await ManagedProcess.startSignaling()
         let publisher = try ManagedProcess("posecast-publisher", [
             "--source", "synthetic", "--flash", "--microphone", "bursts=1000", "--speaker", "discard", "--detect-tones", "2000",
             // 1 Mbit/s, not 2: decoding 2 Mbit/s in a debug build beside the publisher fills both cores (a test of sync, not of bitrate).
@@ -103,7 +103,7 @@ struct VoiceSystemTests {
     /// above the detector's −30; at 5.4 kHz it stays below −50 (measured through opusenc). Then a second round of two experts leaves no socket or thread behind.
     @Test("two experts hear the field and each other, the field hears both, a viewer only listens; nothing leaks")
     func twoExpertsAndAViewer() async throws {
-        let (signaling, url) = try await EffectsSystemTests.startSignaling()
+        let (signaling, url) = try await ManagedProcess.startSignaling()
         let publisher = try ManagedProcess("posecast-publisher", [
             "--source", "synthetic", "--microphone", "bursts=1000", "--speaker", "discard", "--detect-tones", "2000,3000,5400",
             "--signaling", url, "--json"], name: "publisher")

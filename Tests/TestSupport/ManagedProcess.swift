@@ -195,6 +195,13 @@ public final class ManagedProcess: @unchecked Sendable {
         return child.drain()
     }
 
+    /// `posecast-signaling` on a free port (and `extra` arguments), once it listens; with its ws:// URL.
+    public static func startSignaling(_ extra: [String] = []) async throws -> (ManagedProcess, String) {
+        let signaling = try ManagedProcess("posecast-signaling", ["--port", "0"] + extra, name: "signaling")
+        let (listening, _) = try await signaling.waitForLine("listening line", timeout: 20) { $0.hasPrefix("listening ") }
+        return (signaling, String(listening.dropFirst("listening ".count)))
+    }
+
     /// `run` for places that cannot await (a suite's enabling condition): the exit is
     /// awaited on the termination handler's semaphore; an overrun gives status -1.
     public static func runBlocking(_ executable: String, _ arguments: [String], timeout: Double) throws -> CommandRun {
