@@ -6,9 +6,9 @@ import Testing
 @Suite("subscriber: the jitter buffer's latency")
 struct JitterLatencyTests {
     static let s: UInt64 = 1_000_000_000
-    static func stats(lost: UInt64, late: UInt64 = 0, rttMs: Double = 0) -> JitterBufferStats {
+    static func stats(lost: UInt64, late: UInt64 = 0, rttMs: Double = 0, asked: UInt64 = 0) -> JitterBufferStats {
         var st = JitterBufferStats()
-        st.lost = lost; st.late = late; st.retransmissionRoundTripMs = rttMs
+        st.lost = lost; st.late = late; st.retransmissionRoundTripMs = rttMs; st.retransmissionsRequested = asked
         return st
     }
 
@@ -45,5 +45,29 @@ struct JitterLatencyTests {
         var capped = JitterLatency.Configuration(floorMs: 50)
         capped.maximumMs = 300
         #expect(JitterLatency(configuration: capped).ceilingMs(Self.stats(lost: 0, rttMs: 600)) == 300)
+    }
+
+    @Test("while retransmissions repair every loss it neither comes down nor stays under a round trip; 10 s without a request bring it down")
+    func heldWhileRepairing() {
+        var j = JitterLatency(configuration: .init(floorMs: 50))
+        _ = j.update(Self.stats(lost: 0), nowNanos: 0)
+        #expect(j.update(Self.stats(lost: 1, rttMs: 205, asked: 2), nowNanos: 1 * Self.s) == 245)
+        #expect(j.update(Self.stats(lost: 2, rttMs: 205, asked: 4), nowNanos: 2 * Self.s) == 368)
+        #expect(j.update(Self.stats(lost: 3, rttMs: 205, asked: 6), nowNanos: 3 * Self.s) == 450, "2 × 205 + 40")
+        // 30 s of 1 % loss that retransmission repairs: nothing lost, a request every second.
+        var asked: UInt64 = 6, now = 3 * Self.s
+        for _ in 0..<30 {
+            asked += 2; now += Self.s
+            #expect(j.update(Self.stats(lost: 3, rttMs: 205, asked: asked), nowNanos: now) == nil)
+        }
+        #expect(j.latencyMs == 450, "without loss for 30 s but repairing all along: held")
+        for _ in 0..<9 { now += Self.s; _ = j.update(Self.stats(lost: 3, rttMs: 205, asked: asked), nowNanos: now) }
+        #expect(j.latencyMs == 450, "9 s without a request: not yet")
+        now += 2 * Self.s
+        #expect(j.update(Self.stats(lost: 3, rttMs: 205, asked: asked), nowNanos: now).map { $0 < 450 } == true)
+        // A repair seen below a round trip (from a low start) raises it to one at once.
+        var low = JitterLatency(configuration: .init(floorMs: 50))
+        _ = low.update(Self.stats(lost: 0), nowNanos: 0)
+        #expect(low.update(Self.stats(lost: 0, rttMs: 120, asked: 1), nowNanos: 1 * Self.s) == 160)
     }
 }

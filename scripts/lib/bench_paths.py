@@ -117,7 +117,7 @@ def run(a, path, name, codec, out):
     port = 8443
     publisher = Proc(f"{tag}-publisher", path.exec(path.pub) + [
         os.path.join(a.bin, "posecast-publisher"), "--source", "synthetic", "--codec", codec, "--json",
-        "--listen", f"{path.pub_addr}:{port}", "--microphone", "none", "--speaker", "none"], out, stdin=True)
+        "--listen", f"{path.pub_addr}:{port}", "--microphone", "none", "--speaker", "none"] + a.publisher_args.split(), out, stdin=True)
     frame_log = os.path.join(out, f"{tag}-frames.jsonl")
     subscriber = None
     load_before = load_1m()
@@ -125,7 +125,7 @@ def run(a, path, name, codec, out):
         wait_until(lambda: any("listening" in (o.get("event") or "") for _, o in publisher.events()), 30, f"{tag}: publisher listening")
         subscriber = Proc(f"{tag}-subscriber", path.exec(path.sub) + [
             os.path.join(a.bin, "posecast-subscriber"), "--headless", "--json", "--signaling",
-            f"ws://{path.pub_addr}:{port}/", "--frame-log", frame_log, "--microphone", "none", "--speaker", "none"],
+            f"ws://{path.pub_addr}:{port}/", "--frame-log", frame_log, "--microphone", "none", "--speaker", "none"] + a.subscriber_args.split(),
             out, stdin=True)
         wait_until(lambda: frame_log_has_frame(frame_log) or subscriber.events("connected"), 60, f"{tag}: a connection")
         start = time.time_ns()
@@ -261,6 +261,8 @@ def main():
     ap.add_argument("--bin", required=True)
     ap.add_argument("--scenarios", default=",".join(SCENARIOS))
     ap.add_argument("--codecs", default="h264,vp8")
+    ap.add_argument("--publisher-args", default="", help="more options for every publisher (space-separated)")
+    ap.add_argument("--subscriber-args", default="", help="more options for every subscriber (space-separated)")
     ap.add_argument("--seconds-scale", type=float, default=1.0, help="shrink every schedule (the quick form)")
     ap.add_argument("--out", default="out/bench-paths")
     a = ap.parse_args()

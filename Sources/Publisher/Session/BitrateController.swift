@@ -45,7 +45,7 @@ import RTCSession
 ///   once what got through has been `nearCapacity` times it for `forgetCapacityNanos`,
 ///   the link has grown: +`fastGrowthPerSecond`. Never more than `growthOverSent` times
 ///   what the encoder actually sent plus 40 kbit/s, or what it sent divided by
-///   `encoderFill`, whichever allows more.
+///   `encoderFill` (`fastEncoderFill` while growth is fast), whichever allows more.
 /// - Between the two loss thresholds (the random loss of a radio link without
 ///   congestion, 2 % in the benchmark) it holds. (Cutting there when past the last
 ///   congestion point kept a probe from sitting in that band above the link, but in
@@ -108,6 +108,12 @@ public struct BitrateController: Sendable {
         /// climb stalled there for seconds and reached the ceiling in 12–15 s, once not
         /// within the 15 s allowed. At 600 kbit/s this allows no more lead than before.
         public var encoderFill = 0.85
+        /// The same while growth is fast (no capacity known: the link showed no limit
+        /// since the last one was forgotten, and no queue is starting). An encoder that
+        /// sends 0.85–0.9 of its target a second behind it held the climb after a lifted
+        /// cap to about +4 % a second at the `encoderFill` bound: 1800 kbit/s 10–12 s
+        /// after a 600 kbit/s cap was lifted on a kernel path (bench-paths, H.264).
+        public var fastEncoderFill = 0.7
         /// How long our receiver's byte counts are kept (`recentReceivedKbps` reads the
         /// last half second of them).
         public var receivedWindowNanos: UInt64 = 2_000_000_000
@@ -291,7 +297,8 @@ public struct BitrateController: Sendable {
             if filling { rate = 0 }
             var grown = estimateKbps * (1 + rate * min(seconds, 2))
             if let sentKbps {
-                grown = min(grown, max(estimateKbps, c.growthOverSent * sentKbps + 40, sentKbps / c.encoderFill))
+                let fill = careful || filling ? c.encoderFill : c.fastEncoderFill
+                grown = min(grown, max(estimateKbps, c.growthOverSent * sentKbps + 40, sentKbps / fill))
             }
             estimateKbps = grown
             lastReason = filling ? .hold : careful ? .careful : .growth

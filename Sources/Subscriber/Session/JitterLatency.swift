@@ -19,8 +19,14 @@ import RTCSession
 ///   `shortPathCeilingMs` and at most `maximumMs`. A fixed 200 ms ceiling was shorter than
 ///   an intercontinental round trip (202–223 ms measured on a 200 ms path): no
 ///   retransmission arrived in time and every loss became a keyframe request.
-/// - **Down** after `calmNanos` without loss or lateness: `decay` of the way to the
-///   floor per update, so a clean link gets its low latency back.
+/// - **Held while retransmission repairs**: at least one retransmission round trip
+///   plus `marginMs` while the jitter buffer asks for any packet again, and no way down
+///   until `calmNanos` after the last request. Coming down after `calmNanos` without a
+///   packet *lost* took a 1 % lossy 200 ms path back under its round trip every 10–15 s
+///   (retransmission had been repairing every loss meanwhile): the next loss was lost
+///   for good, a keyframe request and a freeze of up to 0.65 s, 4 a minute.
+/// - **Down** after `calmNanos` without loss, lateness or a retransmission asked for:
+///   `decay` of the way to the floor per update, so a clean link gets its low latency back.
 public struct JitterLatency: Sendable {
     public struct Configuration: Sendable, Hashable {
         public var floorMs: Int
@@ -39,6 +45,8 @@ public struct JitterLatency: Sendable {
     public private(set) var latencyMs: Int
     private var last: JitterBufferStats?
     private var lastTroubleNanos: UInt64?
+    /// When the jitter buffer last asked for a retransmission.
+    private var lastRepairNanos: UInt64?
 
     public init(configuration: Configuration) {
         self.configuration = configuration
@@ -58,11 +66,16 @@ public struct JitterLatency: Sendable {
         defer { last = stats }
         guard let last else { return nil }
         let trouble = stats.lost > last.lost || stats.late > last.late
+        let repairing = stats.retransmissionsRequested > last.retransmissionsRequested
+        if repairing { lastRepairNanos = nowNanos }
+        let calmSince = max(lastTroubleNanos ?? 0, lastRepairNanos ?? 0)
         var target = Double(latencyMs)
         if trouble {
             lastTroubleNanos = nowNanos
             target = max(Double(latencyMs) * c.growth, stats.retransmissionRoundTripMs + c.marginMs)
-        } else if nowNanos &- (lastTroubleNanos ?? 0) >= c.calmNanos, latencyMs > c.floorMs {
+        } else if repairing {
+            target = max(target, stats.retransmissionRoundTripMs + c.marginMs)
+        } else if nowNanos &- calmSince >= c.calmNanos, latencyMs > c.floorMs {
             target = Double(latencyMs) - max(1, (Double(latencyMs) - Double(c.floorMs)) * c.decay)
         }
         let next = min(max(Int(target.rounded()), c.floorMs), max(ceilingMs(stats), c.floorMs))
