@@ -81,7 +81,7 @@ struct BitrateControllerTests {
         #expect(third < first)
     }
 
-    @Test("a clean link without a known capacity: up 25 % a second, never beyond the sent rate / 0.7 while growth is fast, to the ceiling")
+    @Test("a clean link without a known capacity: up 25 % a second, never beyond 1.1 × the sent rate + 40 or the sent rate / 0.85, to the ceiling")
     func growth() {
         var c = Self.controller(start: 600)
         var now: UInt64 = 0
@@ -93,14 +93,14 @@ struct BitrateControllerTests {
         let before = c.estimateKbps
         Self.run(&c, from: &now, seconds: 5) { _ in Self.reported(kbps: 200, seconds: 0.25, loss: 0) }
         #expect(c.estimateKbps == before)
-        // It sends 700: the estimate goes to 700 / 0.7 (above 1.1 × 700 + 40) and no further.
+        // It sends 700: the estimate goes to 700 / 0.85 (above 1.1 × 700 + 40) and no further.
         Self.run(&c, from: &now, seconds: 5) { _ in Self.reported(kbps: 700, seconds: 0.25, loss: 0) }
-        #expect(abs(c.estimateKbps - 700 / 0.7) < 1, "\(c.estimateKbps)")
+        #expect(abs(c.estimateKbps - 700 / 0.85) < 1, "\(c.estimateKbps)")
         Self.run(&c, from: &now, seconds: 30) { Self.reported(kbps: $0, seconds: 0.25, loss: 0) }
         #expect(c.estimateKbps == 2000)
     }
 
-    @Test("after congestion: hold 1.5 s, back to 95 % of the link, probe only 4 s after the cut, forget the link once well past it")
+    @Test("after congestion: hold 1.5 s, back to 95 % of the link, probe only 4 s after the cut, forget the link once well past it and lead the encoder further")
     func carefulPhases() {
         var c = Self.controller(start: 1000)
         var now: UInt64 = 0
@@ -133,6 +133,16 @@ struct BitrateControllerTests {
         #expect(cutAgain, "the probe past the link's rate found its loss")
         #expect(c.estimateKbps < 640)
         // The link grows to 3 Mbit/s: past 1.1 × the last capacity for 0.5 s, growth is fast again.
+        var forgotten = false
+        for _ in 0..<40 where !forgotten {
+            now += 250 * Self.ms
+            c.update(Self.reported(kbps: c.estimateKbps, seconds: 0.25, loss: 0), nowNanos: now)
+            forgotten = c.capacityKbps == nil
+        }
+        #expect(forgotten)
+        // Now the lead over an encoder that lags is the sent rate / 0.7, not / 0.85.
+        Self.run(&c, from: &now, seconds: 3) { _ in Self.reported(kbps: 700, seconds: 0.25, loss: 0) }
+        #expect(abs(c.estimateKbps - 700 / 0.7) < 1, "\(c.estimateKbps)")
         Self.run(&c, from: &now, seconds: 20) { Self.reported(kbps: $0, seconds: 0.25, loss: 0) }
         #expect(c.capacityKbps == nil)
         #expect(c.estimateKbps == 2000)

@@ -1,0 +1,100 @@
+internal import CGStreamer
+import CGstShim
+import PoseCastKit
+import CameraControl
+import RTCSession
+import SyntheticCamera
+import Synchronization
+import Dispatch
+import NodeOutput
+#if canImport(Glibc)
+import Glibc
+import PoseMedia
+#endif
+import VideoEffects
+import Voice
+
+public struct PublisherMediaConfig: Sendable {
+    public enum Source: Sendable, Equatable {
+        /// GStreamer's videotestsrc (live), with a pattern name ("ball", "smpte", …).
+        case test(pattern: String = "ball")
+        /// A V4L2 camera device.
+        case v4l2(device: String = "/dev/video0")
+        /// The synthetic AR camera: the standard scene rendered from each frame's pose.
+        case synthetic
+        /// A still picture (PNG or JPEG) repeated as live video (`imagefreeze`): a person
+        /// in front of the camera for the effects' demo and gallery, without a camera.
+        case image(path: String)
+    }
+    public var source: Source = .test()
+    /// The size sent (the encoder's, before any resolution step).
+    public var width = 640, height = 480, fps = 30
+    /// The size captured, when wider than the size sent: framing and zoom crop it
+    /// (`EffectChain`). Nil: the size sent.
+    public var captureWidth: Int?, captureHeight: Int?
+    /// The video effects the publisher starts with.
+    public var effects = EffectOptions()
+    public var codec: VideoCodec = .h264
+    /// With `.h264`: x264 (the default) or OpenH264.
+    public var h264Encoder: H264Encoder = .x264
+    /// Encoder properties set after our own (`--encoder-option`; benchmarks, tuning).
+    public var encoderOptions: [EncoderOption] = []
+    /// The encoder's bitrate ceiling with `adaptBitrate`, its bitrate without (kbit/s).
+    public var bitrateKbps = 2000
+    /// Congestion control: what each subscriber reports of what it was sent (NACKs,
+    /// reception reports, round trips, REMB) drives a bandwidth estimate
+    /// (`BitrateController`), and the encoder follows the lowest (`adaptBitrate(nowNanos:)`,
+    /// which the caller runs a few times a second: `PublisherApp` does, and
+    /// `posecast-publisher` has it on by default). Off here, so that a caller that does
+    /// not run it (the loopback) gets `bitrateKbps`, not the start rate for good.
+    public var adaptBitrate = false
+    /// The lowest bitrate adaptation goes to (kbit/s).
+    public var minimumBitrateKbps = 150
+    /// Where adaptation starts (kbit/s, within the bounds): below the ceiling, so that
+    /// a slow link's first keyframe is not ten times what it carries (measured at
+    /// 600 kbit/s starting from 2 Mbit/s: the first picture after 5 s or never); a fast
+    /// link reaches 2 Mbit/s from 800 kbit/s in about 5 s.
+    public var startBitrateKbps = 800
+    /// With `adaptBitrate`: how far the encoded picture may shrink when the allowed rate
+    /// is too low for the camera's size (`ResolutionLadder`; 1: never, 2: half the
+    /// width and height, 4: a quarter). The pose stays exact (normalised intrinsics).
+    public var maxDownscale = 4
+    /// Frames between periodic keyframes (3000: 100 s at 30 fps). Subscribers that lose
+    /// a keyframe ask for one (PLI/FIR, and our subscriber again with backoff until it
+    /// decodes) and a joining one gets one at once, so periodic ones are only a
+    /// backstop, as in libwebrtc, which sends none. Each costs about three delta frames
+    /// in one burst: on a link congestion control fills (a 2 Mbit/s path with a 200 ms
+    /// round trip) the one every 300 frames (10 s) queued 100–150 ms at the bottleneck
+    /// each time, a cut for queueing, a lost piece repaired too late, a keyframe
+    /// request and a freeze of about a second, every 12 s (bench-paths rtt200-1pct).
+    public var keyframeInterval = 3000
+    /// The synthetic camera renders each frame ahead of its capture instant, with the
+    /// pose of that instant (`SyntheticSource`): only for pose sources that know the
+    /// future (trajectories, replays), never for a live feed.
+    public var renderAhead = false
+    /// The synthetic camera paints a white frame once a second (the A/V sync tests: the
+    /// test voice's `bursts` start at the same instants).
+    public var flashEverySecond = false
+    /// Write each frame id into the picture (see `FrameStamp`), for end-to-end checks.
+    public var stampFrameIDs = false
+    /// Room reserved in every packet for application bytes in the pose element.
+    public var maxApplicationBytes = 0
+    /// Path MTU the RTP packets must fit in (extension included).
+    public var pathMTU = 1200
+    public var rtc = RTCConfiguration()
+    /// A `clocksync` on the raw frames before the encoder (the `baseline` latency profile).
+    public var clockSync = false
+    /// Write sampled frames' luma as the encoder gets them, for subscribers to compare
+    /// with what they decode (benchmarks: `QualitySampling`).
+    public var qualitySampling: QualitySampling?
+    /// Two-way voice (`PublisherVoice`); nil: no audio is offered.
+    public var voice: VoiceOptions?
+    /// Whether a viewer (not only an expert) may talk: the room's setting, held by its
+    /// publisher (default no: viewers listen).
+    public var viewersMayTalk = false
+    /// The tones of `voice.detectTones` starting and stopping where the field hears them.
+    public var onTone: (@Sendable (ToneChange) -> Void)?
+    /// Each frame's encode timing, on the encoder's streaming thread (keep it quick).
+    public var onEncoded: (@Sendable (EncodedFrameTiming) -> Void)?
+    public init() {}
+}
