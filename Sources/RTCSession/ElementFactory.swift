@@ -29,7 +29,7 @@ package enum ElementFactory {
         "capsfilter": ("coreelements", "libgstreamer1.0-0"), "queue": ("coreelements", "libgstreamer1.0-0"),
         "tee": ("coreelements", "libgstreamer1.0-0"), "fakesink": ("coreelements", "libgstreamer1.0-0"),
         "identity": ("coreelements", "libgstreamer1.0-0"),
-        // Voice (issue 19).
+        // Voice.
         "opusenc": ("opus", "gstreamer1.0-plugins-base"), "opusdec": ("opus", "gstreamer1.0-plugins-base"),
         "rtpopuspay": ("rtp", "gstreamer1.0-plugins-good"), "rtpopusdepay": ("rtp", "gstreamer1.0-plugins-good"),
         "audiomixer": ("audiomixer", "gstreamer1.0-plugins-base"), "audiotestsrc": ("audiotestsrc", "gstreamer1.0-plugins-base"),

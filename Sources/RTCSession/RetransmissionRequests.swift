@@ -25,7 +25,7 @@ import CGstShim
 /// (`faststart-min-packets`): by default it holds the first packet for its whole latency
 /// (200 ms in the baseline profile), then releases what piled up at once, so the first
 /// ten frames of a session were shown 270 down to 35 ms after capture, one every few
-/// milliseconds (issue 16: the start-up burst). Packets in sequence are pushed at once
+/// milliseconds (a start-up burst). Packets in sequence are pushed at once
 /// anyway after the start; the latency still bounds the wait for a missing one.
 ///
 /// The handlers capture nothing and live as long as the rtpbin.

@@ -8,7 +8,7 @@ import Testing
 /// starts as it comes in finds its peak on a picture that is gone by the time the search
 /// ends. Before the scene-change check the search then reported `converged` on the
 /// object's distance (lens 0.18, 12 % of the region's best sharpness) and stayed there,
-/// the blurry picture an expert saw after joining (issue 16).
+/// the blurry picture an expert saw after joining.
 @Suite("continuous autofocus on the orbit")
 struct OrbitAutofocusTests {
     /// One turn at `degreesPerFrame` (1: the demo's 30°/s at 30 fps; 1.75: the same orbit

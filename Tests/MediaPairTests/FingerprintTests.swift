@@ -7,7 +7,7 @@ import TestSupport
 import Testing
 
 /// The DTLS certificate each peer presents is checked against the fingerprints of its
-/// SDP (issue 13, finding 1): two real webrtcbins, the answer's fingerprints replaced on
+/// SDP: two real webrtcbins, the answer's fingerprints replaced on
 /// the way as a man in the middle would (webrtcbin 1.22 itself connects regardless).
 @Suite("DTLS fingerprints", .serialized)
 struct FingerprintTests {

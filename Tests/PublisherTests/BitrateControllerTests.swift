@@ -166,6 +166,37 @@ struct BitrateControllerTests {
         #expect(held.lastReason == .hold)
     }
 
+    @Test("random loss with no queue is judged over 2 s: 3 % whose intervals read up to 8 % does not cut; 10 % held over the window does")
+    func randomLossWithoutQueue() {
+        var c = Self.controller(start: 2000)
+        var now: UInt64 = 0
+        c.update(FeedbackInterval(sent: 0, nacked: 0), nowNanos: now)
+        // Quarter-second reports of our receiver (its queue flat at 1 ms): 8 %, 0, 2 %, 2 %
+        // over and over, 3 % on average.
+        let pattern = [0.08, 0, 0.02, 0.02]
+        for i in 0..<40 {
+            now += 250 * Self.ms
+            c.update(Self.reported(kbps: c.estimateKbps, seconds: 0.25, loss: pattern[i % 4], queueMs: 1), nowNanos: now)
+            #expect(c.lastReason != .loss, "cut at report \(i) for random loss")
+        }
+        #expect(c.estimateKbps == 2000)
+        #expect(c.capacityKbps == nil, "random loss is no capacity")
+        // A policer 10 % under what is sent: as much loss over the window, no queue: it cuts.
+        var cut = false
+        for _ in 0..<12 {
+            now += 250 * Self.ms
+            c.update(Self.reported(kbps: c.estimateKbps, seconds: 0.25, loss: 0.1, queueMs: 1), nowNanos: now)
+            cut = cut || c.lastReason == .loss
+        }
+        #expect(cut)
+        #expect(c.estimateKbps < 2000)
+        // Without our receiver's queue (RTCP alone), the interval's loss decides as before.
+        var rtcp = Self.controller(start: 2000)
+        rtcp.update(FeedbackInterval(sent: 0, nacked: 0), nowNanos: 0)
+        rtcp.update(Self.reported(kbps: 2000, seconds: 0.25, loss: 0.08), nowNanos: 250 * Self.ms)
+        #expect(rtcp.lastReason == .loss)
+    }
+
     @Test("a queue building on the path cuts before any loss; our pacer's own wait does not count")
     func queueing() {
         var c = Self.controller(start: 1000)

@@ -4,7 +4,7 @@ import RTCSession
 import TestSupport
 import Testing
 
-/// The start-up stall (issue 12): a subscriber's branch linked to the tee before its
+/// The start-up stall: a subscriber's branch linked to the tee before its
 /// queue was running made the tee's next push fail with FLUSHING, which paused the
 /// encoder queue's and the source's tasks for good while the pipeline stayed PLAYING.
 @Suite("publisher branches", .serialized)

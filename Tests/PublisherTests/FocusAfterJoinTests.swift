@@ -11,7 +11,7 @@ import Synchronization
 import TestSupport
 import Testing
 
-/// Issue 16's first finding, as it was seen: an expert joins a publisher that has been
+/// What an expert saw: an expert joins a publisher that has been
 /// running on the synthetic camera with continuous autofocus while the camera orbits.
 /// The picture must be sharp within 15 frames of the join and stay sharp for a whole
 /// turn of the orbit, which takes the camera past the nearer object that fooled the

@@ -4,7 +4,7 @@ import RTCSession
 import Signaling
 import Testing
 
-/// Every session's life is bounded (issue 13): setup deadlines, the server forgetting a
+/// Every session's life is bounded: setup deadlines, the server forgetting a
 /// session, the publisher's own caps, and refused remote candidates counted and reported
 /// rate-limited. The state machine alone, on stepped time.
 @Suite("publisher sessions: bounds on abandoned and excess sessions")

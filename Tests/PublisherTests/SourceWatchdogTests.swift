@@ -5,8 +5,8 @@ import RTCSession
 import TestSupport
 import Testing
 
-/// The publisher recovers by itself if its source ever stalls while PLAYING (issue 13,
-/// finding 3): the watchdog's decisions on stepped seconds, and the restart itself on a
+/// The publisher recovers by itself if its source ever stalls while PLAYING: the
+/// watchdog's decisions on stepped seconds, and the restart itself on a
 /// real pipeline stalled the way the start-up stall stalled it.
 @Suite("source watchdog", .serialized)
 struct SourceWatchdogTests {

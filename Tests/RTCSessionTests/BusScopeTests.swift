@@ -3,7 +3,7 @@ import Synchronization
 @testable import RTCSession
 import Testing
 
-/// Errors belong to their session (issue 13, finding 6): two peers share a pipeline, as
+/// Errors belong to their session: two peers share a pipeline, as
 /// the publisher's sessions do; an error posted inside one's webrtcbin reaches that peer
 /// only, and the observer of the shared part (the camera) hears neither.
 @Suite("bus messages reach the part of the pipeline they came from")

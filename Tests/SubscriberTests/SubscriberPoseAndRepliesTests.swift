@@ -4,7 +4,7 @@ import Subscriber
 import Testing
 
 /// A publisher that sends no pose, control requests nobody answers, and what the
-/// subscriber says when it cannot send a request (issue 13, finding 8): the session
+/// subscriber says when it cannot send a request: the session
 /// state machine on stepped time, no sockets.
 @Suite("subscriber session: publishers without pose, unanswered requests")
 struct SubscriberPoseAndRepliesTests {

@@ -2,8 +2,8 @@ import Foundation
 import TestSupport
 import Testing
 
-/// Debian's real Chromium as the expert, through our publisher on a 600 kbit/s link
-/// (issue 17): its inbound bitrate (from `getStats`, scripts/interop/chromium_subscriber.py)
+/// Debian's real Chromium as the expert, through our publisher on a 600 kbit/s link:
+/// its inbound bitrate (from `getStats`, scripts/interop/chromium_subscriber.py)
 /// adapts to the link and it keeps decoding; the same link without congestion control
 /// (`--disable-adapt-bitrate`) leaves it almost nothing to decode. The publisher gathers
 /// on 127.0.0.1 only, so media stays on loopback (Chromium's wildcard socket answers it,

@@ -2,7 +2,7 @@ import Foundation
 import TestSupport
 import Testing
 
-/// The browser console (issue 14) in Debian's real Chromium, driven by
+/// The browser console in Debian's real Chromium, driven by
 /// scripts/interop/chromium_console.py, against a real publisher on the synthetic camera
 /// orbiting at 30°/s with its embedded signaling server serving the console at `/`.
 /// Beside it, two of our GStreamer subscribers: one as before (header extension), one

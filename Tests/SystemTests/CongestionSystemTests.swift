@@ -2,13 +2,13 @@ import Foundation
 import TestSupport
 import Testing
 
-/// Congestion control on a capped link (issue 17), across real processes: the
+/// Congestion control on a capped link, across real processes: the
 /// publisher's outgoing video goes through netsim at 600 kbit/s (`--link`, changed while
 /// running on its stdin), the subscribers show frames and log each (`--frame-log`).
 ///
 /// - One subscriber: 5 s after it connects, the publisher's encoded bitrate stays under
 ///   the cap, frames arrive with p95 latency under 200 ms, each with its own pose, with
-///   no gap over 1 s between shown frames (issue 17's figures; measured p95 59–89 ms and
+///   no gap over 1 s between shown frames (docs/NETWORK.md; measured p95 59–89 ms and
 ///   gaps of 113–144 ms in the last runs of this test, the probes ended by the queueing
 ///   delay before the link's buffer overflows); the cap lifted, the allowed rate is back
 ///   within 10 % of the ceiling (2 Mbit/s) within 15 s (measured 8–13 s, the 13 s when a

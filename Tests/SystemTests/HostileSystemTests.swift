@@ -2,7 +2,7 @@ import Foundation
 import TestSupport
 import Testing
 
-/// Hostile peers against the real executables (issue 13): independent WebRTC peers
+/// Hostile peers against the real executables: independent WebRTC peers
 /// (aiortc, aioice) whose SDP lies about their certificate, and strangers who start
 /// sessions and abandon them. Each side must end a forged session within 1 s of DTLS
 /// with nothing delivered either way; abandoned sessions must all end and give back

@@ -3,7 +3,7 @@ import NodeOutput
 import Testing
 import TestSupport
 
-/// The browser console through Janus (issue 20): scripts/interop/chromium_console.py in
+/// The browser console through Janus: scripts/interop/chromium_console.py in
 /// its `--sfu` mode, run inside an `SFUNetwork` (Janus forwards no media on loopback).
 /// The console opens its session on signaling with `via: sfu`, subscribes to the room's
 /// feed through Janus's WebSocket API itself, reads each frame's pose from inside the

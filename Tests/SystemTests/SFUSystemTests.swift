@@ -94,7 +94,7 @@ struct SFUNetwork {
     }
 }
 
-/// The pose through an SFU (issue 20): publisher → Janus VideoRoom → subscribers, all in a
+/// The pose through an SFU: publisher → Janus VideoRoom → subscribers, all in a
 /// private network namespace. Janus forwards the payload but no header extension of ours,
 /// so each frame carries its pose inside: H.264 in an SEI, VP8 in the trailer.
 @Suite("system: the pose through Janus (SFU)", .serialized)

@@ -2,7 +2,7 @@ import Foundation
 import TestSupport
 import Testing
 
-/// No traffic a call does not need (issue 17): during a call, neither the publisher nor
+/// No traffic a call does not need: during a call, neither the publisher nor
 /// the subscriber holds an SSDP socket (UDP port 1900) or has joined the SSDP multicast
 /// group 239.255.255.250, as libnice's UPnP port mapping did in every session before
 /// `WebRTCPeer.disableUPnP` (with it on, this test finds both).

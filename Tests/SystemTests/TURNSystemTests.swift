@@ -2,7 +2,7 @@ import Foundation
 import TestSupport
 import Testing
 
-/// TURN with a real relay (issue 17): Debian's coturn on loopback with a user and a
+/// TURN with a real relay: Debian's coturn on loopback with a user and a
 /// password, the publisher and a subscriber both relay-only (`--ice-transport-policy
 /// relay`), so media can only flow through the relay. A subscriber with a wrong password
 /// gets nothing: the policy leaves it no other way.

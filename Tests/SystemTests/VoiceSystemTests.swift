@@ -5,7 +5,7 @@ import TestSupport
 /// A number field of a JSON event (NaN when absent).
 private func number(_ e: [String: Any], _ key: String) -> Double { (e[key] as? NSNumber)?.doubleValue ?? .nan }
 
-/// Two-way voice across real processes (issue 19). No sound card here: every voice is a
+/// Two-way voice across real processes. No sound card here: every voice is a
 /// test tone (`--microphone tone=HZ`, or `bursts=HZ` at each whole second with the
 /// synthetic camera's flash frame), and every speaker plays in real time into nothing
 /// (`--speaker discard`); each side's tone detector says when a tone starts and stops

@@ -8,7 +8,7 @@ enum WindowTools {
     static let missing = ["/usr/bin/Xvfb", "/usr/bin/xdotool", "/usr/bin/import"].filter { !FileManager.default.isExecutableFile(atPath: $0) }
 }
 
-/// The expert's window tried as a person would (issue 16): a real X server (Xvfb), the
+/// The expert's window tried as a person would: a real X server (Xvfb), the
 /// real `posecast-subscriber` window (glimagesink), clicks and keys from xdotool and
 /// screenshots from ImageMagick's `import`, read back here pixel by pixel. The publisher's
 /// synthetic camera holds still (orbit at 0.0001×), so a pin must stay where it was

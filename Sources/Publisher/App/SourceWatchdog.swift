@@ -1,6 +1,6 @@
 /// Decides, once a second, whether the camera has stalled and when to restart its path
 /// (source → encoder queue): the publisher must recover by itself if frames ever stop
-/// while the pipeline is PLAYING, whatever the cause (issue 13, finding 3). Pure: the
+/// while the pipeline is PLAYING, whatever the cause. Pure: the
 /// caller says whether frames came this second and whether the pipeline plays.
 ///
 /// - After `stallAfter` silent seconds: `stalled` (said once per stall) and, if the

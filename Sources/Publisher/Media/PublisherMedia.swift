@@ -461,7 +461,7 @@ public final class PublisherMedia: @unchecked Sendable {
         queue.set("leaky", "downstream")          // a stalled subscriber never blocks the encoder
         queue.set("max-size-buffers", 60)
         // Each overrun drops the oldest item: RTP that never reaches the retransmission
-        // store, so the receiver's NACKs for it go unanswered (issue 17's loss burst).
+        // store, so the receiver's NACKs for it go unanswered (a loss burst).
         let drops = branchDrops
         _ = Signal.connect(queue.object, "overrun") { drops.add(1) }
         pipeline.add(queue)

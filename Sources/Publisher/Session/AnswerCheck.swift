@@ -1,6 +1,6 @@
 import PoseMedia
 
-/// What a subscriber's answer must accept before it is applied (issue 13, finding 5):
+/// What a subscriber's answer must accept before it is applied:
 /// webrtcbin 1.22 applies an answer whose video line lists only codecs we never offered,
 /// and then sends our codec anyway. Plain SDP text, no GStreamer, so the session state
 /// machine can check it.

@@ -36,9 +36,9 @@ public enum WindowInput: Sendable, Equatable {
 ///   comes out clamped to the picture's edge, which we report as `point: nil`. Where the
 ///   GL sink cannot be made, `autovideosink` (unscaled) is the fallback.
 /// - **Latency**: the one-frame leaky queue decouples decoding from drawing. A window that
-///   is not drawing yet (mapping, a compositor catching up) makes frames wait, and they
-///   used to pile up in the jitter buffer and be shown late (p50 715 ms in the first
-///   seconds, issue 16); now the newest decoded frame replaces the waiting one.
+///   is not drawing yet (mapping, a compositor catching up) makes frames wait; without
+///   the leaky queue they pile up in the jitter buffer and are shown late (p50 715 ms in
+///   the first seconds), with it the newest decoded frame replaces the waiting one.
 /// - **Closing**: glimagesink posts an error when its window is closed; it is reported as
 ///   `.closed`, not as a failure of the session.
 final class VideoWindow: Sendable {
