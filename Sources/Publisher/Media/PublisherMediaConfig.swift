@@ -1,19 +1,9 @@
-internal import CGStreamer
-import CGstShim
-import PoseCastKit
-import CameraControl
-import RTCSession
-import SyntheticCamera
-import Synchronization
-import Dispatch
-import NodeOutput
-#if canImport(Glibc)
-import Glibc
 import PoseMedia
-#endif
-import VideoEffects
+import RTCSession
 import Voice
 
+/// What a `PublisherMedia` is built with: the source, the size and rate, the codec and
+/// its bounds, congestion control's, the voice, and callbacks from streaming threads.
 public struct PublisherMediaConfig: Sendable {
     public enum Source: Sendable, Equatable {
         /// GStreamer's videotestsrc (live), with a pattern name ("ball", "smpte", …).
