@@ -100,7 +100,7 @@ struct BitrateControllerTests {
         #expect(c.estimateKbps == 2000)
     }
 
-    @Test("after congestion: hold 1.5 s, back to 95 % of the link, probe only 4 s after the cut, forget the link once well past it and lead the encoder further")
+    @Test("after congestion: hold 1.5 s, back to 95 % of the link, probe only 4 s after the cut, forget the link once well past it")
     func carefulPhases() {
         var c = Self.controller(start: 1000)
         var now: UInt64 = 0
@@ -133,16 +133,6 @@ struct BitrateControllerTests {
         #expect(cutAgain, "the probe past the link's rate found its loss")
         #expect(c.estimateKbps < 640)
         // The link grows to 3 Mbit/s: past 1.1 × the last capacity for 0.5 s, growth is fast again.
-        var forgotten = false
-        for _ in 0..<40 where !forgotten {
-            now += 250 * Self.ms
-            c.update(Self.reported(kbps: c.estimateKbps, seconds: 0.25, loss: 0), nowNanos: now)
-            forgotten = c.capacityKbps == nil
-        }
-        #expect(forgotten)
-        // Now the lead over an encoder that lags is the sent rate / 0.7, not / 0.85.
-        Self.run(&c, from: &now, seconds: 3) { _ in Self.reported(kbps: 700, seconds: 0.25, loss: 0) }
-        #expect(abs(c.estimateKbps - 700 / 0.7) < 1, "\(c.estimateKbps)")
         Self.run(&c, from: &now, seconds: 20) { Self.reported(kbps: $0, seconds: 0.25, loss: 0) }
         #expect(c.capacityKbps == nil)
         #expect(c.estimateKbps == 2000)

@@ -47,7 +47,7 @@ import RTCSession
 ///   once what got through has been `nearCapacity` times it for `forgetCapacityNanos`,
 ///   the link has grown: +`fastGrowthPerSecond`. Never more than `growthOverSent` times
 ///   what the encoder actually sent plus 40 kbit/s, or what it sent divided by
-///   `encoderFill` (`fastEncoderFill` once the link was seen to grow), whichever allows more.
+///   `encoderFill`, whichever allows more.
 /// - Between the two loss thresholds (the random loss of a radio link without
 ///   congestion, 2 % in the benchmark) it holds. (Cutting there when past the last
 ///   congestion point kept a probe from sitting in that band above the link, but in
@@ -66,9 +66,7 @@ public struct BitrateController: Sendable {
         public var aboveCapacityGrowthPerSecond = 0.08
         /// The same once what got through is past the last congestion point with neither
         /// loss (none at all) nor a queue: the link is no longer where it was.
-        /// (A full link carries at most its capacity, so only a link that grew gets here:
-        /// at +16 %/s the climb after a lifted cap took 9–13 s on a kernel path.)
-        public var pastCapacityGrowthPerSecond = 0.25
+        public var pastCapacityGrowthPerSecond = 0.16
         /// No growth this long after a decrease (the encoder and the link settle).
         public var holdAfterDecreaseNanos: UInt64 = 1_500_000_000
         /// Up to `probeFrom` times the last congestion point growth is +`nearGrowthPerSecond`;
@@ -112,14 +110,6 @@ public struct BitrateController: Sendable {
         /// climb stalled there for seconds and reached the ceiling in 12–15 s, once not
         /// within the 15 s allowed. At 600 kbit/s this allows no more lead than before.
         public var encoderFill = 0.85
-        /// The same once a link has been seen to grow (its last capacity forgotten, no
-        /// queue starting). An encoder that sends 0.85–0.9 of its target a second behind
-        /// it held the climb after a lifted cap to about +4 % a second at the
-        /// `encoderFill` bound: 1800 kbit/s 10–12 s after a 600 kbit/s cap was lifted on
-        /// a kernel path (bench-paths, H.264). Not from the start, where the link is not
-        /// known yet: there the larger lead overshot a 600 kbit/s path at once, and the
-        /// loss stepped the picture down to 320×240.
-        public var fastEncoderFill = 0.7
         /// How long our receiver's byte counts are kept (`recentReceivedKbps` reads the
         /// last half second of them).
         public var receivedWindowNanos: UInt64 = 2_000_000_000
@@ -155,9 +145,6 @@ public struct BitrateController: Sendable {
     /// grown and it is forgotten.
     public private(set) var capacityKbps: Double?
     private var aboveCapacitySince: UInt64?
-    /// The last capacity was forgotten because more got through: the link grew, and
-    /// growth may lead the encoder by `fastEncoderFill` until the next congestion.
-    private var linkGrew = false
     private var pending = FeedbackInterval(sent: 0, nacked: 0)
     private var pendingSince: UInt64?
     /// The lowest round trip reported in the pending interval.
@@ -295,7 +282,6 @@ public struct BitrateController: Sendable {
             if lossy, learnsCapacity(at: nowNanos) {
                 capacityKbps = received ?? max(delivered ?? 0, estimateKbps * (1 - 0.5 * loss))
             }
-            linkGrew = false
             estimateKbps = min(estimateKbps, target)
             aboveCapacitySince = nil
             lastDecreaseNanos = nowNanos
@@ -304,7 +290,7 @@ public struct BitrateController: Sendable {
             // what the encoder sends proves nothing).
             if let capacity = capacityKbps, let delivered, delivered > capacity * c.nearCapacity {
                 if let since = aboveCapacitySince {
-                    if nowNanos &- since >= c.forgetCapacityNanos { capacityKbps = nil; aboveCapacitySince = nil; linkGrew = true }
+                    if nowNanos &- since >= c.forgetCapacityNanos { capacityKbps = nil; aboveCapacitySince = nil }
                 } else {
                     aboveCapacitySince = nowNanos
                 }
@@ -323,8 +309,7 @@ public struct BitrateController: Sendable {
             if filling { rate = 0 }
             var grown = estimateKbps * (1 + rate * min(seconds, 2))
             if let sentKbps {
-                let fill = linkGrew && !careful && !filling ? c.fastEncoderFill : c.encoderFill
-                grown = min(grown, max(estimateKbps, c.growthOverSent * sentKbps + 40, sentKbps / fill))
+                grown = min(grown, max(estimateKbps, c.growthOverSent * sentKbps + 40, sentKbps / c.encoderFill))
             }
             estimateKbps = grown
             lastReason = filling ? .hold : careful ? .careful : .growth
@@ -360,7 +345,6 @@ public struct BitrateController: Sendable {
             // and the queue was a burst (the first keyframes of a stream), not a full link.
             if received >= 0.7 * estimateKbps { capacityKbps = received }
         }
-        linkGrew = false
         estimateKbps = min(estimateKbps, target)
         lastQueueMs = queue
         lastReason = .queueing
