@@ -49,15 +49,12 @@ public struct PublisherMediaConfig: Sendable {
     /// is too low for the camera's size (`ResolutionLadder`; 1: never, 2: half the
     /// width and height, 4: a quarter). The pose stays exact (normalised intrinsics).
     public var maxDownscale = 4
-    /// Frames between periodic keyframes (3000: 100 s at 30 fps). Subscribers that lose
-    /// a keyframe ask for one (PLI/FIR, and our subscriber again with backoff until it
-    /// decodes) and a joining one gets one at once, so periodic ones are only a
-    /// backstop, as in libwebrtc, which sends none. Each costs about three delta frames
-    /// in one burst: on a link congestion control fills (a 2 Mbit/s path with a 200 ms
-    /// round trip) the one every 300 frames (10 s) queued 100–150 ms at the bottleneck
-    /// each time, a cut for queueing, a lost piece repaired too late, a keyframe
-    /// request and a freeze of about a second, every 12 s (bench-paths rtt200-1pct).
-    public var keyframeInterval = 3000
+    /// Frames between periodic keyframes (300: 10 s at 30 fps). Subscribers that lose a
+    /// keyframe ask for one (PLI/FIR) and a joining one gets one at once, so periodic
+    /// ones are a backstop: each costs about three delta frames in one burst. Through
+    /// Janus a subscriber's own requests do not reach us (docs/SCALING.md), so there the
+    /// backstop is what a subscriber that missed the first keyframes waits for.
+    public var keyframeInterval = 300
     /// The synthetic camera renders each frame ahead of its capture instant, with the
     /// pose of that instant (`SyntheticSource`): only for pose sources that know the
     /// future (trajectories, replays), never for a live feed.
