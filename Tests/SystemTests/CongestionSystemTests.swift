@@ -100,18 +100,41 @@ struct CongestionSystemTests {
         return (signaling, publisher, url)
     }
 
+    /// The publisher on `link` and one headless subscriber that logs every shown frame
+    /// (`log`, in a temporary directory named by `tag`), connected. `stop()` ends the
+    /// three and removes the directory.
+    struct OneSubscriber {
+        let signaling: ManagedProcess, publisher: ManagedProcess, subscriber: ManagedProcess
+        let dir: String
+        var log: String { "\(dir)/frames.jsonl" }
+        func stop() {
+            for p in [subscriber, signaling, publisher] { p.signal(SIGTERM) }
+            try? FileManager.default.removeItem(atPath: dir)
+        }
+    }
+
+    static func startOneSubscriber(link: String, tag: String) async throws -> OneSubscriber {
+        let (signaling, publisher, url) = try await start(link: link)
+        let dir = NSTemporaryDirectory() + "posecast-\(tag)-\(getpid())"
+        let subscriber: ManagedProcess
+        do {
+            try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+            subscriber = try ManagedProcess("posecast-subscriber", [
+                "--headless", "--json", "--signaling", url, "--frame-log", "\(dir)/frames.jsonl"], name: "subscriber")
+        } catch {
+            signaling.signal(SIGTERM); publisher.signal(SIGTERM)
+            throw error
+        }
+        let run = OneSubscriber(signaling: signaling, publisher: publisher, subscriber: subscriber, dir: dir)
+        do { try await subscriber.waitForEvent("connected", timeout: 40) { $0.is(.connected) } } catch { run.stop(); throw error }
+        return run
+    }
+
     @Test("600 kbit/s link: under the cap within 5 s, then p95 < 200 ms, every pose, no freeze over 1 s; the cap lifted, back near the ceiling within 15 s")
     func cappedLink() async throws {
-        let dir = NSTemporaryDirectory() + "posecast-congestion-\(getpid())"
-        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: dir) }
-        let (signaling, publisher, url) = try await Self.start(link: "rate=600")
-        defer { signaling.signal(SIGTERM); publisher.signal(SIGTERM) }
-        let log = "\(dir)/frames.jsonl"
-        let subscriber = try ManagedProcess("posecast-subscriber", [
-            "--headless", "--json", "--signaling", url, "--frame-log", log], name: "subscriber")
-        defer { subscriber.signal(SIGTERM) }
-        try await subscriber.waitForEvent("connected", timeout: 40) { $0.is(.connected) }
+        let run = try await Self.startOneSubscriber(link: "rate=600", tag: "congestion")
+        defer { run.stop() }
+        let publisher = run.publisher, log = run.log
         let connected = Self.now()
         var samples: [Sample] = []
         try await Self.sample(publisher, seconds: 20, into: &samples)
@@ -160,16 +183,9 @@ struct CongestionSystemTests {
 
     @Test("a lossy link (3 Mbit/s, 40 ms, 3 % random loss, no queue): the rate is not cut for the loss, every frame with its pose, no stall, a few keyframe requests at most")
     func lossyLink() async throws {
-        let dir = NSTemporaryDirectory() + "posecast-congestion-lossy-\(getpid())"
-        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: dir) }
-        let (signaling, publisher, url) = try await Self.start(link: "rate=3000,delay=40,loss=3")
-        defer { signaling.signal(SIGTERM); publisher.signal(SIGTERM) }
-        let log = "\(dir)/frames.jsonl"
-        let subscriber = try ManagedProcess("posecast-subscriber", [
-            "--headless", "--json", "--signaling", url, "--frame-log", log], name: "subscriber")
-        defer { subscriber.signal(SIGTERM) }
-        try await subscriber.waitForEvent("connected", timeout: 40) { $0.is(.connected) }
+        let run = try await Self.startOneSubscriber(link: "rate=3000,delay=40,loss=3", tag: "congestion-lossy")
+        defer { run.stop() }
+        let publisher = run.publisher, log = run.log
         var samples: [Sample] = []
         try await Self.sample(publisher, seconds: 5, into: &samples)
         let from = Self.now()
