@@ -20,6 +20,8 @@ public final class ManagedProcess: @unchecked Sendable {
     private let stdoutPipe = Pipe()
     private let stderrPipe = Pipe()
     private let lines = Mutex<[String]>([])
+    /// When each line of `lines` was read (wall clock, ns since 1970), index for index.
+    private let lineTimes = Mutex<[UInt64]>([])
     private let stderrText = Mutex("")
     private let partial = Mutex("")
     private let exited = DispatchSemaphore(value: 0)
@@ -71,6 +73,8 @@ public final class ManagedProcess: @unchecked Sendable {
             buffer = parts.removeLast()
             return parts
         }
+        let now = UInt64(Date().timeIntervalSince1970 * 1e9)
+        lineTimes.withLock { $0 += Array(repeating: now, count: complete.count) }
         lines.withLock { $0 += complete }
     }
 
@@ -115,6 +119,15 @@ public final class ManagedProcess: @unchecked Sendable {
     /// Sends one command line on stdin.
     public func send(_ line: String) {
         stdinPipe.fileHandleForWriting.write(Data((line + "\n").utf8))
+    }
+
+    /// The JSON objects read between `from` and `to` (wall clock, ns since 1970), for a
+    /// failure's story: what a process said around the moment a test saw something go wrong.
+    public func events(readFrom from: UInt64, to: UInt64) -> [[String: Any]] {
+        let times = lineTimes.withLock { $0 }
+        return zip(times, output).filter { $0.0 >= from && $0.0 < to }.compactMap { _, line in
+            (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any]
+        }
     }
 
     /// JSON objects printed so far (non-JSON lines skipped).
