@@ -35,8 +35,13 @@ public struct FeedbackInterval: Sendable, Hashable {
     /// through, exact whatever the number of reports in the interval).
     public var receivedSpanNanos: UInt64 = 0
     /// The lowest age (since capture) at which our pacer let a packet out in the
-    /// interval: what it adds to `queueingMs` is how far this exceeds its usual.
+    /// interval: what it adds to `queueingMs` is how far this exceeds its usual. nil when
+    /// the queueing came from transport-wide feedback, measured after the pacer.
     public var pacerAgeMs: Double?
+    /// Transport-wide feedback messages read in the interval (`TransportFeedbackTracker`:
+    /// then the loss, bytes, span and queueing above come from them, not from RTCP
+    /// reception reports).
+    public var transportFeedbackMessages = 0
     public init(sent: UInt64, bytes: UInt64 = 0, nacked: Int, reportedExpected: UInt64 = 0, reportedLost: Int64 = 0,
                 roundTripsMs: [Double] = [], rembKbps: Double? = nil) {
         self.sent = sent; self.bytes = bytes; self.nacked = nacked
@@ -72,10 +77,17 @@ final class FeedbackCounter: Sendable {
         var lastReportMicros: Int64?
         /// Our recent sender reports: NTP middle 32 bits → monotonic µs when sent.
         var senderReports: [(ntp: UInt32, sentMicros: Int64)] = []
+        /// When transport-wide feedback last arrived (monotonic µs): while it flows, it
+        /// counts the loss, and reception reports' blocks would count it twice.
+        var transportFeedbackMicros: Int64?
     }
     private let counts = Mutex(Counts())
     private let reports = Mutex(Reports())
     let probeInstalled = Atomic<Bool>(false)
+    /// Transport-wide sequence numbers and the receiver's feedback on them.
+    let transport = TransportSequencer()
+    /// How long transport-wide feedback stands in for reception reports' loss after it arrived.
+    static let transportFeedbackFreshMicros: Int64 = 2_000_000
 
     func sent(_ packets: UInt64, bytes: UInt64, ssrc: UInt32?) {
         counts.withLock { $0.interval.sent += packets; $0.interval.bytes += bytes }
@@ -84,20 +96,31 @@ final class FeedbackCounter: Sendable {
         }
     }
 
-    /// The counts since the last call, then zero.
+    /// The counts since the last call, then zero; with what transport-wide feedback said.
     func take() -> FeedbackInterval {
-        counts.withLock { c in
+        var interval = counts.withLock { c in
             defer { c = Counts() }
             var interval = c.interval
             interval.nacked = c.nacked.count
             return interval
         }
+        let fromTransport = transport.take()
+        if fromTransport.messages > 0 {
+            interval.transportFeedbackMessages = fromTransport.messages
+            interval.reportedExpected += fromTransport.expected
+            interval.reportedLost += fromTransport.lost
+            interval.receivedBytes += fromTransport.receivedBytes
+            interval.receivedSpanNanos += fromTransport.receivedSpanNanos
+            interval.queueingMs += fromTransport.queueingMs
+        }
+        return interval
     }
 
     /// Reads one incoming RTCP buffer: generic NACKs (RTPFB FMT 1: PID and a bitmask of
     /// the 16 packets after it, RFC 4585 §6.2.1), report blocks on our media SSRC (in
     /// RR and SR) and REMB (PSFB FMT 15, "REMB": 6-bit exponent, 18-bit mantissa, in
-    /// bit/s). Keyframe requests (PLI, FIR) are counted where they reach the encoder
+    /// bit/s) and transport-wide feedback (RTPFB FMT 15, to `transport`). Keyframe
+    /// requests (PLI, FIR) are counted where they reach the encoder
     /// (`PublisherMedia.keyframeRequests`).
     func record(_ buffer: UnsafeMutablePointer<GstBuffer>) {
         var rtcp = GstRTCPBuffer()
@@ -109,9 +132,13 @@ final class FeedbackCounter: Sendable {
         var missing: [UInt16] = []
         var blocks: [(ssrc: UInt32, highest: UInt32, lost: Int32, lsr: UInt32, dlsr: UInt32)] = []
         var remb: Double?
+        var transportFeedback: [[UInt8]] = []
         while more {
             let type = gst_rtcp_packet_get_type(&packet)
-            if type == GST_RTCP_TYPE_RTPFB, gst_rtcp_packet_fb_get_type(&packet) == GST_RTCP_RTPFB_TYPE_NACK,
+            if type == GST_RTCP_TYPE_RTPFB, gst_rtcp_packet_fb_get_type(&packet) == GST_RTCP_RTPFB_TYPE_TWCC,
+               let fci = gst_rtcp_packet_fb_get_fci(&packet) {
+                transportFeedback.append(Array(UnsafeBufferPointer(start: fci, count: 4 * Int(gst_rtcp_packet_fb_get_fci_length(&packet)))))
+            } else if type == GST_RTCP_TYPE_RTPFB, gst_rtcp_packet_fb_get_type(&packet) == GST_RTCP_RTPFB_TYPE_NACK,
                let fci = gst_rtcp_packet_fb_get_fci(&packet) {
                 let words = Int(gst_rtcp_packet_fb_get_fci_length(&packet))
                 for w in 0..<words {
@@ -138,12 +165,15 @@ final class FeedbackCounter: Sendable {
             }
             more = gst_rtcp_packet_move_to_next(&packet) != 0
         }
+        for fci in transportFeedback { transport.receive(fci: fci) }
         var expected: UInt64 = 0, lostDelta: Int64 = 0
         var roundTrips: [Double] = []
+        if !transportFeedback.isEmpty { reports.withLock { $0.transportFeedbackMicros = Int64(now) } }
         if !blocks.isEmpty {
             reports.withLock { r in
+                let transportCounts = r.transportFeedbackMicros.map { Int64(now) - $0 < Self.transportFeedbackFreshMicros } ?? false
                 for block in blocks where block.ssrc == r.mediaSSRC {
-                    if let last = r.last {
+                    if let last = r.last, !transportCounts {
                         let step = block.highest &- last.highest
                         // A step backwards or absurdly far is a reset, not loss.
                         if step > 0, step < 1 << 20 {
@@ -242,7 +272,10 @@ extension WebRTCPeer {
     package func takeFeedback() -> FeedbackInterval {
         if !feedback.probeInstalled.load(ordering: .acquiring) { installFeedbackProbe() }
         var interval = feedback.take()
-        interval.pacerAgeMs = pacer?.takeLowestAgeMs()
+        let pacerAge = pacer?.takeLowestAgeMs()
+        // Transport-wide feedback measures the queue from the packets' departure, after
+        // the pacer's hold: nothing of it to take off.
+        interval.pacerAgeMs = interval.transportFeedbackMessages > 0 ? nil : pacerAge
         return interval
     }
 

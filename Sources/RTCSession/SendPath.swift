@@ -9,17 +9,20 @@ import CGstShim
 enum SendPath {
     /// Connects the handler; nil when there is nothing to put there. The handler holds
     /// the pacer (small, no cycle: webrtcbin → handler → pacer) and the simulator weakly.
-    static func attach(to webrtc: Element, pacer: Pacer?, link: LinkSimulator?) -> UInt? {
+    /// `transport` numbers each packet as the pacer lets it out (with a pacer only).
+    static func attach(to webrtc: Element, pacer: Pacer?, transport: TransportSequencer, link: LinkSimulator?) -> UInt? {
         guard pacer != nil || link != nil else { return nil }
         return Signal.connectReturning(webrtc.object, "request-aux-sender") { [weak link] _ in
-            makeBin(pacer: pacer, link: link?.makeLink() ?? [])
+            makeBin(pacer: pacer, transport: transport, link: link?.makeLink() ?? [])
         }
     }
 
     /// A floating bin (webrtcbin sinks it): identity with the pacer's probe on its source
     /// pad (identity pushes a buffer list's packets one by one, so each is paced), then
-    /// the simulated link's elements.
-    private static func makeBin(pacer: Pacer?, link: [UnsafeMutablePointer<GstElement>]) -> UnsafeMutableRawPointer? {
+    /// the simulated link's elements. A packet is numbered for transport-wide feedback
+    /// as it leaves the pacer: its departure, after the pacer's hold, before the link.
+    private static func makeBin(pacer: Pacer?, transport: TransportSequencer,
+                                link: [UnsafeMutablePointer<GstElement>]) -> UnsafeMutableRawPointer? {
         var chain: [UnsafeMutablePointer<GstElement>] = []
         if let pacer, let identity = gst_element_factory_make("identity", nil) {
             gst_util_set_object_arg(gcast(identity, to: GObject.self), "silent", "true")
@@ -37,6 +40,7 @@ enum SendPath {
                     let now = gst_element_get_current_running_time(element), pts = buffer.pointee.pts
                     let age = now != GstClockTime.max && pts != GstClockTime.max && now >= pts ? Int64((now - pts) / 1000) : nil
                     pacer.pace(bytes: Int(gst_buffer_get_size(buffer)), ageMicros: age, payloadType: ProbeInfo.rtpPayloadType(buffer))
+                    transport.stamp(info)
                     return GST_PAD_PROBE_OK
                 }
             }

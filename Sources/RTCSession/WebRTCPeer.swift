@@ -121,7 +121,7 @@ public final class WebRTCPeer: @unchecked Sendable {
             Element.forEachDescendant(of: added, setPEM)
         }
         state.withLock { $0.handlerIDs.append(certificateHandler) }
-        if let id = SendPath.attach(to: webrtc, pacer: pacer, link: link) {
+        if let id = SendPath.attach(to: webrtc, pacer: pacer, transport: feedback.transport, link: link) {
             state.withLock { $0.handlerIDs.append(id) }
         }
     }
@@ -211,6 +211,11 @@ public final class WebRTCPeer: @unchecked Sendable {
     public func setRemoteDescription(_ description: SessionDescription) async throws(RTCError) {
         try await applyDescription("set-remote-description", description)
         state.withLock { $0.remoteSDP = description.sdp }
+        // Transport-wide feedback only from a receiver whose answer kept the extension
+        // our offer named (a browser); with a pacer only, where packets are numbered.
+        if description.kind == .answer, pacer != nil, let id = description.transportWideCCExtensionID {
+            feedback.transport.enable(id: id)
+        }
     }
 
     /// The SDP of the remote description last applied, nil before one.

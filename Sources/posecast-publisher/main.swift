@@ -59,6 +59,8 @@ struct Publisher: AsyncParsableCommand {
     @Option(help: "The encoder's bitrate ceiling in kbit/s (with --fixed-bitrate: its bitrate).") var bitrate = 2000
     @Flag(inversion: .prefixedEnableDisable, help: "Congestion control (docs/NETWORK.md): the encoder follows the weakest subscriber's bandwidth estimate (loss, round trip, REMB) between --min-bitrate and --bitrate. --disable-adapt-bitrate sends --bitrate whatever the link.")
     var adaptBitrate = true
+    @Flag(inversion: .prefixedEnableDisable, help: "With congestion control: ask browsers for transport-wide feedback (transport-cc) and estimate the path here from it; --disable-transport-cc leaves them REMB, their own estimate (docs/NETWORK.md).")
+    var transportCc = true
     @Option(help: "The lowest bitrate congestion control goes to, kbit/s.") var minBitrate = 150
     @Option(help: "Where congestion control starts, kbit/s (within --min-bitrate…--bitrate).") var startBitrate = 800
     @Option(help: "How far congestion control may shrink the sent picture when the link is too slow for its size: 1 never, 2 half the width and height, 4 a quarter (never below 320×180). The pose stays exact.") var maxDownscale = 4
@@ -157,6 +159,7 @@ struct Publisher: AsyncParsableCommand {
         config.media.codec = codec; config.media.bitrateKbps = bitrate
         config.media.h264Encoder = h264Encoder ?? .x264; config.media.encoderOptions = encoderOption.compactMap(EncoderOption.init)
         config.media.adaptBitrate = adaptBitrate; config.media.minimumBitrateKbps = minBitrate
+        config.media.transportWideCC = transportCc
         config.media.startBitrateKbps = startBitrate; config.media.maxDownscale = maxDownscale
         config.media.qualitySampling = qualityReference.map { QualitySampling(directory: $0, every: qualityEvery) }
         config.media.renderAhead = renderAhead

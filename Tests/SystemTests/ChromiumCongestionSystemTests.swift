@@ -17,7 +17,7 @@ import Testing
                 "needs Debian's chromium (scripts/setup installs it) and a Python with websockets (scripts/interop-setup)"))
 struct ChromiumCongestionSystemTests {
     /// The samples (after the first frame) and summary the script printed.
-    static func chromium(link: String, adapt: Bool, seconds: Int) async throws
+    static func chromium(link: String, adapt: Bool, seconds: Int, extraArguments: [String] = []) async throws
         -> (samples: [[String: Any]], summary: [String: Any], publisher: ManagedProcess) {
         let signaling = try ManagedProcess("posecast-signaling", ["--port", "0"], name: "signaling")
         defer { signaling.signal(SIGTERM) }
@@ -25,6 +25,7 @@ struct ChromiumCongestionSystemTests {
         let url = String(line.dropFirst("listening ".count))
         var arguments = ["--source", "synthetic", "--signaling", url, "--json", "--link", link, "--ice-address", "127.0.0.1"]
         if !adapt { arguments.append("--disable-adapt-bitrate") }
+        arguments += extraArguments
         let publisher = try ManagedProcess("posecast-publisher", arguments, name: "publisher")
         defer { publisher.signal(SIGTERM) }
         try await publisher.waitForEvent("publisher registered", timeout: 30) { $0.is(.signalingConnected) }
@@ -60,11 +61,45 @@ struct ChromiumCongestionSystemTests {
         #expect(meanFPS >= 15, "Chromium decodes \(meanFPS) fps")
         #expect(decoded >= 300)
         #expect(summary["remb_negotiated"] as? Bool == true, "our offer names goog-remb: Chromium's answer should keep it")
+        // Transport-wide feedback: negotiated, read, and the queueing measured from it.
+        let congestion = publisher.events.filter { $0.is(.congestion) }
+        let feedback = congestion.last?.int("transportFeedback") ?? 0
+        let queues = congestion.compactMap { ($0["queueMs"] as? NSNumber)?.doubleValue }
+        print("Chromium, 600 kbit/s: transport-wide feedback negotiated \(summary["transport_cc_negotiated"] ?? "?"), "
+              + "\(feedback) messages read, queueing readings \(queues.count) (highest \(Int(queues.max() ?? 0)) ms)")
+        #expect(summary["transport_cc_negotiated"] as? Bool == true, "our offer names the transport-wide extension: Chromium should keep it")
+        #expect(feedback >= 5 * 20, "transport-wide feedback read: \(feedback) messages in 20 s")
+        #expect(queues.count >= 10, "no queueing delay from Chromium's feedback: \(congestion.suffix(3))")
 
         let (_, fixed, _) = try await Self.chromium(link: "rate=600", adapt: false, seconds: 10)
         let fixedDecoded = Int(Self.number(fixed, "frames_decoded") ?? 0)
         print("Chromium, 600 kbit/s, --disable-adapt-bitrate (2 Mbit/s): \(fixedDecoded) frames decoded")
         #expect(fixedDecoded < decoded / 4, "without congestion control Chromium decoded \(fixedDecoded) frames, with it \(decoded)")
+    }
+
+    /// The issue's busy-machine case: Chromium's own estimate (REMB) read its CPU stalls
+    /// as congestion and dragged the rate to the floor at 320×240. From transport-wide
+    /// feedback the publisher measures the path itself (network arrival times), so two
+    /// busy loops beside it leave the rate and the picture alone.
+    @Test("Chromium on loopback with two busy loops: the allowed rate stays ≥ 1500 kbit/s and the picture at 640×480")
+    func busyMachine() async throws {
+        let loops = try (0..<2).map { _ in try ManagedProcess("/bin/sh", ["-c", "while :; do :; done"], name: "busy loop") }
+        defer { for loop in loops { loop.signal(SIGKILL) } }
+        let (samples, summary, publisher) = try await Self.chromium(link: "none", adapt: true, seconds: 20,
+                                                                    extraArguments: ["--microphone", "none"])
+        let congestion = publisher.events.filter { $0.is(.congestion) }
+        let estimates = congestion.dropFirst(8).map { $0.int("estimateKbps") }.sorted()
+        let median = estimates.isEmpty ? 0 : estimates[estimates.count / 2]
+        let settled = samples.filter { (Self.number($0, "t") ?? 0) >= 5 }
+        let sizes = Set(settled.compactMap { $0["size"] as? String })
+        let fps = settled.compactMap { Self.number($0, "fps") }
+        let meanFPS = fps.reduce(0, +) / Double(max(fps.count, 1))
+        print("Chromium with two busy loops: allowed \(congestion.map { $0.int("estimateKbps") }), median after 8 s \(median); "
+              + "sizes \(sizes), \(String(format: "%.1f", meanFPS)) fps, freezes \(summary["freeze_count"] ?? "?"), "
+              + "transport-wide feedback \(congestion.last?.int("transportFeedback") ?? 0)")
+        #expect(median >= 1500, "the allowed rate fell on a busy machine: \(estimates)")
+        #expect(sizes == ["640x480"], "Chromium's frame sizes after 5 s: \(sizes)")
+        #expect(meanFPS >= 20, "Chromium presented \(meanFPS) fps")
     }
 
     @Test("200 kbit/s to Chromium: the picture steps down to 320×240 and Chromium decodes it at an even frame rate")

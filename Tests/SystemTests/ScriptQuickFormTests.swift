@@ -41,6 +41,10 @@ import TestSupport
         Script(name: "bench-trailer", keys: ["measure", "extension", "publisher", "subscriber", "summary"],
                unavailable: { Self.missing("/usr/bin/chromium", "Chromium (scripts/setup installs it)")
                    ?? (AiortcPython.path == nil ? "no Python with websockets (scripts/interop-setup)" : nil) }),
+        Script(name: "bench-chromium-load", keys: ["mode", "burners", "load_after", "estimate_kbps_median", "chromium_fps_mean",
+                                                   "sizes", "transport_feedback", "met"],
+               unavailable: { Self.missing("/usr/bin/chromium", "Chromium (scripts/setup installs it)")
+                   ?? (AiortcPython.path == nil ? "no Python with websockets (scripts/interop-setup)" : nil) }),
         Script(name: "bench-sfu", keys: ["path", "subscribers", "publisher_cpu_pct", "publisher_upload_kbps", "janus_cpu_pct",
                                            "fps_min", "latency_ms_p95", "own_pose_pct"],
                unavailable: { Self.missing("/usr/bin/janus", "janus (scripts/setup installs it)") ?? Self.needsRoot() }),

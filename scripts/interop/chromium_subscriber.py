@@ -44,13 +44,15 @@ so they also reach 127.0.0.1. Three configurations carry media:
         --signaling ws://127.0.0.1:PORT/ --turn 'turn:127.0.0.1:3478?transport=udp' \
         --turn-user u --turn-password p --relay-only
 
-What Chromium negotiates (PoseCast's offer: VP8 with nack, nack pli, ccm fir and
-transport-cc, no goog-remb, no transport-wide-cc extmap, the pose extmap): its answer
-keeps `transport-cc ccm fir nack nack pli`, drops the pose extmap (unknown to it) and
-adds no header extension, so neither REMB nor transport-wide feedback can flow: the
-publisher sees only receiver reports, NACKs and PLIs from it. The summary reports
-remb_negotiated, transport_cc_negotiated (rtcp-fb and the extmap), the rtcp-fb lines
-of both sides and the extmaps.
+What Chromium negotiates (PoseCast's offer: H.264 or VP8 with nack, nack pli, ccm fir,
+transport-cc and goog-remb, the pose extmap and the transport-wide-cc extmap): its
+answer keeps the feedback types and the transport-wide-cc extmap and drops the pose
+extmap (unknown to it), so it sends transport-wide feedback for every packet and no
+REMB (libwebrtc estimates on the sending side once transport-cc is there). With
+`posecast-publisher --disable-transport-cc` the offer has no transport-wide extmap and
+Chromium sends REMB instead. The summary reports remb_negotiated,
+transport_cc_negotiated (rtcp-fb and the extmap), the rtcp-fb lines of both sides and
+the extmaps.
 
 Usage:
     .build/interop-venv/bin/python3 scripts/interop/chromium_subscriber.py \

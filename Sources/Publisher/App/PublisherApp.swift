@@ -237,7 +237,7 @@ public final class PublisherApp: Sendable {
     private static func reportCongestion(_ snapshots: [CongestionSnapshot], out: EventOutput) {
         for c in snapshots {
             var fields: [String: Any] = ["peer": c.peer, "estimateKbps": c.estimateKbps, "encoderKbps": c.encoderKbps,
-                                         "reason": c.reason]
+                                         "reason": c.reason, "transportFeedback": c.transportFeedback]
             if let v = c.sentKbps { fields["sentKbps"] = Int(v.rounded()) }
             if let v = c.loss { fields["loss"] = (v * 1000).rounded() / 1000 }
             if let v = c.roundTripMs { fields["rttMs"] = (v * 10).rounded() / 10 }

@@ -11,6 +11,8 @@ public struct CongestionSnapshot: Sendable {
     public var baseRoundTripMs: Double?
     public var rembKbps: Double?
     public var queueMs: Double?
+    /// Transport-wide feedback messages read so far.
+    public var transportFeedback: Int
     public var reason: String
     /// Packets the pacer held back so far.
     public var pacedPackets: UInt64?
@@ -21,5 +23,6 @@ public struct CongestionSnapshot: Sendable {
         self.peer = peer; estimateKbps = Int(c.estimateKbps); self.encoderKbps = encoderKbps
         sentKbps = c.lastSentKbps; loss = c.lastLoss; roundTripMs = c.lastRoundTripMs
         baseRoundTripMs = c.baseRoundTripMs; rembKbps = c.lastREMBKbps; queueMs = c.lastQueueMs; reason = c.lastReason.rawValue
+        transportFeedback = c.transportFeedbackMessages
     }
 }

@@ -38,6 +38,13 @@ public struct PublisherMediaConfig: Sendable {
     /// `posecast-publisher` has it on by default). Off here, so that a caller that does
     /// not run it (the loopback) gets `bitrateKbps`, not the start rate for good.
     public var adaptBitrate = false
+    /// With `adaptBitrate`: ask each subscriber for transport-wide feedback (the
+    /// `transport-cc` header extension in our offer; a browser keeps it, our own
+    /// subscriber reports on its `feedback` channel instead), so that the path's delay
+    /// and loss are measured here from the packets' departures and the receiver's arrival
+    /// times, not taken from a browser's own estimate (REMB), which its CPU stalls drag
+    /// down (docs/NETWORK.md).
+    public var transportWideCC = true
     /// The lowest bitrate adaptation goes to (kbit/s).
     public var minimumBitrateKbps = 150
     /// Where adaptation starts (kbit/s, within the bounds): below the ceiling, so that

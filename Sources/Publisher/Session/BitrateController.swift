@@ -139,6 +139,8 @@ public struct BitrateController: Sendable {
     public private(set) var lastRoundTripMs: Double?
     public private(set) var baseRoundTripMs: Double?
     public private(set) var lastREMBKbps: Double?
+    /// Transport-wide feedback messages read so far (a browser that negotiated it).
+    public private(set) var transportFeedbackMessages = 0
     public private(set) var lastReason = Reason.start
     /// What got through at the last congestion (kbit/s): the link's capacity as last
     /// seen; growth is careful up to `nearCapacity` times it, then the link may have
@@ -194,6 +196,7 @@ public struct BitrateController: Sendable {
         pending.receivedBytes += interval.receivedBytes
         pending.receivedSpanNanos += interval.receivedSpanNanos
         if let remb = interval.rembKbps { lastREMBKbps = remb; rembAt = nowNanos }
+        transportFeedbackMessages += interval.transportFeedbackMessages
         // The receiver's queueing delay is relative to the lowest transit it saw; our
         // pacer's share is what its packets' age exceeds the lowest age it let out.
         if let age = interval.pacerAgeMs { notePacerAge(age, at: nowNanos) }

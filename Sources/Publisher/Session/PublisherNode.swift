@@ -279,8 +279,10 @@ public final class PublisherNode: Sendable {
         do throws(RTCError) {
             let channel = try peer.createDataChannel("control")
             state.withLock { $0.branches[sessionId]?.channel = channel }
-            // REMB: a browser's delay-based estimate for congestion control (docs/NETWORK.md).
-            let offer = try await peer.createOffer().addingFeedback("goog-remb")
+            // Transport-wide feedback, and REMB where a receiver has no transport-wide
+            // feedback: what a browser says of the path (docs/NETWORK.md).
+            var offer = try await peer.createOffer().addingFeedback("goog-remb")
+            if media.config.adaptBitrate && media.config.transportWideCC { offer = offer.addingTransportWideCC() }
             try await peer.setLocalDescription(offer)
             await feed(.offerCreated(sessionId: sessionId, sdp: offer.sdp))
         } catch {
