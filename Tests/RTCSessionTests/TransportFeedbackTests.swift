@@ -107,7 +107,7 @@ struct TransportFeedbackTests {
         #expect((queues.last ?? 0) > 5 && queues.suffix(3).sorted() == Array(queues.suffix(3)), "\(queues)")
     }
 
-    @Test("SDP: the extension offered on each video section with a free ID, found again in the answer")
+    @Test("SDP: the extension offered on each video and audio section with one free ID, found again in the answer")
     func sdp() {
         let sdp = ["v=0", "o=- 1 1 IN IP4 0.0.0.0", "a=group:BUNDLE video0 audio1", "m=video 9 UDP/TLS/RTP/SAVPF 96 97",
                    "a=mid:video0", "a=rtpmap:96 H264/90000", "a=rtcp-fb:96 nack", "a=extmap:1 urn:x-posecast:rtp-hdrext:pose:1",
@@ -116,7 +116,8 @@ struct TransportFeedbackTests {
         let offer = SessionDescription(kind: .offer, sdp: sdp).addingTransportWideCC()
         let lines = offer.sdp.components(separatedBy: "\r\n")
         let uri = "http://www.ietf.org/id/draft-holmer-rmcat-transport-wide-cc-extensions-01"
-        #expect(lines.filter { $0.contains(uri) } == ["a=extmap:3 \(uri)"])
+        #expect(lines.filter { $0.contains(uri) } == ["a=extmap:3 \(uri)", "a=extmap:3 \(uri)"])
+        #expect(lines.firstIndex(of: "a=extmap:2 urn:ietf:params:rtp-hdrext:sdes:mid")! + 1 == lines.lastIndex(of: "a=extmap:3 \(uri)"))
         #expect(lines.firstIndex(of: "a=extmap:3 \(uri)") == lines.firstIndex(of: "a=extmap:1 urn:x-posecast:rtp-hdrext:pose:1")! + 1)
         #expect(lines.contains("a=rtcp-fb:96 transport-cc"))
         #expect(offer.transportWideCCExtensionID == 3)
