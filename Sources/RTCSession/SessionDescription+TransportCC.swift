@@ -6,10 +6,11 @@ extension SessionDescription {
     /// feedback but not the extension. On video, so that Chromium sends feedback on what
     /// we send (and no REMB). On audio too, so that Chromium numbers the voice it sends us
     /// and webrtcbin's rtpsession (which reads its one-byte form) answers with feedback:
-    /// with the extension on video alone, Chromium's voice to the publisher broke up
-    /// (37 gaps of up to 50 ms in 30 s against 0–4; ChromiumConsoleSystemTests), likely as
-    /// its sender got no feedback on a transport that had negotiated it (not traced inside
-    /// Chromium). Unchanged when a video section has it already or no ID is free.
+    /// with the extension on video alone, Chromium's voice to the publisher broke up in the
+    /// one run tried (37 gaps of up to 50 ms in 30 s, ChromiumConsoleSystemTests; 0–5 with it
+    /// on both, and without it), perhaps as its sender got no feedback on a transport that had
+    /// negotiated it (not traced inside Chromium). Unchanged when a video section has it
+    /// already or no ID is free.
     public func addingTransportWideCC() -> SessionDescription {
         var lines = sdp.components(separatedBy: "\r\n")
         let used = Set(lines.compactMap(Self.extmapID))

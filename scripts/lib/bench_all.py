@@ -12,7 +12,7 @@ import datetime, json, os, platform, re, shlex, shutil, subprocess, sys, time
 
 # Cheap ones first: a failure or a hang late in the run costs the least there.
 ORDER = ["bench-render", "bench-focus", "bench-trailer", "bench-window", "bench-loss", "bench-annotation",
-         "bench-av", "bench-network", "bench-paths", "bench-effects", "bench-loopback", "bench-sfu", "bench-encoders",
+         "bench-av", "bench-network", "bench-paths", "bench-chromium-load", "bench-effects", "bench-loopback", "bench-sfu", "bench-encoders",
          "hostile", "soak"]
 
 # The columns of each script's tables, in this order (a table shows those its lines have).
@@ -40,6 +40,9 @@ KEYS = {
     "bench-paths": ["scenario", "codec", "met", "fps_mean", "sent_kbps_mean", "latency_ms_p95_median",
                     "longest_freeze_ms", "own_pose_pct_min", "keyframe_requests_per_min", "queueing_cuts", "sizes",
                     "load_1m_before"],
+    "bench-chromium-load": ["mode", "burners", "load_after", "estimate_kbps_median", "estimate_kbps_min",
+                            "sent_kbps_median", "remb_kbps_min", "transport_feedback", "chromium_fps_mean", "sizes",
+                            "freezes", "met"],
     "bench-effects": ["size", "effect", "ms_per_frame", "cpu_pct", "added_cpu_pct", "stream_thread_cpu_pct",
                       "added_stream_cpu_pct", "fps", "segmentations_per_s"],
     "bench-loopback": ["subscribers", "latency_ms_p50", "latency_ms_p95", "latency_ms_p99", "codec_ms_p50", "fps_min",
