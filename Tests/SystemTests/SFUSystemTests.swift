@@ -169,6 +169,9 @@ struct SFUSystemTests {
         let (after, t1) = (try net.publisherUploadBytes(), ContinuousClock.now)
         let upload = Double(after - before) * 8 / 1000 / ((t1 - t0) / .seconds(1))
         let pubStatus = try #require(publisher.events.last { $0.is(.status) })
+        if let congestion = publisher.events.last(where: { $0.is(.congestion) }) {
+            print("sfu \(codec): the publisher's last congestion event: \(congestion.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " "))")
+        }
         let encoder = (pubStatus["encoder_kbps"] as? NSNumber)?.doubleValue ?? -1
         print("sfu \(codec): publisher upload \(Int(upload)) kbit/s on its link with \(Self.subscribers) subscribers (encoder \(encoder) kbit/s), "
               + "sessions \(pubStatus.int("sessions"))")

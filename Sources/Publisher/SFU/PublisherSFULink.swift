@@ -142,6 +142,8 @@ public final class PublisherSFULink: Sendable {
             let channel = try peer.createDataChannel("control")
             node.attachBroadcast(channel, peer: peer)
             var made = try await peer.createOffer().addingFeedback("goog-remb")
+            // Janus's feedback on our uplink to it, where it keeps the extension (docs/SCALING.md).
+            if node.media.config.adaptBitrate && node.media.config.transportWideCC { made = made.addingTransportWideCC() }
             // Janus routes a publisher's RTP by the SSRCs in its offer.
             if let ssrc = node.media.sentSSRC(transport) { made = made.addingSSRC(ssrc, cname: "posecast") }
             offer = made
