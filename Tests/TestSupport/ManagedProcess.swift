@@ -47,16 +47,8 @@ public final class ManagedProcess: @unchecked Sendable {
         process.standardInput = stdinPipe
         process.standardOutput = stdoutPipe
         process.standardError = stderrPipe
-        stdoutPipe.fileHandleForReading.readabilityHandler = { [weak self] handle in
-            let data = handle.availableData
-            guard let self, !data.isEmpty else { return }
-            self.takeStdout(data)
-        }
-        stderrPipe.fileHandleForReading.readabilityHandler = { [weak self] handle in
-            let data = handle.availableData
-            guard let self, !data.isEmpty else { return }
-            self.takeStderr(data)
-        }
+        Self.startReader(stdoutPipe.fileHandleForReading, group: readersDone) { [weak self] in self?.takeStdout($0) }
+        Self.startReader(stderrPipe.fileHandleForReading, group: readersDone) { [weak self] in self?.takeStderr($0) }
         let exited = self.exited
         process.terminationHandler = { _ in exited.signal() }
         try process.run()
@@ -64,6 +56,34 @@ public final class ManagedProcess: @unchecked Sendable {
             list.removeAll { $0.process == nil }
             list.append(WeakProcess(process: self))
         }
+    }
+
+    /// Both pipes' readers, done at the end of file (the child and every process that
+    /// inherited the pipe gone).
+    private let readersDone = DispatchGroup()
+
+    /// Reads `handle` on a thread of its own, blocking, until the end of file. Not with a
+    /// `readabilityHandler`: that is a dispatch read source, and a source cancelled while
+    /// its descriptor is closed and the number reused (a child freed as another starts)
+    /// can leave libdispatch's epoll loop with a freed registration: the test process
+    /// crashed in `_dispatch_event_loop_drain` once in a full run (2026-11-27). The thread
+    /// holds the handle, so the descriptor stays open until it is done.
+    private static func startReader(_ handle: FileHandle, group: DispatchGroup, _ take: @escaping @Sendable (Data) -> Void) {
+        group.enter()
+        let thread = Thread {
+            let fd = handle.fileDescriptor
+            var buffer = [UInt8](repeating: 0, count: 65536)
+            while true {
+                let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+                if n < 0, errno == EINTR { continue }
+                guard n > 0 else { break }
+                take(Data(buffer[0..<n]))
+            }
+            withExtendedLifetime(handle) {}
+            group.leave()
+        }
+        thread.stackSize = 256 << 10
+        thread.start()
     }
 
     private func takeStdout(_ data: Data) {
@@ -106,8 +126,6 @@ public final class ManagedProcess: @unchecked Sendable {
 
     deinit {
         if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-        stdoutPipe.fileHandleForReading.readabilityHandler = nil
-        stderrPipe.fileHandleForReading.readabilityHandler = nil
     }
 
     public var pid: Int32 { process.processIdentifier }
@@ -181,12 +199,10 @@ public final class ManagedProcess: @unchecked Sendable {
         return process.terminationStatus
     }
 
-    /// After the exit: whatever the pipes still held, read to the end.
+    /// After the exit: whatever the pipes still held, read to the end (at most 5 s more,
+    /// for a grandchild that inherited a pipe and lives on).
     private func drain() -> CommandRun {
-        stdoutPipe.fileHandleForReading.readabilityHandler = nil
-        stderrPipe.fileHandleForReading.readabilityHandler = nil
-        takeStdout(stdoutPipe.fileHandleForReading.readDataToEndOfFile())
-        takeStderr(stderrPipe.fileHandleForReading.readDataToEndOfFile())
+        _ = readersDone.wait(timeout: .now() + 5)
         let rest = partial.withLock { buffer in defer { buffer = "" }; return buffer }
         let stdout = (output + (rest.isEmpty ? [] : [rest])).joined(separator: "\n")
         return CommandRun(status: process.terminationStatus, stdout: stdout, stderr: stderrText.withLock { $0 })
