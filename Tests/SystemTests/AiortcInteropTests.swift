@@ -79,9 +79,9 @@ struct AiortcInteropTests {
         try await publisher.waitForEvent("session ended", timeout: 15) { $0.is(.sessionEnded) }
         #expect(publisher.isRunning, "the publisher survived the independent peer")
         publisher.signal(SIGTERM)
-        #expect(try await publisher.waitForExit(timeout: 15) == 0)
+        try await publisher.expectCleanExit(timeout: 15)
         signaling.signal(SIGTERM)
-        #expect(try await signaling.waitForExit(timeout: 15) == 0)
+        try await signaling.expectCleanExit(timeout: 15)
     }
 }
 

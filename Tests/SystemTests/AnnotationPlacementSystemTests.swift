@@ -65,9 +65,9 @@ struct AnnotationPlacementSystemTests {
 
         for expert in [synced, depth] {
             expert.send("quit")
-            #expect(try await expert.waitForExit(timeout: 15) == 0)
+            try await expert.expectCleanExit(timeout: 15)
         }
         publisher.signal(SIGTERM)
-        #expect(try await publisher.waitForExit(timeout: 15) == 0)
+        try await publisher.expectCleanExit(timeout: 15)
     }
 }

@@ -54,8 +54,8 @@ struct CameraControlSystemTests {
         try await expert.waitForEvent("command error", timeout: 10, after: markBad) { $0.is(.commandError) }
 
         expert.send("quit")
-        #expect(try await expert.waitForExit(timeout: 15) == 0)
+        try await expert.expectCleanExit(timeout: 15)
         publisher.signal(SIGTERM)
-        #expect(try await publisher.waitForExit(timeout: 15) == 0)
+        try await publisher.expectCleanExit(timeout: 15)
     }
 }

@@ -86,7 +86,7 @@ struct EffectsSystemTests {
 
         try await expert.quit()
         publisher.signal(SIGTERM)
-        #expect(try await publisher.waitForExit(timeout: 15) == 0)
+        try await publisher.expectCleanExit(timeout: 15)
         signaling.signal(SIGTERM)
         _ = try await signaling.waitForExit(timeout: 10)
     }
@@ -172,7 +172,7 @@ struct EffectsSystemTests {
         subscriber.signal(SIGTERM)
         _ = try await subscriber.waitForExit(timeout: 15)
         publisher.signal(SIGTERM)
-        #expect(try await publisher.waitForExit(timeout: 15) == 0)
+        try await publisher.expectCleanExit(timeout: 15)
         signaling.signal(SIGTERM)
         _ = try await signaling.waitForExit(timeout: 10)
     }

@@ -297,7 +297,7 @@ struct RemoteExpertSuiteTests {
         }
 
         publisher.signal(SIGTERM)
-        #expect(try await publisher.waitForExit(timeout: 15) == 0)
+        try await publisher.expectCleanExit(timeout: 15)
         signaling.signal(SIGTERM)
         _ = try await signaling.waitForExit(timeout: 10)
     }

@@ -207,9 +207,9 @@ struct SFUSystemTests {
         if let consoleRun { try Self.checkConsole(try await consoleRun.value, codec: codec, frameLog: publisherLog) }
 
         for p in peers { p.send("quit") }
-        for p in peers { #expect(try await p.waitForExit(timeout: 15) == 0) }
+        for p in peers { try await p.expectCleanExit(timeout: 15) }
         publisher.signal(SIGTERM)
-        #expect(try await publisher.waitForExit(timeout: 15) == 0)
+        try await publisher.expectCleanExit(timeout: 15)
 
         // Every frame shown carried its own pose: its frame id, pose hash and capture time
         // are the publisher's for that frame (both frame logs, joined by id).

@@ -84,12 +84,12 @@ struct TwoTerminalSystemTests {
 
         // Clean stop: quit command, then SIGTERM; each exits 0 within its limit.
         expertA.send("quit")
-        #expect(try await expertA.waitForExit(timeout: 15) == 0)
+        try await expertA.expectCleanExit(timeout: 15)
         expertB2.signal(SIGTERM)
-        #expect(try await expertB2.waitForExit(timeout: 15) == 0)
+        try await expertB2.expectCleanExit(timeout: 15)
         publisher.signal(SIGTERM)
-        #expect(try await publisher.waitForExit(timeout: 15) == 0)
+        try await publisher.expectCleanExit(timeout: 15)
         signaling.signal(SIGTERM)
-        #expect(try await signaling.waitForExit(timeout: 15) == 0)
+        try await signaling.expectCleanExit(timeout: 15)
     }
 }

@@ -88,9 +88,9 @@ struct VoiceSystemTests {
         try await publisher.waitForEvent("the 2 kHz tone back", timeout: 5, after: again, Self.tone(2000, started: true))
 
         expert.send("quit")
-        #expect(try await expert.waitForExit(timeout: 15) == 0)
+        try await expert.expectCleanExit(timeout: 15)
         publisher.signal(SIGTERM)
-        #expect(try await publisher.waitForExit(timeout: 15) == 0)
+        try await publisher.expectCleanExit(timeout: 15)
         signaling.signal(SIGTERM)
         _ = try await signaling.waitForExit(timeout: 10)
     }
@@ -140,7 +140,7 @@ struct VoiceSystemTests {
         print("two experts: every voice heard where it should be; the viewer's nowhere")
 
         for p in [a, b, viewer] { p.send("quit") }
-        for p in [a, b, viewer] { #expect(try await p.waitForExit(timeout: 15) == 0) }
+        for p in [a, b, viewer] { try await p.expectCleanExit(timeout: 15) }
 
         // Sessions with voice leave nothing behind: a second round of two experts ends
         // with the publisher's sockets and threads where the first round left them.
@@ -154,7 +154,7 @@ struct VoiceSystemTests {
         try await publisher.waitForEvent("expert A again at the field", timeout: 30, after: mark, Self.tone(2000, started: true))
         try await publisher.waitForEvent("expert B again at the field", timeout: 30, after: mark, Self.tone(3000, started: true))
         for p in [a2, b2] { p.send("quit") }
-        for p in [a2, b2] { #expect(try await p.waitForExit(timeout: 15) == 0) }
+        for p in [a2, b2] { try await p.expectCleanExit(timeout: 15) }
         let (left, _) = try await publisher.waitForEvent("resources back after the second round", timeout: 30, after: mark) {
             $0.is(.status) && $0.int("sessions") == 0
                 && $0.int("open_fds") <= base.int("open_fds") && $0.int("threads") <= base.int("threads") + Fault.idleThreadSlack
@@ -162,7 +162,7 @@ struct VoiceSystemTests {
         print("voice sessions: publisher open_fds/threads \(base.int("open_fds"))/\(base.int("threads")) after the first round, "
               + "\(left.int("open_fds"))/\(left.int("threads")) after the second")
         publisher.signal(SIGTERM)
-        #expect(try await publisher.waitForExit(timeout: 15) == 0)
+        try await publisher.expectCleanExit(timeout: 15)
         signaling.signal(SIGTERM)
         _ = try await signaling.waitForExit(timeout: 10)
     }

@@ -132,7 +132,9 @@ public final class ManagedProcess: @unchecked Sendable {
     public var isRunning: Bool { process.isRunning }
     public var terminationStatus: Int32 { process.terminationStatus }
     public var output: [String] { lines.withLock { $0 } }
-    public var stderrTail: String { String(stderrText.withLock { $0 }.suffix(1500)) }
+    public var stderrTail: String { stderrTail(1500) }
+    /// The last `characters` of stderr (up to the 10–20 thousand kept).
+    public func stderrTail(_ characters: Int) -> String { String(stderrText.withLock { $0 }.suffix(characters)) }
 
     /// Sends one command line on stdin.
     public func send(_ line: String) {
