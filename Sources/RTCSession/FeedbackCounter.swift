@@ -279,6 +279,9 @@ extension WebRTCPeer {
         return interval
     }
 
+    /// Transport-wide feedback messages from this peer refused as malformed so far.
+    package var transportFeedbackRefused: UInt64 { feedback.transport.malformedFeedback }
+
     /// Counts the RTP packets that go into `pad` (a send pad of this peer) and notes their SSRC.
     func countSentPackets(on pad: Pad) {
         let counter = feedback

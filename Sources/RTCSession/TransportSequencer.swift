@@ -24,39 +24,39 @@ final class TransportSequencer: Sendable {
 
     /// Numbers packets from now on with header extension `id` (1–255; 1–14 fit the one-byte form).
     func enable(id: Int) { extensionID.store(id, ordering: .releasing) }
-    var isEnabled: Bool { extensionID.load(ordering: .acquiring) > 0 }
     /// Feedback messages refused as malformed so far.
     var malformedFeedback: UInt64 { refused.load(ordering: .relaxed) }
 
     /// Writes the next number into the probe's buffer (made writable in place), and
-    /// notes its departure now. Does nothing when off or when the buffer is no RTP.
+    /// notes its departure now. Does nothing when off, when the buffer is no RTP, or when
+    /// its header extension has a form the ID does not fit (no number is taken then: a
+    /// number never sent would read as a packet lost).
     func stamp(_ info: UnsafeMutablePointer<GstPadProbeInfo>) {
         let id = extensionID.load(ordering: .acquiring)
         guard id > 0, let buffer = ProbeInfo.writableBuffer(info) else { return }
         var rtp = GstRTPBuffer()
         guard gst_rtp_buffer_map(buffer, GstMapFlags(GST_MAP_READ.rawValue | GST_MAP_WRITE.rawValue), &rtp) != 0 else { return }
         defer { gst_rtp_buffer_unmap(&rtp) }
+        var bits: guint16 = 0, data: gpointer?, words: guint = 0
+        let hasExtension = gst_rtp_buffer_get_extension_data(&rtp, &bits, &data, &words) != 0
+        // The two-byte form when the packet has it (the pose's), else the one-byte form.
+        let twoBytes = hasExtension && bits >> 4 == 0x100
+        guard twoBytes || ((!hasExtension || bits == 0xBEDE) && id <= 14) else { return }
         let size = Int(gst_buffer_get_size(buffer))
         let seq = tracker.withLock { $0.assign(bytes: size, nowMicros: Int64(g_get_monotonic_time())) }
         var value: (UInt8, UInt8) = (UInt8(seq >> 8), UInt8(truncatingIfNeeded: seq))
-        var bits: guint16 = 0, data: gpointer?, words: guint = 0
-        let hasExtension = gst_rtp_buffer_get_extension_data(&rtp, &bits, &data, &words) != 0
-        var existing: gpointer?, existingSize: guint = 0
-        if hasExtension, bits >> 4 == 0x100 {
-            // Two-byte form (the pose's): overwrite ours if a retransmission copied it, else add.
-            var appBits: guint8 = 0
-            if gst_rtp_buffer_get_extension_twobytes_header(&rtp, &appBits, guint8(id), 0, &existing, &existingSize) != 0,
-               existingSize >= 2, let existing {
-                withUnsafeBytes(of: &value) { existing.copyMemory(from: $0.baseAddress!, byteCount: 2) }
+        // Overwrite ours where a retransmission copied it from its original, else add it.
+        var existing: gpointer?, existingSize: guint = 0, appBits: guint8 = 0
+        let found = twoBytes
+            ? gst_rtp_buffer_get_extension_twobytes_header(&rtp, &appBits, guint8(id), 0, &existing, &existingSize)
+            : gst_rtp_buffer_get_extension_onebyte_header(&rtp, guint8(id), 0, &existing, &existingSize)
+        withUnsafeBytes(of: &value) { bytes in
+            if found != 0, existingSize >= 2, let existing {
+                existing.copyMemory(from: bytes.baseAddress!, byteCount: 2)
+            } else if twoBytes {
+                _ = gst_rtp_buffer_add_extension_twobytes_header(&rtp, 0, guint8(id), bytes.baseAddress, 2)
             } else {
-                _ = withUnsafeBytes(of: &value) { gst_rtp_buffer_add_extension_twobytes_header(&rtp, 0, guint8(id), $0.baseAddress, 2) }
-            }
-        } else if !hasExtension || bits == 0xBEDE, id <= 14 {
-            if gst_rtp_buffer_get_extension_onebyte_header(&rtp, guint8(id), 0, &existing, &existingSize) != 0,
-               existingSize >= 2, let existing {
-                withUnsafeBytes(of: &value) { existing.copyMemory(from: $0.baseAddress!, byteCount: 2) }
-            } else {
-                _ = withUnsafeBytes(of: &value) { gst_rtp_buffer_add_extension_onebyte_header(&rtp, guint8(id), $0.baseAddress, 2) }
+                _ = gst_rtp_buffer_add_extension_onebyte_header(&rtp, guint8(id), bytes.baseAddress, 2)
             }
         }
     }

@@ -19,9 +19,8 @@ public final class ManagedProcess: @unchecked Sendable {
     private let stdinPipe = Pipe()
     private let stdoutPipe = Pipe()
     private let stderrPipe = Pipe()
-    private let lines = Mutex<[String]>([])
-    /// When each line of `lines` was read (wall clock, ns since 1970), index for index.
-    private let lineTimes = Mutex<[UInt64]>([])
+    /// Stdout's lines, and when each was read (wall clock, ns since 1970), index for index.
+    private let lines = Mutex<(text: [String], readNs: [UInt64])>(([], []))
     private let stderrText = Mutex("")
     private let partial = Mutex("")
     private let exited = DispatchSemaphore(value: 0)
@@ -94,8 +93,7 @@ public final class ManagedProcess: @unchecked Sendable {
             return parts
         }
         let now = UInt64(Date().timeIntervalSince1970 * 1e9)
-        lineTimes.withLock { $0 += Array(repeating: now, count: complete.count) }
-        lines.withLock { $0 += complete }
+        lines.withLock { $0.text += complete; $0.readNs += Array(repeating: now, count: complete.count) }
     }
 
     private func takeStderr(_ data: Data) {
@@ -131,7 +129,7 @@ public final class ManagedProcess: @unchecked Sendable {
     public var pid: Int32 { process.processIdentifier }
     public var isRunning: Bool { process.isRunning }
     public var terminationStatus: Int32 { process.terminationStatus }
-    public var output: [String] { lines.withLock { $0 } }
+    public var output: [String] { lines.withLock { $0.text } }
     public var stderrTail: String { stderrTail(1500) }
     /// The last `characters` of stderr (up to the 10–20 thousand kept).
     public func stderrTail(_ characters: Int) -> String { String(stderrText.withLock { $0 }.suffix(characters)) }
@@ -144,8 +142,8 @@ public final class ManagedProcess: @unchecked Sendable {
     /// The JSON objects read between `from` and `to` (wall clock, ns since 1970), for a
     /// failure's story: what a process said around the moment a test saw something go wrong.
     public func events(readFrom from: UInt64, to: UInt64) -> [[String: Any]] {
-        let times = lineTimes.withLock { $0 }
-        return zip(times, output).filter { $0.0 >= from && $0.0 < to }.compactMap { _, line in
+        let (text, times) = lines.withLock { $0 }
+        return zip(times, text).filter { $0.0 >= from && $0.0 < to }.compactMap { _, line in
             (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any]
         }
     }

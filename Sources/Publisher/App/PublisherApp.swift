@@ -245,6 +245,7 @@ public final class PublisherApp: Sendable {
             if let v = c.rembKbps { fields["rembKbps"] = Int(v.rounded()) }
             if let v = c.queueMs { fields["queueMs"] = v }
             if let v = c.pacedPackets { fields["pacedPackets"] = Int(v) }
+            if c.transportFeedbackRefused > 0 { fields["transportFeedbackRefused"] = Int(c.transportFeedbackRefused) }
             if let v = c.link { fields["linkOffered"] = Int(v.offeredTotal); fields["linkDropped"] = Int(v.droppedTotal) }
             out.event(.congestion, fields, human: nil)
         }

@@ -14,6 +14,8 @@ public struct CongestionSnapshot: Sendable {
     /// Transport-wide feedback messages read so far.
     public var transportFeedback: Int
     public var reason: String
+    /// Transport-wide feedback messages refused as malformed so far.
+    public var transportFeedbackRefused: UInt64 = 0
     /// Packets the pacer held back so far.
     public var pacedPackets: UInt64?
     /// The simulated link's packet counts so far (with `--link`).

@@ -672,6 +672,7 @@ public final class PublisherMedia: @unchecked Sendable {
                 s.controllers[key].map { c in
                     var snapshot = CongestionSnapshot(peer: entry.peer.name, controller: c, encoderKbps: s.encoderTargetKbps)
                     snapshot.pacedPackets = entry.peer.pacer?.packetsDelayed
+                    snapshot.transportFeedbackRefused = entry.peer.transportFeedbackRefused
                     snapshot.link = entry.peer.link?.stats
                     return snapshot
                 }
