@@ -95,40 +95,40 @@ package enum AudioProbes {
         }
     }
 
-    /// Makes a received voice enter a mixer as if it had no latency, `shiftNanos` after
-    /// it arrives. An audiomixer holds every output until its slowest input's latency has
+    /// Makes a received voice enter a mixer as if it had no latency, `slack` after it
+    /// arrives. An audiomixer holds every output until its slowest input's latency has
     /// passed: a voice from the network (its jitter buffer's latency) would hold the
     /// field's own voice back as long on its way to every expert, and lip sync with it.
-    /// Re-timed from its arrival instead (its own timeline kept, moved so that each buffer
-    /// is due `shiftNanos` after the first one arrived; moved again should one come within
-    /// half that of being late), it is never late at the mixer, and only it waits. Its
-    /// jitter buffer's timestamps alone would not do: they start from whenever the session
-    /// began, and a voice that starts out late would be dropped by the mixer for good.
-    package static func hideLatency(on pad: Pad, shiftNanos: UInt64) {
-        let mask = GstPadProbeType(GST_PAD_PROBE_TYPE_BUFFER.rawValue | GST_PAD_PROBE_TYPE_QUERY_UPSTREAM.rawValue
-                                   | GST_PAD_PROBE_TYPE_PULL.rawValue)
-        let offset = Mutex<Int64?>(nil)
-        let shift = Int64(shiftNanos)
-        pad.addProbeWithPad(mask) { rawPad, info in
-            if let query = gst_pad_probe_info_get_query(info) {
-                // After the query was answered upstream (the PULL half): report none.
-                if info.pointee.type.rawValue & GST_PAD_PROBE_TYPE_PULL.rawValue != 0,
-                   query.pointee.type == GST_QUERY_LATENCY {
-                    gst_query_set_latency(query, 1, 0, GstClockTime.max)
-                }
-                return GST_PAD_PROBE_OK
+    /// Re-timed from its arrival instead (`PlayoutRetimer`: its own timeline kept, moved
+    /// later with more slack should a buffer come late), it is seldom late at the mixer,
+    /// and only it waits. Its jitter buffer's timestamps alone would not do: they start
+    /// from whenever the session began, and a voice that starts out late would be dropped
+    /// by the mixer for good.
+    package static func hideLatency(on pad: Pad, slackNanos: UInt64, maxSlackNanos: UInt64) {
+        // Two probes: a mask naming a scheduling type (PULL, for the answered query) only
+        // matches data in that mode, and buffers are pushed.
+        pad.addProbeWithPad(GstPadProbeType(GST_PAD_PROBE_TYPE_QUERY_UPSTREAM.rawValue | GST_PAD_PROBE_TYPE_PULL.rawValue)) { _, info in
+            // After the query was answered upstream (the PULL half): report none.
+            if let query = gst_pad_probe_info_get_query(info), query.pointee.type == GST_QUERY_LATENCY {
+                gst_query_set_latency(query, 1, 0, GstClockTime.max)
             }
+            return GST_PAD_PROBE_OK
+        }
+        let retimer = Mutex(PlayoutRetimer(slackNanos: Int64(slackNanos), maxSlackNanos: Int64(maxSlackNanos)))
+        pad.addProbeWithPad(GST_PAD_PROBE_TYPE_BUFFER) { rawPad, info in
             guard let buffer = ProbeInfo.writableBuffer(info), buffer.pointee.pts != GstClockTime.max,
                   let parent = gst_pad_get_parent_element(rawPad) else { return GST_PAD_PROBE_OK }
             let now = gst_element_get_current_running_time(parent)
             gst_object_unref(UnsafeMutableRawPointer(parent))
             guard now != GstClockTime.max else { return GST_PAD_PROBE_OK }
-            let pts = Int64(buffer.pointee.pts), arrived = Int64(now)
-            let o = offset.withLock { o -> Int64 in
-                if o == nil || pts + o! < arrived + shift / 2 { o = arrived + shift - pts }
-                return o!
+            let (due, moved) = retimer.withLock { r in
+                let moves = r.moves
+                return (r.due(pts: Int64(buffer.pointee.pts), arrived: Int64(now)), r.moves != moves)
             }
-            buffer.pointee.pts = GstClockTime(max(pts + o, 0))
+            // Said, or the mixer would take the move for drift and keep placing the voice
+            // where it expected it (too early, so clipped) for its discont-wait (1 s).
+            if moved { buffer.pointee.mini_object.flags |= GST_BUFFER_FLAG_DISCONT.rawValue }
+            buffer.pointee.pts = GstClockTime(due)
             return GST_PAD_PROBE_OK
         }
     }

@@ -171,8 +171,11 @@ public final class PublisherVoice: @unchecked Sendable {
     /// A received voice enters each mixer this much after its arrival, reporting no
     /// latency (`AudioProbes.hideLatency`): slack for its arrival's jitter (it has been
     /// through its jitter buffer already). The field's voice is then never held back by
-    /// an expert's. 50 ms before: expert → field 54 ms on loopback; now 24.
-    static let receivedVoiceShiftNanos: UInt64 = 20_000_000
+    /// an expert's. 20 ms: expert → field 24 ms on loopback (50 ms made it 54).
+    static let receivedVoiceSlackNanos: UInt64 = 20_000_000
+    /// What that slack may grow to when the voice comes late (a busy machine): each
+    /// late buffer costs a gap, so it doubles up to this (`PlayoutRetimer`).
+    static let receivedVoiceMaxSlackNanos: UInt64 = 80_000_000
     /// The publisher's jitter-buffer latency for the experts' voices (it receives no video).
     static let receiveLatencyMs = 40
 
@@ -183,7 +186,8 @@ public final class PublisherVoice: @unchecked Sendable {
         queue.set("max-size-buffers", 0)
         queue.set("max-size-bytes", 0)
         pipeline.add(queue)
-        if received { AudioProbes.hideLatency(on: queue.staticPad("src")!, shiftNanos: Self.receivedVoiceShiftNanos) }
+        if received { AudioProbes.hideLatency(on: queue.staticPad("src")!, slackNanos: Self.receivedVoiceSlackNanos,
+                                             maxSlackNanos: Self.receivedVoiceMaxSlackNanos) }
         guard let mixerPad = mixer.requestPad("sink_%u") else { throw .linkFailed(from: name, to: mixer.name) }
         try queue.staticPad("src")!.link(to: mixerPad)
         queue.syncStateWithParent()
