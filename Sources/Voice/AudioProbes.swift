@@ -104,10 +104,15 @@ package enum AudioProbes {
     /// and only it waits. Its jitter buffer's timestamps alone would not do: they start
     /// from whenever the session began, and a voice that starts out late would be dropped
     /// by the mixer for good.
-    package static func hideLatency(on pad: Pad, slackNanos: UInt64, maxSlackNanos: UInt64) {
+    /// The queue in front of the mixer's pad: the latency is hidden on its source pad,
+    /// the buffers re-timed on its sink pad, as they arrive. (Measured on the source pad,
+    /// "arrival" would be when the mixer took the previous buffer, at its due time or after:
+    /// every buffer would look late, the voice would move later and later, and the queue,
+    /// full, would drop most of it.)
+    package static func hideLatency(queue: Element, slackNanos: UInt64, maxSlackNanos: UInt64) {
         // Two probes: a mask naming a scheduling type (PULL, for the answered query) only
         // matches data in that mode, and buffers are pushed.
-        pad.addProbeWithPad(GstPadProbeType(GST_PAD_PROBE_TYPE_QUERY_UPSTREAM.rawValue | GST_PAD_PROBE_TYPE_PULL.rawValue)) { _, info in
+        queue.staticPad("src")!.addProbeWithPad(GstPadProbeType(GST_PAD_PROBE_TYPE_QUERY_UPSTREAM.rawValue | GST_PAD_PROBE_TYPE_PULL.rawValue)) { _, info in
             // After the query was answered upstream (the PULL half): report none.
             if let query = gst_pad_probe_info_get_query(info), query.pointee.type == GST_QUERY_LATENCY {
                 gst_query_set_latency(query, 1, 0, GstClockTime.max)
@@ -115,20 +120,23 @@ package enum AudioProbes {
             return GST_PAD_PROBE_OK
         }
         let retimer = Mutex(PlayoutRetimer(slackNanos: Int64(slackNanos), maxSlackNanos: Int64(maxSlackNanos)))
-        pad.addProbeWithPad(GST_PAD_PROBE_TYPE_BUFFER) { rawPad, info in
+        queue.staticPad("sink")!.addProbeWithPad(GST_PAD_PROBE_TYPE_BUFFER) { rawPad, info in
             guard let buffer = ProbeInfo.writableBuffer(info), buffer.pointee.pts != GstClockTime.max,
                   let parent = gst_pad_get_parent_element(rawPad) else { return GST_PAD_PROBE_OK }
             let now = gst_element_get_current_running_time(parent)
             gst_object_unref(UnsafeMutableRawPointer(parent))
             guard now != GstClockTime.max else { return GST_PAD_PROBE_OK }
+            // In running time, the mixer's (the stream's segment need not start at 0); the
+            // timestamp then moves by as much.
+            let running = Int64(Self.runningTime(rawPad, pts: UInt64(buffer.pointee.pts)))
             let (due, moved) = retimer.withLock { r in
                 let moves = r.moves
-                return (r.due(pts: Int64(buffer.pointee.pts), arrived: Int64(now)), r.moves != moves)
+                return (r.due(pts: running, arrived: Int64(now)), r.moves != moves)
             }
             // Said, or the mixer would take the move for drift and keep placing the voice
             // where it expected it (too early, so clipped) for its discont-wait (1 s).
             if moved { buffer.pointee.mini_object.flags |= GST_BUFFER_FLAG_DISCONT.rawValue }
-            buffer.pointee.pts = GstClockTime(due)
+            buffer.pointee.pts = GstClockTime(max(Int64(buffer.pointee.pts) + due - running, 0))
             return GST_PAD_PROBE_OK
         }
     }

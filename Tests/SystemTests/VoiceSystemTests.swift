@@ -82,10 +82,16 @@ struct VoiceSystemTests {
         try await expert.waitForEvent("the conversation shows us muted", timeout: 5, after: expertMark) { e in
             e.is(.voices) && ((e["participants"] as? [[String: Any]]) ?? []).contains { ($0["muted"] as? Bool) == true && $0["role"] as? String == "expert" }
         }
-        // And back.
-        let again = publisher.output.count
+        // And back, as fast.
+        let again = publisher.output.count, expertAgain = expert.output.count
         expert.send("unmute")
-        try await publisher.waitForEvent("the 2 kHz tone back", timeout: 5, after: again, Self.tone(2000, started: true))
+        let (unmuted, _) = try await expert.waitForEvent("unmuted", timeout: 5, after: expertAgain) {
+            $0.is(.muted) && $0["who"] as? String == "self" && $0["muted"] as? Bool == false
+        }
+        let (back, _) = try await publisher.waitForEvent("the 2 kHz tone back", timeout: 5, after: again, Self.tone(2000, started: true))
+        let backMs = (number(back, "atNanos") - number(unmuted, "atNanos")) / 1e6
+        print("unmute: the expert's tone back at the field \(backMs) ms after the unmute command")
+        #expect(backMs <= 200, "the tone is back within 200 ms of unmute: \(backMs) ms")
 
         expert.send("quit")
         try await expert.expectCleanExit(timeout: 15)

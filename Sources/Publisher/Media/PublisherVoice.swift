@@ -186,7 +186,7 @@ public final class PublisherVoice: @unchecked Sendable {
         queue.set("max-size-buffers", 0)
         queue.set("max-size-bytes", 0)
         pipeline.add(queue)
-        if received { AudioProbes.hideLatency(on: queue.staticPad("src")!, slackNanos: Self.receivedVoiceSlackNanos,
+        if received { AudioProbes.hideLatency(queue: queue, slackNanos: Self.receivedVoiceSlackNanos,
                                              maxSlackNanos: Self.receivedVoiceMaxSlackNanos) }
         guard let mixerPad = mixer.requestPad("sink_%u") else { throw .linkFailed(from: name, to: mixer.name) }
         try queue.staticPad("src")!.link(to: mixerPad)
