@@ -10,7 +10,9 @@
 /// 20 ms slack, moved whenever less than half of it was left: 12 gaps in 2 s of Chromium's
 /// voice with Chromium and the publisher on two cores). It never
 /// shrinks: taking time back means cutting audio, which only a time-stretching jitter
-/// buffer can do without a click.
+/// buffer can do without a click. In the stream's first second it moves without growing:
+/// a jitter buffer releases its first packets in a burst, which says nothing of the
+/// machine (grown there, the slack stayed at 80 ms and mute took 124 ms to be heard).
 /// Pure: the pad probe in `AudioProbes.hideLatency` feeds it running times.
 public struct PlayoutRetimer: Sendable, Equatable {
     public private(set) var slackNanos: Int64
@@ -18,6 +20,9 @@ public struct PlayoutRetimer: Sendable, Equatable {
     /// How many times the stream was moved after its first buffer (each a gap).
     public private(set) var moves = 0
     private var offset: Int64?
+    private var firstArrival: Int64?
+    /// How long after the first buffer a late one moves the stream without growing the slack.
+    public static let settlingNanos: Int64 = 1_000_000_000
 
     public init(slackNanos: Int64, maxSlackNanos: Int64) {
         self.slackNanos = slackNanos
@@ -32,7 +37,9 @@ public struct PlayoutRetimer: Sendable, Equatable {
         }
         if offset != nil {
             moves += 1
-            slackNanos = min(slackNanos * 2, maxSlackNanos)
+            if arrived - (firstArrival ?? arrived) >= Self.settlingNanos { slackNanos = min(slackNanos * 2, maxSlackNanos) }
+        } else {
+            firstArrival = arrived
         }
         let o = arrived + slackNanos - pts
         offset = o

@@ -27,7 +27,10 @@ package struct VoiceCapture {
                 chain = [try VoiceDevices.open("autoaudiosrc", name: "\(name)-mic", what: "the system microphone")]
             case .device(let device):
                 let source = try VoiceDevices.open("pulsesrc", name: "\(name)-mic", device: device, what: "microphone \(device)")
-                source.set("latency-time", 5000)   // µs: 5 ms periods, as the test tones'
+                // µs: 10 ms periods, webrtcdsp's frame. With 5 ms pulsesrc marked most
+                // buffers discontinuous, and webrtcdsp clears its half-filled frame at each
+                // discontinuity: it never completed one and sent nothing.
+                source.set("latency-time", 10000)
                 chain = [source]
             case .tone(let hz), .bursts(let hz):
                 let source = try ElementFactory.make("audiotestsrc", name: "\(name)-mic")

@@ -32,16 +32,31 @@ struct PlayoutRetimerTests {
         #expect(r.moves == 0 && r.slackNanos == 20 * ms)
     }
 
+    @Test("in the first second a late packet moves the stream without growing the slack (a jitter buffer's first burst)")
+    func settling() {
+        var r = PlayoutRetimer(slackNanos: 20 * ms, maxSlackNanos: 80 * ms)
+        var jitter = [Int64](repeating: 0, count: 100)
+        jitter[5] = 30; jitter[70] = 80
+        let (_, gaps) = Self.run(&r, jitterMs: jitter)
+        #expect(gaps.count == 2 && r.moves == 2)
+        #expect(r.slackNanos == 40 * ms, "grown once, after the first second: \(r.slackNanos / ms) ms")
+    }
+
     @Test("a late packet moves the stream once, by as much as it was late plus the new slack, and the slack doubles up to its limit")
     func late() {
         var r = PlayoutRetimer(slackNanos: 20 * ms, maxSlackNanos: 80 * ms)
-        // 30 ms late: moved so that it is due 40 ms (the doubled slack) after it arrived.
-        let (due, gaps) = Self.run(&r, jitterMs: [0, 0, 50, 45, 30, 0])
-        #expect(due[2] == 5_000 * ms + 40 * ms + 50 * ms + 40 * ms)
+        // Packet 60 (1.2 s in), 30 ms late: moved so that it is due 40 ms (the doubled
+        // slack) after it arrived.
+        var jitter = [Int64](repeating: 0, count: 65)
+        jitter[60] = 50; jitter[61] = 45; jitter[62] = 30
+        let (due, gaps) = Self.run(&r, jitterMs: jitter)
+        #expect(due[60] == 5_000 * ms + 1_200 * ms + 50 * ms + 40 * ms)
         #expect(gaps == [70 * ms])
         #expect(r.moves == 1 && r.slackNanos == 40 * ms)
         var capped = PlayoutRetimer(slackNanos: 20 * ms, maxSlackNanos: 80 * ms)
-        _ = Self.run(&capped, jitterMs: [0, 30, 100, 250, 500])
+        var worse = [Int64](repeating: 0, count: 100)
+        worse[55] = 30; worse[65] = 100; worse[75] = 250; worse[85] = 500
+        _ = Self.run(&capped, jitterMs: worse)
         #expect(capped.moves == 4 && capped.slackNanos == 80 * ms)
     }
 
