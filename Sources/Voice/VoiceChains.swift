@@ -243,12 +243,14 @@ package enum VoiceDevices {
     }
 
     /// Why a source of `factory` delivers no audio (nil: its first buffer came within
-    /// 1 s), from a throwaway pipeline `source ! fakesink`. Once per source and process:
-    /// a subscriber's later sessions reuse the answer.
+    /// `firstBufferSeconds`), from a throwaway pipeline `source ! fakesink`. A source that
+    /// delivered is not asked again in this process (a subscriber's later sessions reuse
+    /// the answer); one that did not is asked again next time.
+    static let firstBufferSeconds = 3.0
     static func noAudio(from factory: String, device: String?) -> String? {
         let key = factory + "|" + (device ?? "")
         if let known = checkedSources.withLock({ $0[key] }) { return known }
-        var reason: String? = "\(factory) delivered no audio within 1 s (no capture device?)"
+        var reason: String? = "\(factory) delivered no audio within \(Int(firstBufferSeconds)) s (no capture device?)"
         if let pipeline = gst_pipeline_new(nil), let source = gst_element_factory_make(factory, nil),
            let sink = gst_element_factory_make("fakesink", nil) {
             if let device { gst_util_set_object_arg(gcast(UnsafeMutableRawPointer(source), to: GObject.self), "device", device) }
@@ -264,13 +266,14 @@ package enum VoiceDevices {
                 }
             }
             if gst_element_set_state(pipeline, GST_STATE_PLAYING) != GST_STATE_CHANGE_FAILURE,
-               arrived.wait(timeout: .now() + 1) == .success {
+               arrived.wait(timeout: .now() + firstBufferSeconds) == .success {
                 reason = nil
             }
             _ = gst_element_set_state(pipeline, GST_STATE_NULL)
             gst_object_unref(UnsafeMutableRawPointer(pipeline))
         }
-        checkedSources.withLock { $0[key] = reason }
+        // A PulseAudio null sink's monitor took more than 1 s in one start of three.
+        if reason == nil { checkedSources.withLock { $0[key] = .some(nil) } }   // (= nil would remove the key)
         return reason
     }
 

@@ -38,11 +38,16 @@ public final class ManagedProcess: @unchecked Sendable {
     }()
 
     /// `executable`: a product name (looked up in `binDirectory`) or an absolute path.
-    public init(_ executable: String, _ arguments: [String], name: String? = nil) throws {
+    /// `environment`: set in the child's environment over this process's own.
+    public init(_ executable: String, _ arguments: [String], name: String? = nil,
+                environment: [String: String] = [:]) throws {
         self.name = name ?? (executable as NSString).lastPathComponent
         process.executableURL = executable.hasPrefix("/")
             ? URL(fileURLWithPath: executable) : Self.binDirectory.appendingPathComponent(executable)
         process.arguments = arguments
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, set in set }
+        }
         process.standardInput = stdinPipe
         process.standardOutput = stdoutPipe
         process.standardError = stderrPipe
