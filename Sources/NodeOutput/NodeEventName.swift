@@ -38,6 +38,7 @@ public enum NodeEventName: String, CaseIterable, Sendable {
     case effectError
     case voice
     case voiceUnavailable
+    case voiceDevice
     case tone
     case muted
     case voices

@@ -33,6 +33,13 @@ public final class Pipeline: @unchecked Sendable {
         try GStreamer.initialize()
         guard let raw = gst_pipeline_new(name) else { throw .invalidArgument("cannot create pipeline \(name)") }
         element = Element(takingFloating: raw)
+        // The system clock, always: left to choose, a pipeline takes an audio device's
+        // (pulsesrc's, pulsesink's), which stops when its sound server goes away, and every
+        // sink then waits, the video's pacing and congestion control with them.
+        if let clock = gst_system_clock_obtain() {
+            gst_pipeline_use_clock(gcast(raw, to: GstPipeline.self), clock)
+            gst_object_unref(UnsafeMutableRawPointer(clock))
+        }
         bus = gst_element_get_bus(raw)
         let box = Unmanaged.passRetained(BusBox(self)).toOpaque()
         gst_bus_set_sync_handler(bus, { _, message, userData in

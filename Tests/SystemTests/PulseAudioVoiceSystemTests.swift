@@ -76,4 +76,67 @@ struct PulseAudioVoiceSystemTests {
         publisher.signal(SIGTERM)
         try await publisher.expectCleanExit(timeout: 15)
     }
+
+    /// The sound server killed under a call, then started again.
+    @Test("the sound server killed under a call: one event per device, no error flood; started again, the field's microphone is open again within 3 s; SIGTERM still stops the publisher within 2 s")
+    func soundServerRestarted() async throws {
+        let directory = NSTemporaryDirectory() + "posecast-pulse-restart-\(getpid())"
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        var pulse = try await PrivatePulseAudio.start(directory: directory, sinks: ["fieldmouth", "fieldspeaker"])
+        let publisher = try ManagedProcess("posecast-publisher", [
+            "--source", "synthetic", "--listen", "127.0.0.1:0", "--ice-address", "127.0.0.1", "--json",
+            "--microphone", "device=fieldmouth.monitor", "--speaker", "device=fieldspeaker", "--bitrate", "1000"],
+                                           name: "publisher", environment: pulse.environment)
+        defer { publisher.signal(SIGKILL) }
+        let (listening, _) = try await publisher.waitForEvent("embedded signaling", timeout: 20) { $0.is(.listening) }
+        let expert = try ManagedProcess("posecast-subscriber", [
+            "--headless", "--json", "--signaling", try #require(listening.string("url")), "--microphone", "tone=2000",
+            "--speaker", "discard"], name: "expert")
+        defer { expert.signal(SIGTERM) }
+        try await expert.waitForEvent("connected", timeout: 40) { $0.is(.connected) }
+        try await Task.sleep(for: .seconds(2))
+
+        let killedMark = publisher.output.count
+        await pulse.stop()
+        try await publisher.waitForEvent("the microphone lost", timeout: 10, after: killedMark) {
+            $0.is(.voiceDevice) && $0.string("state") == "lost" && $0.string("device") == "field-mic"
+        }
+        try await Task.sleep(for: .seconds(3))
+        pulse = try await PrivatePulseAudio.start(directory: directory, sinks: ["fieldmouth", "fieldspeaker"])
+        let returned = Date()
+        try await publisher.waitForEvent("the microphone back", timeout: 10, after: killedMark) {
+            $0.is(.voiceDevice) && $0.string("state") == "back" && $0.string("device") == "field-mic"
+        }
+        let backAfter = Date().timeIntervalSince(returned)
+        let said = publisher.output.dropFirst(killedMark).compactMap { line in
+            (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any]
+        }
+        let changes = said.filter { $0.is(.voiceDevice) }, errors = said.filter { $0.is(.pipelineError) }
+        print("pulse restart: microphone back \(String(format: "%.2f", backAfter)) s after the server; events \(changes.map { "\($0["device"] ?? "?") \($0["state"] ?? "?")" }); \(errors.count) pipelineError")
+        #expect(backAfter <= 3, "the microphone came back \(backAfter) s after the server")
+        #expect(changes.filter { $0.string("state") == "lost" }.count <= 2, "more than one loss per device: \(changes)")
+        #expect(errors.count <= 2, "an error flood: \(errors.count) pipelineError events; the first: \(errors.prefix(2))")
+
+        // Speech after the return reaches the expert (the null sink's monitor is given a
+        // moment: speech at once after the reopening was not heard in one run).
+        try await Task.sleep(for: .seconds(2))
+        let speechMark = expert.output.count
+        try await pulse.speak("Now turn the valve back and read the gauge again.", into: "fieldmouth")
+        try await Task.sleep(for: .seconds(1.5))
+        let heard = Self.levels(Self.statuses(expert, after: speechMark), "voice_heard_db")
+        print("pulse restart: the expert heard \(heard) dBFS during the speech after the return")
+        // Open work: the microphone reports itself open again, but its speech has not
+        // reached the expert in this test (it did in a hand run that spoke 4 s after the
+        // server's return).
+        withKnownIssue("the field's speech after the sound server's return (issue 33)", isIntermittent: true) {
+            #expect(heard.filter { $0 >= -35 }.count >= 2, "the field's speech after the server's return did not reach the expert: \(heard)")
+        }
+
+        let stopAsked = Date()
+        publisher.signal(SIGTERM)
+        _ = try await publisher.waitForExit(timeout: 10)
+        let stopSeconds = Date().timeIntervalSince(stopAsked)
+        #expect(stopSeconds <= 2, "SIGTERM took \(stopSeconds) s")
+        await pulse.stop()
+    }
 }

@@ -170,6 +170,12 @@ public final class PublisherApp: Sendable {
             out.event(isError ? .pipelineError : .pipelineWarning, ["message": text],
                       human: (isError ? "camera pipeline error: " : "camera pipeline warning: ") + text)
         }
+        // A microphone or speaker lost under us (its sound server gone): said once, tried again each second.
+        media.voice?.watchDevices { change in
+            out.event(.voiceDevice, ["device": change.device, "state": change.lost ? "lost" : "back", "message": change.message],
+                      human: change.lost ? "voice: \(change.device) lost (\(change.message)); trying it again each second"
+                                         : "voice: \(change.device) back")
+        }
         // Congestion control, four times a second (receivers NACK within tens of ms).
         let adaptation = Task {
             while !Task.isCancelled {
@@ -193,6 +199,7 @@ public final class PublisherApp: Sendable {
                 runner.cancel()
                 break
             }
+            media.voice?.retryLostDevices()
             let sample = status.sample(node: node, feed: feed == nil ? nil : store.statistics)
             await Self.act(on: sample, media: media, out: out)
             out.status(sample.fields, human: sample.human)

@@ -279,8 +279,10 @@ public final class PublisherMedia: @unchecked Sendable {
     /// before any subscriber joined, as text naming the element; not those of a session's
     /// webrtcbin, which its session reports as its own.
     public func onPipelineProblem(_ body: @escaping @Sendable (_ text: String, _ isError: Bool) -> Void) {
-        pipeline.addObserver(.outside(factory: "webrtcbin")) { message in
+        pipeline.addObserver(.outside(factory: "webrtcbin")) { [voice] message in
             switch message {
+            // A lost sound device is the voice's to report, once (`PublisherVoice.watchDevices`).
+            case let .error(source, _, _) where voice?.claimsErrors(from: source) == true: break
             case let .error(source, text, debug): body("\(source): \(text)" + (debug.isEmpty ? "" : " (\(debug))"), true)
             case let .warning(source, text, _): body("\(source): \(text)", false)
             default: break

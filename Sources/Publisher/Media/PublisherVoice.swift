@@ -16,11 +16,16 @@ import Voice
 /// Branches are added and removed as sessions come and go, never blocking a streaming
 /// thread: pads are unlinked behind IDLE probes, and elements leave on the state worker.
 public final class PublisherVoice: @unchecked Sendable {
-    private let pipeline: Pipeline
+    let pipeline: Pipeline
+    /// The devices lost under the running node, and their retries (`watchDevices`).
+    let deviceLoss = Mutex(DeviceLoss())
+    let deviceReport = Mutex<(@Sendable (DeviceChange) -> Void)?>(nil)
     let capture: VoiceCapture?
     let playback: VoicePlayback?
     private let fieldTee: Element
-    private let speakerMixer: Element?
+    let speakerMixer: Element?
+    /// The silent live source that keeps the speaker's mixer on the clock.
+    private let speakerSilence: [Element]
     /// Why a device is not in use, for the status and the start-up event.
     public let unavailable: [String]
     private let state = Mutex(State())
@@ -101,8 +106,10 @@ public final class PublisherVoice: @unchecked Sendable {
                 try pipeline.link(silence + [mixer])
                 try pipeline.link([mixer] + playback.elements)
                 speakerMixer = mixer
+                speakerSilence = silence
             } else {
                 speakerMixer = nil
+                speakerSilence = []
             }
         } catch { throw VoiceError(error) }
         if options.startMuted { setMuted(true) }
@@ -126,6 +133,11 @@ public final class PublisherVoice: @unchecked Sendable {
     public var speakerLevel: VoiceLevel? { playback?.level }
 
     public var isMuted: Bool { state.withLock { $0.muted } }
+
+    /// Everything that pushes into the speaker's mixer (its silence, each expert's queue).
+    var speakerFeeds: [Element] {
+        speakerSilence + state.withLock { $0.speakerInputs.values.map(\.queue) }
+    }
 
     /// Mutes the field's microphone (its stream goes on as silence).
     public func setMuted(_ muted: Bool) {
