@@ -242,15 +242,17 @@ package enum VoiceDevices {
         return element
     }
 
-    /// Why a source of `factory` delivers no audio (nil: its first buffer came within
-    /// `firstBufferSeconds`), from a throwaway pipeline `source ! fakesink`. A source that
-    /// delivered is not asked again in this process (a subscriber's later sessions reuse
-    /// the answer); one that did not is asked again next time.
-    static let firstBufferSeconds = 3.0
+    /// Why a source of `factory` delivers no audio (nil: its first buffer came in time),
+    /// from a throwaway pipeline `source ! fakesink`. A named device gets 3 s (a PulseAudio
+    /// null sink's monitor took more than 1 s in one start of three) and, failing, is asked
+    /// again at the next session; the system default gets 1 s and its answer is kept for
+    /// the process (on a machine with no sound, autoaudiosrc settles on a source that never
+    /// delivers: each session would wait for it). A source that delivered is not asked again.
     static func noAudio(from factory: String, device: String?) -> String? {
         let key = factory + "|" + (device ?? "")
         if let known = checkedSources.withLock({ $0[key] }) { return known }
-        var reason: String? = "\(factory) delivered no audio within \(Int(firstBufferSeconds)) s (no capture device?)"
+        let seconds = device == nil ? 1.0 : 3.0
+        var reason: String? = "\(factory) delivered no audio within \(Int(seconds)) s (no capture device?)"
         if let pipeline = gst_pipeline_new(nil), let source = gst_element_factory_make(factory, nil),
            let sink = gst_element_factory_make("fakesink", nil) {
             if let device { gst_util_set_object_arg(gcast(UnsafeMutableRawPointer(source), to: GObject.self), "device", device) }
@@ -266,14 +268,13 @@ package enum VoiceDevices {
                 }
             }
             if gst_element_set_state(pipeline, GST_STATE_PLAYING) != GST_STATE_CHANGE_FAILURE,
-               arrived.wait(timeout: .now() + firstBufferSeconds) == .success {
+               arrived.wait(timeout: .now() + seconds) == .success {
                 reason = nil
             }
             _ = gst_element_set_state(pipeline, GST_STATE_NULL)
             gst_object_unref(UnsafeMutableRawPointer(pipeline))
         }
-        // A PulseAudio null sink's monitor took more than 1 s in one start of three.
-        if reason == nil { checkedSources.withLock { $0[key] = .some(nil) } }   // (= nil would remove the key)
+        if reason == nil || device == nil { checkedSources.withLock { $0[key] = .some(reason) } }   // (= nil would remove the key)
         return reason
     }
 
