@@ -245,19 +245,20 @@ struct ChromiumConsoleSystemTests {
                     level: Self.number($0, "levelDb") ?? 0) }
         print("console voice: tone events at the publisher (ms from the mute key): "
               + events.map { "\($0.started ? "on" : "off") \(($0.at - at("mute_ns")) / 1_000_000) (\(Int($0.level)) dBFS)" }.joined(separator: ", "))
-        // A gap of 50 ms or less is a dropout, not a switch: on this two-core machine an
-        // expert's voice now and then reaches the publisher's mixer too late for its slot
-        // (Chromium, the publisher and the test share the cores), and the mixer fills 10 ms
-        // with silence (-150 dBFS) before the voice is re-timed. Counted, and few allowed.
+        // A gap of 150 ms or less is a dropout, not a switch (a switch here lasts 250 ms
+        // or more): on this two-core machine an expert's voice now and then reaches the
+        // publisher's mixer too late for its slot (Chromium, the publisher and the test share
+        // the cores), and the voice moves later, a gap as long as it was late plus its new
+        // slack (40 or 80 ms, `PlayoutRetimer`). Counted, and few allowed.
         var tones: [(at: Int64, started: Bool, level: Double)] = [], dropouts = 0
         for event in events {
-            if event.started, let last = tones.last, !last.started, event.at - last.at <= 50_000_000 {
+            if event.started, let last = tones.last, !last.started, event.at - last.at <= 150_000_000 {
                 tones.removeLast(); dropouts += 1
             } else {
                 tones.append(event)
             }
         }
-        print("console voice: \(dropouts) dropouts of 50 ms or less at the publisher")
+        print("console voice: \(dropouts) dropouts of 150 ms or less at the publisher")
         #expect(dropouts <= 4, "the 440 Hz dropped out \(dropouts) times at the publisher")
         func on(at instant: Int64) -> Bool { tones.last { $0.at <= instant }?.started ?? false }
         func changes(_ started: Bool, _ from: Int64, _ to: Int64) -> [Int64] {
