@@ -104,8 +104,9 @@ package enum AudioProbes {
     /// and only it waits. Its jitter buffer's timestamps alone would not do: they start
     /// from whenever the session began, and a voice that starts out late would be dropped
     /// by the mixer for good.
-    /// The queue in front of the mixer's pad: the latency is hidden on its source pad,
-    /// the buffers re-timed on its sink pad, as they arrive. (Measured on the source pad,
+    ///
+    /// `queue`: the one in front of the mixer's pad. The latency is hidden on its source
+    /// pad, the buffers re-timed on its sink pad, as they arrive. (Measured on the source pad,
     /// "arrival" would be when the mixer took the previous buffer, at its due time or after:
     /// every buffer would look late, the voice would move later and later, and the queue,
     /// full, would drop most of it.)
