@@ -57,6 +57,22 @@ struct PrivatePulseAudio {
         throw HarnessTimeout(description: "PulseAudio did not show its sinks within 15 s (pactl: \(last)); its log:\n\(server.log)")
     }
 
+    /// Runs `body` with a server started in a fresh directory named `name`, then stops
+    /// whichever server runs there (by its pid file, so one `body` restarted too) and
+    /// removes the directory, however `body` ends.
+    static func with(_ name: String, sinks: [String], _ body: (PrivatePulseAudio) async throws -> Void) async throws {
+        let directory = NSTemporaryDirectory() + "\(name)-\(getpid())"
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let server = try await start(directory: directory, sinks: sinks)
+        do {
+            try await body(server)
+        } catch {
+            await server.stop()
+            throw error
+        }
+        await server.stop()
+    }
+
     var log: String { (try? String(contentsOfFile: "\(directory)/log", encoding: .utf8)).map { String($0.suffix(3000)) } ?? "" }
 
     /// Runs a client tool against this server to its end; returns its stdout.

@@ -24,16 +24,7 @@ struct PulseAudioVoiceSystemTests {
 
     @Test("a PulseAudio microphone with echo cancellation on: the field's speech reaches the expert; the expert's voice reaches the field's speaker")
     func deviceMicrophoneWithEchoCancellation() async throws {
-        let directory = NSTemporaryDirectory() + "posecast-pulse-\(getpid())"
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let pulse = try await PrivatePulseAudio.start(directory: directory, sinks: ["fieldmouth", "fieldspeaker"])
-        do {
-            try await Self.speechReachesTheExpert(pulse)
-        } catch {
-            await pulse.stop()
-            throw error
-        }
-        await pulse.stop()
+        try await PrivatePulseAudio.with("posecast-pulse", sinks: ["fieldmouth", "fieldspeaker"], Self.speechReachesTheExpert)
     }
 
     static func speechReachesTheExpert(_ pulse: PrivatePulseAudio) async throws {
@@ -80,18 +71,7 @@ struct PulseAudioVoiceSystemTests {
     /// The sound server killed under a call, then started again.
     @Test("the sound server killed under a call: one event per device, no error flood; started again, the field's microphone is open again within 3 s; SIGTERM still stops the publisher within 2 s")
     func soundServerRestarted() async throws {
-        let directory = NSTemporaryDirectory() + "posecast-pulse-restart-\(getpid())"
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let first = try await PrivatePulseAudio.start(directory: directory, sinks: ["fieldmouth", "fieldspeaker"])
-        // Whichever server runs at the end is stopped, however the test ends (its pid file
-        // is in the same directory).
-        do {
-            try await Self.restartUnderACall(first)
-        } catch {
-            await first.stop()
-            throw error
-        }
-        await first.stop()
+        try await PrivatePulseAudio.with("posecast-pulse-restart", sinks: ["fieldmouth", "fieldspeaker"], Self.restartUnderACall)
     }
 
     static func restartUnderACall(_ first: PrivatePulseAudio) async throws {
