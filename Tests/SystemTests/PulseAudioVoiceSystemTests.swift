@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import TestSupport
 
-/// Voice on a real sound server (issue 33): a private PulseAudio with null sinks, real
+/// Voice on a real sound server: a private PulseAudio with null sinks, real
 /// speech from espeak-ng played into the field's "mouth" sink, whose monitor is the
 /// publisher's `--microphone device=`. With a device microphone and a device speaker, echo
 /// cancellation is on by default, and the canceller takes 10 ms frames: a microphone read
@@ -121,7 +121,7 @@ struct PulseAudioVoiceSystemTests {
         // Open work: the microphone reports itself open again, but its speech has not
         // reached the expert in this test (it did in a hand run that spoke 4 s after the
         // server's return).
-        withKnownIssue("the field's speech after the sound server's return (issue 33)", isIntermittent: true) {
+        withKnownIssue("the field's speech after the sound server's return", isIntermittent: true) {
             #expect(heard.filter { $0 >= -35 }.count >= 2, "the field's speech after the server's return did not reach the expert: \(heard)")
         }
 

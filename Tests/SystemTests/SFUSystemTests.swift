@@ -235,9 +235,9 @@ struct SFUSystemTests {
         print("sfu \(codec): console: \(withPose) of \(presented) presented frames with their pose (carrier \(carrier ?? "none")), "
               + "\(checked) checked against the frame log, \(notOwn.count) not their own")
         #expect(presented >= 300 && checked == withPose && withPose >= presented - 2, "console: \(withPose) of \(presented), \(checked) checked")
-        // Open (issue 34): on a busy machine a frame is now and then presented a few ms
+        // Open: on a busy machine a frame is now and then presented a few ms
         // before its pose is read (300 of 301 once in a fresh-clone CI run, H.264 through Janus).
-        withKnownIssue("a presented frame before its pose was read (issue 34)", isIntermittent: true) {
+        withKnownIssue("a presented frame before its pose was read", isIntermittent: true) {
             #expect(withPose == presented, "console: \(withPose) of \(presented) presented frames with their pose")
         }
         #expect(notOwn.isEmpty && number("pose_mismatch_count") == 0, "console poses unlike the frame log: \(notOwn.prefix(5))")

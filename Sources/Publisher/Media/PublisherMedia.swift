@@ -24,22 +24,22 @@ import Voice
 public final class PublisherMedia: @unchecked Sendable {
     public let pipeline: Pipeline
     public let config: PublisherMediaConfig
-    private let tee: Element
+    let tee: Element
     /// The trailer payloader's output (`PoseTransport.trailer` sessions).
-    private let trailerTee: Element
-    private let trailerPayloaderSource: Pad
-    private let trailerWriter = PoseTrailerWriter()
+    let trailerTee: Element
+    let trailerPayloaderSource: Pad
+    let trailerWriter = PoseTrailerWriter()
     /// The SEI payloader's output (`PoseTransport.sei` sessions; H.264 only).
-    private let sei: (tee: Element, source: Pad)?
-    private let seiWriter = PoseSEIWriter()
+    let sei: (tee: Element, source: Pad)?
+    let seiWriter = PoseSEIWriter()
     /// Source → … → encoder queue: what `restartSourcePath` cycles.
     private let sourcePath: [Element]
-    private let payloaderSource: Pad
-    private let encoder: Element
-    private let poseExtension: PoseExtension
-    private let tagger: PoseTagger
-    private let synthetic: SyntheticSource?
-    private let overlay: AnnotationOverlay
+    let payloaderSource: Pad
+    let encoder: Element
+    let poseExtension: PoseExtension
+    let tagger: PoseTagger
+    let synthetic: SyntheticSource?
+    let overlay: AnnotationOverlay
     /// Framing and the virtual background (`EffectChain`).
     public let effects: EffectChain
     /// The field's voice, the experts' voices and their mixes; nil without audio.
@@ -52,16 +52,16 @@ public final class PublisherMedia: @unchecked Sendable {
     /// source has no camera to control, `cameraControlUnavailable` says why.
     public let cameraMeter: CameraMeter?
     public let cameraControlUnavailable: String
-    private let state: Mutex<State>
+    let state: Mutex<State>
     /// The size the encoder gets: the camera's, or a step down (`ResolutionLadder`).
-    private let encodeCaps: Element
+    let encodeCaps: Element
     private let bytes = StreamCounter()
     private let keyframeRequestCount = StreamCounter()
     private let keyframeRequestsThrottled = StreamCounter()
     private let refusedFeedback = StreamCounter()
-    private let branchDrops = StreamCounter()
+    let branchDrops = StreamCounter()
 
-    private struct State {
+    struct State {
         var peers: [ObjectIdentifier: (peer: WebRTCPeer, queue: Element, teePad: Pad, tee: Element)] = [:]
         /// One bandwidth estimate per subscriber (`adaptBitrate`).
         var controllers: [ObjectIdentifier: BitrateController] = [:]
@@ -431,254 +431,4 @@ public final class PublisherMedia: @unchecked Sendable {
     /// SEI counters: access units given a pose SEI (for `sei` sessions).
     public var seiStats: InBandPoseStats { seiWriter.stats }
 
-    /// Adds a subscriber branch (tee → queue → new webrtcbin) and returns its peer; the
-    /// caller drives the offer. Call after `start()`: the branch's codec preferences are
-    /// its payloader's negotiated caps (with the pose `extmap` for `.headerExtension`,
-    /// without for `.trailer`), so the offer is exact.
-    /// With voice, the branch also gets an audio transceiver (after the video's: m-line 1),
-    /// sendrecv when `mayTalk`, else send-only.
-    public func addPeer(name: String, poseTransport: PoseTransport = .headerExtension,
-                        mayTalk: Bool = true) async throws(RTCError) -> WebRTCPeer {
-        let (source, tee): (Pad, Element)
-        switch poseTransport {
-        case .headerExtension: (source, tee) = (payloaderSource, self.tee)
-        case .trailer: (source, tee) = (trailerPayloaderSource, trailerTee)
-        case .sei:
-            guard let sei else { throw .negotiation(peer: name, reason: "a pose SEI needs H.264; this publisher sends \(config.codec.rawValue)") }
-            (source, tee) = (sei.source, sei.tee)
-        }
-        let preferences = try await sendCaps(from: source)
-        var rtc = config.rtc
-        rtc.linkConditions = state.withLock { $0.linkConditions }
-        rtc.pacingKbps = Self.pacingKbps(forEncoderKbps: bitrateKbps)
-        rtc.pacedMediaPayloadType = config.codec.payloadType
-        rtc.retransmissionBudgetKbps = Self.retransmissionBudgetKbps(forAllowedKbps: bitrateKbps)
-        // It receives only the experts' voices: a short jitter buffer (see PublisherVoice).
-        if voice != nil {
-            rtc.jitterBufferLatencyMs = PublisherVoice.receiveLatencyMs
-            rtc.unpacedPayloadTypes = [VoiceFormat.payloadType]
-        }
-        let peer = try WebRTCPeer(name: name, pipeline: pipeline, configuration: rtc)
-        let queue = try ElementFactory.make("queue", name: "\(name)-queue")
-        queue.set("leaky", "downstream")          // a stalled subscriber never blocks the encoder
-        queue.set("max-size-buffers", 60)
-        // Each overrun drops the oldest item: RTP that never reaches the retransmission
-        // store, so the receiver's NACKs for it go unanswered (a loss burst).
-        let drops = branchDrops
-        _ = Signal.connect(queue.object, "overrun") { drops.add(1) }
-        pipeline.add(queue)
-        let sendPad = try peer.requestSendPad(codecPreferences: preferences)
-        try queue.staticPad("src")!.link(to: sendPad)
-        guard let teePad = tee.requestPad("src_%u") else { throw .linkFailed(from: "tee", to: name) }
-        // Until the peer connects its frames would only pile up and arrive late: drop
-        // them at the tee. The first frame after the connection opens the gate and asks
-        // the encoder for a keyframe, so a subscriber joining mid-stream sees a picture
-        // at once.
-        let gate = BranchGate()
-        let data = GstPadProbeType(GST_PAD_PROBE_TYPE_BUFFER.rawValue | GST_PAD_PROBE_TYPE_BUFFER_LIST.rawValue)
-        // Weak: the pad owns this closure; the branch entry below owns the wrappers.
-        _ = teePad.addProbe(data) { [weak peer, weak teePad] _ in
-            if gate.isOpen { return GST_PAD_PROBE_OK }
-            // Connected and its DTLS certificate checked against its answer (an atomic).
-            guard let peer, peer.isVerified else { return GST_PAD_PROBE_DROP }
-            gate.open()
-            // Not from this streaming thread: the event travels back up through it.
-            if let pad = teePad { DispatchQueue.global().async { pad.requestKeyframeUpstream() } }
-            return GST_PAD_PROBE_OK
-        }
-        // The branch must be running before the tee can push into it: a pad linked to a
-        // queue still in NULL is flushing, the tee's next push (its sticky events go
-        // before the gate probe sees the buffer) returns FLUSHING, and tee hands that up
-        // to the encoder queue and the source, whose tasks pause for good: the start-up
-        // stall (docs/THREADING.md). So: states first, link last.
-        queue.syncStateWithParent()
-        peer.webrtc.syncStateWithParent()
-        if let voice {
-            // The expert's voice arrives on a new pad of its webrtcbin (linked at once, on its thread).
-            peer.onIncomingStream { [weak voice, weak peer] pad in
-                guard let voice, let peer else { return }
-                do throws(RTCError) { try voice.attachVoice(name: name, pad: pad) } catch { peer.report(error) }
-            }
-            try voice.addBranch(name: name, peer: peer, mayTalk: mayTalk)
-        }
-        try teePad.link(to: queue.staticPad("sink")!)
-        state.withLock { $0.peers[ObjectIdentifier(peer)] = (peer, queue, teePad, tee) }
-        if poseTransport == .sei { seiWriter.addConsumer() }
-        return peer
-    }
-
-    /// The payloader's output caps without per-stream fields, plus the RTCP feedback we
-    /// answer (PLI/FIR for keyframes, NACK; REMB is added to the offer's text, as
-    /// webrtcbin drops it from caps: `SessionDescription.addingFeedback`). Waits up to 5 s for the first frame's caps
-    /// (`notify::caps` on the payloader's source pad, no polling).
-    private func sendCaps(from payloaderSource: Pad) async throws(RTCError) -> String {
-        guard await payloaderSource.waitForCaps(timeout: .seconds(5)),
-              // Per-stream and per-keyframe fields would pin the branch to one caps
-              // instance (sprop-parameter-sets changes with H.264 parameter sets).
-              let caps = payloaderSource.negotiatedCaps(removing: [
-                  "ssrc", "timestamp-offset", "seqnum-offset", "sprop-parameter-sets"]) else {
-            throw .negotiation(peer: "publisher", reason: "no frame reached the payloader within 5 s (is the source producing?)")
-        }
-        let level = config.codec.profileLevelID(width: config.width, height: config.height, fps: config.fps,
-                                                bitrateKbps: config.bitrateKbps)
-        let declared = caps.contains("profile-level-id") ? "" : level.map { ", profile-level-id=(string)\($0)" } ?? ""
-        return caps + declared + ", rtcp-fb-nack-pli=(boolean)true, rtcp-fb-ccm-fir=(boolean)true, rtcp-fb-nack=(boolean)true"
-    }
-
-    /// Changes the simulated loss/delay on every subscriber's link, now and for later
-    /// ones (e.g. 0 to stop the loss mid-stream). Needs `config.rtc.linkConditions` set
-    /// (`.perfect` is enough): the netsim goes in when a peer is created.
-    public func setLinkConditions(_ conditions: LinkConditions) throws(RTCError) {
-        guard config.rtc.linkConditions != nil else {
-            throw .invalidArgument("the publisher was created without link conditions (set config.rtc.linkConditions)")
-        }
-        try conditions.validate()
-        let peers = state.withLock { s -> [WebRTCPeer] in
-            s.linkConditions = conditions
-            return s.peers.values.map(\.peer)
-        }
-        for peer in peers { try peer.link?.update(conditions) }
-    }
-
-    /// Closes a subscriber's peer and frees its branch, without blocking the caller: the
-    /// tee pad is unlinked behind an IDLE probe (never while a buffer is passing through
-    /// it), then the branch's queue and webrtcbin go to NULL and leave the pipeline on the
-    /// state worker (setting webrtcbin to NULL joins its threads).
-    public func removePeer(_ peer: WebRTCPeer) {
-        guard let entry = state.withLock({ s in
-            s.controllers[ObjectIdentifier(peer)] = nil
-            return s.peers.removeValue(forKey: ObjectIdentifier(peer))
-        }) else { return }
-        entry.peer.close()
-        if let sei, entry.tee.raw == sei.tee.raw { seiWriter.removeConsumer() }
-        voice?.removeBranch(name: entry.peer.name)
-        let (tee, pipeline) = (entry.tee, self.pipeline)
-        let sinkPad = entry.queue.staticPad("sink")!
-        entry.teePad.unlinkWhenIdle(from: sinkPad) {
-            StateWorker.shared.submit {
-                gst_element_release_request_pad(tee.raw, entry.teePad.raw)
-                pipeline.remove(entry.queue)
-                pipeline.remove(entry.peer.webrtc)
-            }
-        }
-    }
-
-    /// The rate congestion control allows (the lowest subscriber estimate), or the fixed
-    /// bitrate (kbit/s).
-    public var bitrateKbps: Int { state.withLock { $0.bitrateKbps } }
-
-    /// What the encoder is asked for (kbit/s): `bitrateKbps` less its learnt overshoot.
-    public var encoderTargetKbps: Int { state.withLock { $0.encoderTargetKbps } }
-
-    /// One step of congestion control (`config.adaptBitrate`; call a few times a second):
-    /// reads what each connected subscriber reported (NACKs, reception reports, round
-    /// trips, REMB), steps its estimate, and sets the encoder to the lowest estimate (the
-    /// weakest link decides: one encoder serves all; docs/NETWORK.md). GStreamer calls
-    /// here are short property reads and sets, outside the state lock.
-    public func adaptBitrate(nowNanos: UInt64) {
-        guard config.adaptBitrate else { return }
-        let peers = state.withLock { s in s.peers.values.map(\.peer).filter(\.isVerified) }
-        let reports = peers.map { ($0, $0.takeFeedback()) }
-        let producedBytes = rtpBytesProduced
-        let change = state.withLock { s -> Int? in
-            let estimates = reports.map { peer, interval in
-                let key = ObjectIdentifier(peer)
-                var controller = s.controllers[key] ?? BitrateController(configuration: .init(
-                    ceilingKbps: config.bitrateKbps, floorKbps: config.minimumBitrateKbps), startKbps: s.bitrateKbps)
-                defer { s.controllers[key] = controller }
-                return controller.update(interval, nowNanos: nowNanos)
-            }
-            // No subscriber: keep the rate (the next one starts from it and climbs if its
-            // link allows).
-            if let target = estimates.min() { s.bitrateKbps = target }
-            Self.learnOvershoot(&s, producedBytes: producedBytes, nowNanos: nowNanos)
-            let encoderTarget = max(config.minimumBitrateKbps, Int(Double(s.bitrateKbps) * s.overshootCorrection))
-            // Small changes are not worth an encoder reconfiguration.
-            guard abs(encoderTarget - s.encoderTargetKbps) * 50 > s.encoderTargetKbps else { return nil }
-            s.encoderTargetKbps = encoderTarget
-            return encoderTarget
-        }
-        if let change {
-            config.codec.setBitrate(change, on: encoder)
-        }
-        let allowed = bitrateKbps
-        let resized = state.withLock { s -> (width: Int, height: Int)? in
-            s.ladder.update(allowedKbps: allowed, nowNanos: nowNanos) ? (s.ladder.width, s.ladder.height) : nil
-        }
-        // New caps on the filter: videoscale renegotiates at the next frame and the
-        // encoder starts over at the new size with a keyframe (no renegotiation with the
-        // peers: VP8 and H.264 carry the size in each keyframe).
-        if let resized { encodeCaps.set("caps", Self.encodeCapsText(width: resized.width, height: resized.height)) }
-        let pacing = Self.pacingKbps(forEncoderKbps: bitrateKbps)
-        let budget = Self.retransmissionBudgetKbps(forAllowedKbps: bitrateKbps)
-        for peer in peers {
-            peer.pacer?.setRate(kbps: pacing)
-            peer.pacer?.setRetransmissionBudget(kbps: budget)
-        }
-    }
-
-    /// The size the encoder is given now (the camera's, or a step down under congestion
-    /// control), and the steps taken so far.
-    public var encodedSize: (width: Int, height: Int, stepsDown: Int, stepsUp: Int) {
-        state.withLock { ($0.ladder.width, $0.ladder.height, $0.ladder.stepsDown, $0.ladder.stepsUp) }
-    }
-
-    private static func encodeCapsText(width: Int, height: Int) -> String {
-        "video/x-raw,width=\(width),height=\(height)"
-    }
-
-    /// Once a second: the payloader's output over the last second against the encoder's
-    /// target moves `overshootCorrection` by at most 10 % (slow, so a keyframe does not
-    /// swing it), within 0.5…1.
-    private static func learnOvershoot(_ s: inout State, producedBytes: UInt64, nowNanos: UInt64) {
-        guard let last = s.produced else { s.produced = (producedBytes, nowNanos); return }
-        let seconds = Double(nowNanos &- last.nanos) / 1e9
-        guard seconds >= 1 else { return }
-        s.produced = (producedBytes, nowNanos)
-        let producedKbps = Double(producedBytes &- last.bytes) * 8 / 1000 / seconds
-        guard producedKbps > 0, s.bitrateKbps > 0 else { return }
-        let ratio = min(max(Double(s.bitrateKbps) / producedKbps, 0.9), 1.1)
-        s.overshootCorrection = min(max(s.overshootCorrection * ratio, 0.5), 1)
-    }
-
-    /// Every subscriber's packets are paced (`Pacer`) at this multiple of the allowed
-    /// rate (`bitrateKbps`), libwebrtc's factor: a frame leaves within 1/2.5 of a frame
-    /// time, a keyframe (at most three frames' worth, `max-intra-bitrate`) within 40 ms,
-    /// inside the receiver's 50 ms jitter buffer. Slower pacing made the tail of each
-    /// keyframe arrive after that deadline: declared lost, another keyframe asked for,
-    /// and so on (measured at 1.2 × on a perfect link: 37 keyframe requests in 30 s and
-    /// a 0.6 s freeze). Bursts up to the link's rate then wait in its buffer.
-    public static let pacingFactor = 2.5
-
-    static func pacingKbps(forEncoderKbps kbps: Int) -> Int { Int(Double(kbps) * pacingFactor) }
-
-    /// Retransmissions may take this share of the allowed rate on top of the media
-    /// (`RetransmissionGate`): enough to repair a few per cent of loss at once, never a
-    /// storm that doubles what a full link is offered.
-    public static let retransmissionShare = 0.25
-
-    static func retransmissionBudgetKbps(forAllowedKbps kbps: Int) -> Int { max(Int(Double(kbps) * retransmissionShare), 16) }
-
-    /// Retransmissions each subscriber's gate refused so far (asked again too soon, over budget).
-    public var retransmissionsDropped: (repeated: UInt64, overBudget: UInt64) {
-        state.withLock { s in s.peers.values.compactMap(\.peer.pacer) }.reduce((0, 0)) { total, pacer in
-            let d = pacer.retransmissionsDropped
-            return (total.0 + d.repeated, total.1 + d.overBudget)
-        }
-    }
-
-    /// Each connected subscriber's congestion state (`adaptBitrate`), by peer name.
-    public var congestion: [CongestionSnapshot] {
-        state.withLock { s in
-            s.peers.compactMap { key, entry in
-                s.controllers[key].map { c in
-                    var snapshot = CongestionSnapshot(peer: entry.peer.name, controller: c, encoderKbps: s.encoderTargetKbps)
-                    snapshot.pacedPackets = entry.peer.pacer?.packetsDelayed
-                    snapshot.transportFeedbackRefused = entry.peer.transportFeedbackRefused
-                    snapshot.link = entry.peer.link?.stats
-                    return snapshot
-                }
-            }.sorted { $0.peer < $1.peer }
-        }
-    }
 }

@@ -1,0 +1,94 @@
+import Dispatch
+import Logging
+import PoseCastKit
+import PoseMedia
+import RTCSession
+import SFU
+import Signaling
+import Synchronization
+
+public struct SubscriberNodeConfig: Sendable {
+    public var signalingURL: String
+    public var room = "default"
+    public var token: String?
+    /// How a `wss://` signaling server is checked (a CA file of its own, or the system's).
+    public var signalingTLS: SignalingClientTLS?
+    public var role: RoomRole = .expert
+    /// Only this producer; nil: the room's first.
+    public var producerId: String?
+    public var media = SubscriberMediaConfig()
+    /// How a tap becomes a world point: from the pose of the frame on screen onto the
+    /// ground plane (default), other planes or a fixed depth; or by the publisher's depth.
+    public var placement: PlacementMode = .groundPlane
+    /// Holds outgoing control messages this long (simulates a slow control channel).
+    public var controlDelay: Duration = .zero
+    public var reconnectDelay: Duration = .seconds(1)
+    /// Waits between attempts while the server answers that the room (or the publisher) is busy.
+    public var roomRetry = RetryBackoff()
+    /// A session that decodes nothing for this long is torn down and sought again.
+    public var stallTimeout: Duration = .seconds(5)
+    /// A connected session whose video decodes nothing for `initial` asks for a keyframe,
+    /// then again after each wait (doubling, at most `maximum`) until a frame decodes.
+    public var keyframeRetry = RetryBackoff(initial: .seconds(1), maximum: .seconds(2))
+    /// How often we tell the publisher what we received (`ReceptionReport`, its
+    /// congestion control's loss and queueing signal).
+    public var receptionReportInterval: Duration = .milliseconds(200)
+    /// The jitter buffer's latency follows retransmission's needs (`JitterLatency`), from
+    /// `media.rtc.jitterBufferLatencyMs` up to a ceiling the path's round trip sets
+    /// (within `maxJitterLatencyMs`); off: it stays there.
+    public var adaptJitterLatency = true
+    /// The most the jitter buffer's latency may reach (`JitterLatency`): its ceiling is two
+    /// retransmission round trips of the path plus a margin, within this.
+    public var maxJitterLatencyMs = 1000
+    /// How long the media is watched when the room's publisher shows up under a new peer
+    /// id while a session runs: frames in its second half keep the session (a signaling
+    /// restart), none end it and ask the new publisher (the old one died meanwhile).
+    public var liveMediaWindow: Duration = .seconds(1)
+    /// A control request with no reply after this long is reported (`requestUnanswered`).
+    public var controlReplyTimeout: Duration = .seconds(5)
+    /// Checks the publisher's marks in the decoded pictures (`--check-markers`); the
+    /// executable feeds it this node's events and `media.onPicture`.
+    public var markerWatcher: MarkerWatcher?
+    /// Take the media from an SFU (Janus) instead of the publisher: the session on
+    /// signaling then carries control only (`{"via": "sfu"}` in our meta).
+    public var sfu: SubscriberSFUConfig?
+    public init(signalingURL: String) { self.signalingURL = signalingURL }
+}
+
+public enum SubscriberNodeEvent: Sendable {
+    case signalingConnected(url: String, peerId: String)
+    case signalingLost(reason: String)
+    case serverError(code: SignalingErrorCode?, details: String)
+    /// The server refused us for a busy room or publisher (`roomFull`): we ask again after `retryIn`.
+    case roomBusy(room: String, details: String, retryIn: Duration)
+    case sessionStarted(sessionId: String, producer: String)
+    case connected(sessionId: String)
+    /// The candidate pair the session's media comes over (`relay` with a relay-only policy).
+    case mediaRoute(sessionId: String, route: ICERoute)
+    /// The jitter buffer's latency changed (`JitterLatency`).
+    case jitterLatency(sessionId: String, ms: Int, retransmissionRoundTripMs: Double)
+    case sessionEnded(sessionId: String, reason: String)
+    /// The video decoded nothing for `silentFor`: a keyframe was asked for (the
+    /// `attempt`th since the last decoded frame).
+    case keyframeRequested(sessionId: String, attempt: Int, silentFor: Duration)
+    /// A remote ICE candidate was refused (reported rate-limited per `kind`:
+    /// `unreported` of that kind since the last report, `total` so far).
+    case candidateRefused(sessionId: String, kind: String, details: String, unreported: Int, total: Int)
+    case controlOpen
+    /// None of the session's first frames carried a pose: taps can only go as screen
+    /// coordinates (`tapnaive`); said once per session.
+    case publisherWithoutPose(sessionId: String, producer: String, frames: Int)
+    /// A control request that got no reply: in time, or before its session ended.
+    case requestUnanswered(id: String, type: String, reason: String)
+    /// A request we sent on the control channel.
+    case requestSent(id: String, type: String, text: String)
+    /// What the publisher answered or announced.
+    case reply(ControlReply)
+    /// How far an annotation of a known true point landed from it (`tapWorld`).
+    case placement(PlacementReport)
+    /// One of our annotations as the publisher placed it: where, and how (`placement`).
+    case annotationPlaced(Annotation)
+    /// Janus offered us the room's publisher (`feed`) for the session.
+    case sfuSubscribed(sessionId: String, room: UInt64, feed: UInt64)
+    case error(String)
+}
