@@ -66,23 +66,18 @@ let package = Package(
         .target(name: "PoseCastKit"),
         // Raw I420 frames: planes to write, read-only views, BT.601 (the renderer, the meter
         // and the marker detector all use it).
-        .target(name: "Imaging", swiftSettings: [.unsafeFlags(["-O"], .when(configuration: .debug))]),
+        .target(name: "Imaging"),
         // The synthetic AR camera: a known 3D scene rendered from a pose through a simulated
-        // lens, into I420. Pure Swift; optimised even in debug builds, because the tests
-        // render real-time video with it.
-        .target(name: "SyntheticCamera", dependencies: ["PoseCastKit", "Imaging"],
-                swiftSettings: [.unsafeFlags(["-O", "-enforce-exclusivity=unchecked"], .when(configuration: .debug))]),
+        // lens, into I420. Pure Swift.
+        .target(name: "SyntheticCamera", dependencies: ["PoseCastKit", "Imaging"]),
         // The publisher's video effects without GStreamer: crop windows and their
         // intrinsics, the framing controller, crop-and-scale, the background compositor,
-        // mattes, and the segmentation and face models run by LiteRT. Optimised even in
-        // debug builds: the tests run them on real-time video.
-        .target(name: "VideoEffects", dependencies: ["PoseCastKit", "Imaging", "SyntheticCamera", "CLiteRT"],
-                swiftSettings: [.unsafeFlags(["-O"], .when(configuration: .debug))]),
+        // mattes, and the segmentation and face models run by LiteRT.
+        .target(name: "VideoEffects", dependencies: ["PoseCastKit", "Imaging", "SyntheticCamera", "CLiteRT"]),
         // Remote camera control: software metering (sharpness, brightness, grey world),
         // contrast autofocus, exposure and white-balance routines with their modes, and the
         // backends they drive (V4L2 by CID; the simulated camera's lens).
-        .target(name: "CameraControl", dependencies: ["PoseCastKit", "Imaging", "SyntheticCamera", "CV4L2"],
-                swiftSettings: [.unsafeFlags(["-O"], .when(configuration: .debug))]),
+        .target(name: "CameraControl", dependencies: ["PoseCastKit", "Imaging", "SyntheticCamera", "CV4L2"]),
         // Swift wrapper around webrtcbin; knows nothing of poses.
         .target(name: "RTCSession", dependencies: ["CGStreamer", "CGstShim", "CDTLS", "CNice"]),
         // Pose media, both roles: the pose GstMeta and RTP header extension, the tagger and

@@ -2,10 +2,14 @@
 # package root:  . scripts/lib/common.sh
 # Their Python halves are the .py files next to this one (paths.py has the paths below).
 
+# One build for everything: the release configuration, compiled for testing (the test
+# suites' `@testable import` needs it), so that the demo, the benchmarks and the test
+# suites share one set of products and never rebuild each other's. The tests run
+# optimised code: the synthetic camera, the effects and metering render real-time video.
+POSECAST_BUILD_FLAGS=(-c release -Xswiftc -enable-testing)
 # Where SwiftPM puts the products and the test bundle.
 POSECAST_RELEASE_BIN=.build/release
-POSECAST_DEBUG_BIN=.build/debug
-POSECAST_TEST_BUNDLE=$POSECAST_DEBUG_BIN/PoseCastPackageTests.xctest
+POSECAST_TEST_BUNDLE=$POSECAST_RELEASE_BIN/PoseCastPackageTests.xctest
 # The three processes of a call (signaling, publisher, subscribers).
 POSECAST_PROCESSES=(posecast-signaling posecast-publisher posecast-subscriber)
 
@@ -24,8 +28,18 @@ posecast_build_release() {
   local product products=("$@")
   [ $# -gt 0 ] || products=("${POSECAST_PROCESSES[@]}")
   for product in "${products[@]}"; do
-    posecast_swift_build -c release --product "$product"
+    posecast_swift_build "${POSECAST_BUILD_FLAGS[@]}" --product "$product"
   done
+}
+
+# The products and the test bundle (what `scripts/test` runs).
+posecast_build_tests() { posecast_swift_build "${POSECAST_BUILD_FLAGS[@]}" --build-tests; }
+
+# Examples/PublishOwnFrames, a package of its own that depends on this one through
+# SwiftPM, built into the same build folder: only its own files compile, and its
+# executable lands beside ours (Tests/SystemTests/ExampleSystemTests runs it).
+posecast_build_example() {
+  posecast_swift_build "${POSECAST_BUILD_FLAGS[@]}" --package-path Examples/PublishOwnFrames --scratch-path .build
 }
 
 # Splits ARGS into --no-build (sets build=0, else build=1) and the rest (sets args).
@@ -40,9 +54,8 @@ posecast_take_no_build() {
 # The options every scripts/bench-*, scripts/soak and scripts/hostile takes, split out of
 # ARGS (the rest go to args):
 #   --quick     the same code path end to end in seconds, not minutes: each script's
-#               header says what it shrinks. It runs the debug build, the one
-#               `swift build --build-tests` makes, so the test suite runs every quick
-#               form (Tests/SystemTests/ScriptQuickFormTests.swift) without a release build.
+#               header says what it shrinks. The test suite runs every quick form
+#               (Tests/SystemTests/ScriptQuickFormTests.swift) on the build it runs from.
 #   --no-build  run what is already built.
 # Sets quick (0/1), build (0/1), bin (where the products are) and args.
 posecast_take_options() {
@@ -56,23 +69,17 @@ posecast_take_options() {
     esac
   done
   bin=$POSECAST_RELEASE_BIN
-  [ "$quick" = 1 ] && bin=$POSECAST_DEBUG_BIN
   return 0
 }
 
-# Builds each PRODUCT for $bin (release; debug with --quick) unless --no-build.
+# Builds each PRODUCT unless --no-build.
 posecast_build_products() {
-  local product
   [ "$build" = 1 ] || return 0
-  if [ "$quick" = 1 ]; then
-    for product in "$@"; do posecast_swift_build --product "$product"; done
-  else
-    posecast_build_release "$@"
-  fi
+  posecast_build_release "$@"
 }
 
 # Runs the Swift Testing tests FILTER selects from the test bundle (built with
-# `posecast_swift_build --build-tests`); further arguments go to the bundle.
+# `posecast_build_tests`); further arguments go to the bundle.
 posecast_run_tests() { "$POSECAST_TEST_BUNDLE" --testing-library swift-testing --filter "$@"; }
 
 # matplotlib for python3 (the scripts' plots), installed with pip when missing; fails

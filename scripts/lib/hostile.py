@@ -421,7 +421,7 @@ def run_case(args, name):
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--bin", default=".build/debug")
+    parser.add_argument("--bin", default=".build/release")
     parser.add_argument("--python", default=sys.executable)
     parser.add_argument("--only", default="")
     parser.add_argument("--codecs", default="h264,vp8", help="run every case for each of these publisher codecs")

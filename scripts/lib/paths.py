@@ -3,7 +3,6 @@ under scripts/ cds there first; scripts/lib/common.sh has the same paths for bas
 import os
 
 BUILD = ".build"
-RELEASE_BIN = os.path.join(BUILD, "release")   # swift build -c release
-DEBUG_BIN = os.path.join(BUILD, "debug")       # swift build [--build-tests]
-TEST_BUNDLE = os.path.join(DEBUG_BIN, "PoseCastPackageTests.xctest")
+RELEASE_BIN = os.path.join(BUILD, "release")   # swift build -c release -Xswiftc -enable-testing [--build-tests]
+TEST_BUNDLE = os.path.join(RELEASE_BIN, "PoseCastPackageTests.xctest")
 

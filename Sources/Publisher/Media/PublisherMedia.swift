@@ -120,7 +120,7 @@ public final class PublisherMedia: @unchecked Sendable {
         cameraMeter = meter
         cameraControlUnavailable = unavailable
         var chain: [Element]
-        if let synthetic { chain = [synthetic.element] } else { chain = try Self.makeSource(config) }
+        if let synthetic { chain = [synthetic.element] } else { chain = try Self.makeSource(config, width: captureWidth, height: captureHeight) }
         let caps = try ElementFactory.make("capsfilter", name: "rawcaps")
         caps.set("caps", "video/x-raw,format=I420,width=\(captureWidth),height=\(captureHeight),framerate=\(config.fps)/1,pixel-aspect-ratio=1/1")
         let queue = try ElementFactory.make("queue", name: "encqueue")
@@ -314,11 +314,17 @@ public final class PublisherMedia: @unchecked Sendable {
 
     deinit {
         synthetic?.stop()
+        if case .frames(let feed) = config.source { feed.detach() }
         pipeline.stop()
     }
 
-    private static func makeSource(_ config: PublisherMediaConfig) throws(RTCError) -> [Element] {
+    private static func makeSource(_ config: PublisherMediaConfig, width: Int, height: Int) throws(RTCError) -> [Element] {
         switch config.source {
+        case .frames(let feed):
+            guard feed.width == width, feed.height == height, feed.fps == config.fps else {
+                throw .invalidArgument("the frame feed is \(feed.width)x\(feed.height) at \(feed.fps) fps; the publisher captures \(width)x\(height) at \(config.fps) fps")
+            }
+            return [try feed.makeElement()]
         case .test(let pattern):
             let src = try ElementFactory.make("videotestsrc", name: "source")
             src.set("is-live", true)
@@ -390,6 +396,7 @@ public final class PublisherMedia: @unchecked Sendable {
     /// cooperative pool: use `shutDown()` there).
     public func stop() {
         synthetic?.stop()
+        if case .frames(let feed) = config.source { feed.detach() }
         StateWorker.shared.drain()   // branch teardowns queued before, then the pipeline
         pipeline.stop()
     }

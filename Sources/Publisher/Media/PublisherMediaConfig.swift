@@ -15,6 +15,9 @@ public struct PublisherMediaConfig: Sendable {
         /// A still picture (PNG or JPEG) repeated as live video (`imagefreeze`): a person
         /// in front of the camera for the effects' demo and gallery, without a camera.
         case image(path: String)
+        /// Frames the application makes and pushes itself, each with its pose (`FrameFeed`);
+        /// the capture size must be the feed's.
+        case frames(FrameFeed)
     }
     public var source: Source = .test()
     /// The size sent (the encoder's, before any resolution step).
