@@ -195,7 +195,7 @@ struct ChromiumConsoleSystemTests {
             "--source", "synthetic", "--pose", "orbit", "--listen", "127.0.0.1:0", "--json", "--frame-log", frameLog,
             "--ice-address", "127.0.0.1", "--microphone", "tone=1000", "--speaker", "discard", "--detect-tones", "440",
             // 1 Mbit/s, not 2 (as VoiceSystemTests): a test of voice, not of bitrate. Chromium
-            // decoding 2 Mbit/s beside the debug publisher fills both cores, and the transport-wide
+            // decoding 2 Mbit/s beside the publisher fills both cores, and the transport-wide
             // estimate keeps the rate at 2000 kbit/s where Chromium's REMB held it at 830–1400
             // while Chromium was busy; the expert's voice then reaches the publisher's mixer late
             // more often (the voice path under CPU load is open work).

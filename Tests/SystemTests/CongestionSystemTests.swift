@@ -60,8 +60,8 @@ struct CongestionSystemTests {
     }
 
     /// The longest gap allowed between shown frames on the 600 kbit/s link. The issue's
-    /// "no freeze over 1 s" is the release benchmark's (bench-paths cap-600). Here, on the
-    /// debug build, most runs stay under 150–320 ms, but a packet that retransmission
+    /// "no freeze over 1 s" is the release benchmark's (bench-paths cap-600). Here, in the
+    /// test suite beside everything else, most runs stay under 150–320 ms, but a packet that retransmission
     /// cannot bring back costs a keyframe request and the keyframe's own time through
     /// the full link: 1.09 s once (the weak subscriber, a fresh-clone CI run of
     /// 2026-11-27) and 1.3 s once in the capped-link test. 1.5 s still catches the stall
@@ -230,7 +230,7 @@ struct CongestionSystemTests {
         let settled = samples.filter { $0.atNs >= from }
         print("lossy link: allowed \(samples.map(\.allowedKbps)), sent \(samples.map(\.sentKbps)); keyframe requests in 15 s: \(requests)")
         // Random loss with no queue is no congestion: the rate stays well up (the issue's
-        // 1500 is the release benchmark's; here the median of the debug build, busy CI).
+        // 1500 is the release benchmark's; here the median, on a busy CI machine).
         // Before: the target pinned at the 150 kbit/s floor on a 3 Mbit/s link.
         let allowed = settled.map(\.allowedKbps).sorted()
         #expect(allowed.count >= 10 && allowed[allowed.count / 2] >= 1200, "cut for random loss: allowed \(settled.map(\.allowedKbps))")
@@ -240,8 +240,8 @@ struct CongestionSystemTests {
         #expect(w.posed == w.count, "frames without their own pose: \(w)")
         // Retransmission repairs most of the loss; what it cannot is a keyframe asked for
         // at once and again until one decodes. The "no freeze over 1 s" is the
-        // release benchmark's (bench-paths lossy-3m-80ms; docs/NETWORK.md); here, on the
-        // debug build, one gap of 1.48 s in three runs (a keyframe that arrived damaged
+        // release benchmark's (bench-paths lossy-3m-80ms; docs/NETWORK.md); here, in the
+        // test suite, one gap of 1.48 s in three runs (a keyframe that arrived damaged
         // too), so the bound is 2 s: what it catches is the old stall, one keyframe
         // request and then nothing until the 5 s watchdog.
         #expect(w.longestGapMs < 2000, "a stall: \(w)")

@@ -3,7 +3,7 @@ import Testing
 import TestSupport
 
 /// Every benchmark, `scripts/soak` and `scripts/hostile` in its `--quick` form: the same
-/// code path end to end in seconds, on the debug build the suite runs from. Each must exit
+/// code path end to end in seconds, on the build the suite runs from. Each must exit
 /// 0, print no Python traceback, and print JSON lines holding the keys its header
 /// promises; a script that rots (a key renamed in the Swift side, a summary that no longer
 /// knows a placement) fails here instead of in front of the next person to run it.

@@ -24,7 +24,7 @@ struct VoiceSystemTests {
         let (signaling, url) = try await ManagedProcess.startSignaling()
         let publisher = try ManagedProcess("posecast-publisher", [
             "--source", "synthetic", "--flash", "--microphone", "bursts=1000", "--speaker", "discard", "--detect-tones", "2000",
-            // 1 Mbit/s, not 2: decoding 2 Mbit/s in a debug build beside the publisher fills both cores (a test of sync, not of bitrate).
+            // 1 Mbit/s, not 2: decoding 2 Mbit/s beside the publisher on two cores leaves voice little (a test of sync, not of bitrate).
             "--bitrate", "1000", "--signaling", url, "--json"], name: "publisher")
         try await publisher.waitForEvent("publisher registered", timeout: 20) { $0.is(.signalingConnected) }
         let (voice, _) = try await publisher.waitForEvent("voice at start", timeout: 5) { $0.is(.voice) }
@@ -50,7 +50,7 @@ struct VoiceSystemTests {
         print("lip sync: offset (audio after video) p50 \(p50) ms, worst |offset| \(worst) ms, in order \(inOrder); "
               + "audio capture→played \(audio.sorted()[audio.count / 2]) ms, video capture→shown \(video.sorted()[video.count / 2]) ms")
         // Within ±45 ms (broadcast practice): the median, and nine pairs of ten. On these
-        // two cores with debug builds a pair now and then falls in a moment when the
+        // two shared cores a pair now and then falls in a moment when the
         // machine stalls: the video and the voice are both late, and the burst's first
         // samples are lost (its onset found 50 ms into it). The release benchmark
         // (scripts/bench-av) had no such pair in 40.
