@@ -20,6 +20,9 @@ public enum JanusError: Error, CustomStringConvertible, Sendable, Equatable {
     /// The connection is gone.
     case closed
 
+    /// The VideoRoom plugin's error code for a room that does not exist.
+    public static let noSuchRoom = 426
+
     public var description: String {
         switch self {
         case .invalidURL(let url): "not a ws:// or wss:// Janus URL: \(url)"

@@ -13,10 +13,11 @@ struct SubscriberHarness {
     var machine: SubscriberSession
     var now: UInt64 = 10_000 * ms
 
-    init(producerId: String? = nil) {
+    init(producerId: String? = nil, sfu: SubscriberSFUConfig? = nil) {
         var config = SubscriberNodeConfig(signalingURL: "ws://signaling.test/")
         config.room = "site"
         config.producerId = producerId
+        config.sfu = sfu
         config.stallTimeout = .seconds(5)
         config.liveMediaWindow = .seconds(1)
         machine = SubscriberSession(config: config)

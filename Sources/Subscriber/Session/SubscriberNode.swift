@@ -37,6 +37,8 @@ public final class SubscriberNode: Sendable {
         var feedback: (channel: DataChannel, task: Task<Void, Never>)?
         /// The `feedback` channel of this session is asked for (at most once a session).
         var feedbackRequested = false
+        /// The session's subscription through the SFU (its offer, then its events).
+        var sfuSubscription: Task<Void, Never>?
         var requestNumber = 0
         /// Our microphone muted (by a command since start; else the options' start state).
         var muted: Bool?
@@ -101,74 +103,12 @@ public final class SubscriberNode: Sendable {
         for await event in link.events() {
             switch event {
             case .connected(let peerId): await feed(.signalingConnected(peerId: peerId))
-            case .message(let message):
-                if sfu != nil {
-                    // Through an SFU: control replies come over signaling, and our session's
-                    // start is the moment to subscribe in Janus.
-                    if case .peer(let m) = message, case .control(let text) = m.payload {
-                        receiveControl(text, sessionId: m.sessionId)
-                        continue
-                    }
-                    if case .sessionStarted(_, let sessionId) = message { subscribeThroughSFU(sessionId) }
-                }
-                await feed(.server(message))
+            case .message(let message): await feed(.server(message))
             case .lost(let reason): await feed(.signalingLost(reason: reason))
             }
         }
-        sfu?.close()
         await feed(.stopping)
-    }
-
-    /// Subscribes to the room's publisher in Janus for `sessionId`: its offer goes to the
-    /// session machine as if the publisher had sent it; our answer and candidates go back
-    /// to Janus (`route`).
-    private func subscribeThroughSFU(_ sessionId: String) {
-        guard let sfu else { return }
-        Task { [weak self] in
-            do throws(JanusError) {
-                let (offer, feed) = try await sfu.subscribe()
-                self?.onEvent(.sfuSubscribed(sessionId: sessionId, room: sfu.config.room, feed: feed))
-                await self?.feed(.server(.peer(PeerMessage(sessionId: sessionId, payload: .sdp(SignalingSDP(type: "offer", sdp: offer))))))
-                // Janus hanging up ends the session (a new one subscribes again).
-                if let events = sfu.events {
-                    for await event in events where event.verb == "hangup" || event.verb == "detached" {
-                        await self?.feed(.peerEnded(sessionId: sessionId, state: "Janus \(event.verb)\(event.reason.map { ": \($0)" } ?? "")"))
-                        return
-                    }
-                }
-            } catch {
-                self?.onEvent(.error("sfu: \(error)"))
-                await self?.feed(.answerFailed(sessionId: sessionId, reason: "through the SFU: \(error)"))
-            }
-        }
-    }
-
-    /// Through an SFU, what the session machine would send the publisher goes to Janus
-    /// instead: the answer (Janus's `start`) and our candidates. True when taken here.
-    private func route(_ message: ClientMessage, to sfu: SubscriberSFULink) -> Bool {
-        switch message {
-        case .peer(let m):
-            switch m.payload {
-            case .sdp(let sdp):
-                Task { [weak self] in
-                    do throws(JanusError) { try await sfu.start(answer: sdp.sdp) } catch {
-                        self?.onEvent(.error("sfu: \(error)"))
-                        await self?.feed(.answerFailed(sessionId: m.sessionId, reason: "Janus refused our answer: \(error)"))
-                    }
-                }
-                return true
-            case .ice(let ice):
-                sfu.trickle((ice.candidate, ice.sdpMLineIndex))
-                return true
-            case .control:
-                return false
-            }
-        case .endSession:
-            sfu.close()
-            return false
-        default:
-            return false
-        }
+        leaveSFU()
     }
 
     // MARK: carrying out the state machine's effects
@@ -181,14 +121,13 @@ public final class SubscriberNode: Sendable {
         return state.withLock { s in
             s.session.handle(event, now: now).filter { effect in
                 guard case .send(let message) = effect else { return true }
-                if let sfu, route(message, to: sfu) { return false }
                 try? link.send(message)
                 return false
             }
         }
     }
 
-    private func feed(_ event: SubscriberSession.Event) async {
+    func feed(_ event: SubscriberSession.Event) async {
         for effect in step(event) { await perform(effect) }
     }
 
@@ -229,7 +168,6 @@ public final class SubscriberNode: Sendable {
             }
             events?.cancel()
             feedback?.task.cancel()
-            sfu?.close()
             // The pipeline goes to NULL on the state worker, not on this task.
             if let media { await media.shutDown() }
         case .wake(let at):
@@ -242,6 +180,16 @@ public final class SubscriberNode: Sendable {
             onEvent(event)
         case .debug(let text):
             logger.debug("\(text)")
+        case .subscribeThroughSFU(let sessionId):
+            subscribeThroughSFU(sessionId)
+        case let .answerThroughSFU(sessionId, sdp):
+            answerThroughSFU(sessionId, sdp: sdp)
+        case let .trickleThroughSFU(_, candidate):
+            sfu?.trickle((candidate.candidate, candidate.mlineIndex))
+        case .leaveSFU:
+            leaveSFU()
+        case let .control(sessionId, text):
+            receiveControl(text, sessionId: sessionId)
         }
     }
 

@@ -30,55 +30,14 @@ import Signaling
 /// - The room's publisher under a new peer id while a session runs: `liveMediaWindow`
 ///   later, a frame in the window's second half keeps the session (a signaling restart:
 ///   follow the new id); none ends it and asks the new publisher.
+/// - Through an SFU (`config.sfu`), the session on signaling still stands for the
+///   expert (its role, its slot, the control messages, which come over signaling), but
+///   the media is negotiated with the SFU: the session's start subscribes there, the
+///   SFU's offer is answered as the publisher's would be, our answer and candidates go
+///   to the SFU, and what the SFU says of the subscription (`SFUEvent`: hung up, its
+///   connection lost, refused, the room gone) ends the session and seeks again, as a
+///   failed peer connection does.
 public struct SubscriberSession: Sendable {
-    public enum Event: Sendable {
-        case signalingConnected(peerId: String)
-        case signalingLost(reason: String)
-        case server(ServerMessage)
-        /// The answer to the session's offer is made (and set locally).
-        case answerCreated(sessionId: String, sdp: String)
-        /// The offer could not be answered.
-        case answerFailed(sessionId: String, reason: String)
-        /// A remote candidate could not be added: `kind` for counting (an
-        /// `ICECandidateCheck.Kind`, or `failed`), `reason` in words. The others still go in.
-        case candidateFailed(sessionId: String, kind: String, reason: String)
-        case localCandidate(sessionId: String, ICECandidate)
-        /// Connected, and the publisher's DTLS certificate matched its offer.
-        case peerConnected(sessionId: String)
-        /// Connected, but the publisher's DTLS certificate did not match its offer.
-        case peerRejected(sessionId: String, reason: String)
-        /// The peer connection failed or closed (`state` says which, for the reason).
-        case peerEnded(sessionId: String, state: String)
-        case controlChannelOpen
-        /// The media decoded a frame.
-        case frameDecoded(withPose: Bool)
-        /// A control request went out (`id`, its type), and the answer to one came in.
-        case requestSent(id: String, type: String)
-        case replyReceived(id: String)
-        /// Time passes: the stall watchdog and the timers of `wake`. `decodeBranches` is
-        /// how many video streams the current media decodes (what a stall report says).
-        case tick(decodeBranches: Int)
-        /// The node is stopping.
-        case stopping
-    }
-
-    public enum Effect: Sendable {
-        case send(ClientMessage)
-        /// Build fresh media for the session (replacing any), answer the offer with it,
-        /// then `answerCreated` or `answerFailed`.
-        case answer(sessionId: String, offer: String)
-        /// Add these remote candidates to the current media, in order (`early`: held until now).
-        case addCandidates(sessionId: String, [ICECandidate], early: Bool)
-        /// Stop the current media, if any.
-        case stopMedia
-        /// Ask the publisher for a keyframe on the current media's video (RTCP PLI/FIR).
-        case requestKeyframe(sessionId: String)
-        /// Feed a `tick` at this time (monotonic nanoseconds) or soon after.
-        case wake(at: UInt64)
-        case emit(SubscriberNodeEvent)
-        case debug(String)
-    }
-
     public enum Phase: Sendable, Equatable {
         case idle
         case requested(producer: String)
@@ -137,6 +96,9 @@ public struct SubscriberSession: Sendable {
 
     public init(config: SubscriberNodeConfig) { self.config = config }
 
+    /// Media through an SFU rather than from the publisher.
+    var viaSFU: Bool { config.sfu != nil }
+
     public mutating func handle(_ event: Event, now: UInt64) -> [Effect] {
         switch event {
         case .signalingConnected(let peerId):
@@ -160,8 +122,9 @@ public struct SubscriberSession: Sendable {
             earlyCandidates = []
             heldCandidates = []
             answerSent = true
-            return send(.peer(PeerMessage(sessionId: sessionId, payload: .sdp(SignalingSDP(type: "answer", sdp: sdp)))))
-                + held.flatMap { send(.candidate($0.candidate, mlineIndex: $0.mlineIndex, sessionId: sessionId)) }
+            let answer: [Effect] = viaSFU ? [.answerThroughSFU(sessionId: sessionId, sdp: sdp)]
+                : send(.peer(PeerMessage(sessionId: sessionId, payload: .sdp(SignalingSDP(type: "answer", sdp: sdp)))))
+            return answer + held.flatMap { candidate(candidate: $0, sessionId: sessionId) }
                 + (early.isEmpty ? [] : [.addCandidates(sessionId: sessionId, early, early: true)])
         case let .answerFailed(sessionId, reason):
             return [.emit(.error("session \(sessionId): \(reason)"))]
@@ -176,7 +139,7 @@ public struct SubscriberSession: Sendable {
                 heldCandidates.append(candidate)
                 return []
             }
-            return send(.candidate(candidate.candidate, mlineIndex: candidate.mlineIndex, sessionId: sessionId))
+            return self.candidate(candidate: candidate, sessionId: sessionId)
         case .peerConnected(let sessionId):
             guard case .active(let current, _) = phase, current == sessionId else { return [] }
             connected = true
@@ -236,11 +199,14 @@ public struct SubscriberSession: Sendable {
             settling.removeAll { $0.at <= now }
             for producer in due { effects += settle(on: producer.producer, now: now) }
             return effects
+        case let .sfu(sessionId, event):
+            return handleSFU(event, sessionId: sessionId, now: now)
         case .stopping:
             signalingUp = false
             return endSession(reason: "subscriber stopping", tellServer: true)
         }
     }
+
 
     private mutating func handle(_ message: ServerMessage, now: UInt64) -> [Effect] {
         switch message {
@@ -269,6 +235,7 @@ public struct SubscriberSession: Sendable {
             lastFrameAt = nil
             resetPoseWatch()
             return [.emit(.sessionStarted(sessionId: sessionId, producer: producer))]
+                + (viaSFU ? [.subscribeThroughSFU(sessionId: sessionId)] : [])
         case .peer(let message):
             return handlePeer(message)
         case .endSession(let sessionId):
@@ -291,7 +258,7 @@ public struct SubscriberSession: Sendable {
         }
     }
 
-    private mutating func handlePeer(_ message: PeerMessage) -> [Effect] {
+    mutating func handlePeer(_ message: PeerMessage) -> [Effect] {
         guard case .active(let sessionId, _) = phase, sessionId == message.sessionId else {
             return [.debug("peer message for session \(message.sessionId), not ours")]
         }
@@ -315,9 +282,10 @@ public struct SubscriberSession: Sendable {
                 return []
             }
             return [.addCandidates(sessionId: sessionId, [candidate], early: false)]
-        case .control:
-            // The node takes these before the machine (through an SFU only).
-            return [.debug("session \(sessionId): a control message reached the session machine, ignored")]
+        case .control(let text):
+            // Over signaling only through an SFU; a direct publisher uses the data channel.
+            guard viaSFU else { return [.debug("session \(sessionId): a control message over signaling, not through an SFU: ignored")] }
+            return [.control(sessionId: sessionId, text: text)]
         }
     }
 
@@ -390,7 +358,7 @@ public struct SubscriberSession: Sendable {
 
     /// After a session that ended without a picture on our side: list the room's
     /// publishers again after a backoff that grows while such endings follow each other.
-    private mutating func seekAgainLater(now: UInt64) -> [Effect] {
+    mutating func seekAgainLater(now: UInt64) -> [Effect] {
         failedSessions += 1
         let delay = config.roomRetry.delay(afterRefusals: failedSessions)
         let at = now + RetryBackoff.nanos(delay)
@@ -410,7 +378,7 @@ public struct SubscriberSession: Sendable {
         return endSession(reason: "no frames for \(config.stallTimeout) (\(detail))", tellServer: true) + send(.list)
     }
 
-    private mutating func endSession(reason: String, tellServer: Bool) -> [Effect] {
+    mutating func endSession(reason: String, tellServer: Bool) -> [Effect] {
         var sessionId: String?
         if case .active(let id, _) = phase { sessionId = id }
         phase = .idle
@@ -432,7 +400,7 @@ public struct SubscriberSession: Sendable {
         }
         pending.removeAll()
         guard let sessionId else { return [.stopMedia] + unanswered }
-        return [.stopMedia] + (tellServer ? send(.endSession(sessionId: sessionId)) : [])
+        return [.stopMedia] + (viaSFU ? [.leaveSFU] : []) + (tellServer ? send(.endSession(sessionId: sessionId)) : [])
             + [.emit(.sessionEnded(sessionId: sessionId, reason: reason))] + unanswered
     }
 
@@ -461,7 +429,7 @@ public struct SubscriberSession: Sendable {
     }
 
     /// A message to the server, or nothing while there is no connection.
-    private func send(_ message: ClientMessage) -> [Effect] {
+    func send(_ message: ClientMessage) -> [Effect] {
         signalingUp ? [.send(message)] : []
     }
 

@@ -1,0 +1,105 @@
+import RTCSession
+import Signaling
+import Subscriber
+import Testing
+
+/// The subscriber's session machine with its media through an SFU, on stepped time: the
+/// session on signaling stands for the expert, the media is negotiated with the SFU, and
+/// what the SFU says of the subscription (joined, hung up, connection lost, room gone)
+/// reaches the machine as `SFUEvent`s and is handled there.
+@Suite("subscriber session through an SFU (state machine)")
+struct SubscriberSFUSessionTests {
+    static let ms = SubscriberHarness.ms
+    static let offer = "v=0\r\no=janus 1 1 IN IP4 127.0.0.1\r\n"
+
+    /// Connected, the publisher found and session `id` started: the machine asks to subscribe in the SFU.
+    static func started(_ id: String = "s1") -> SubscriberHarness {
+        var h = SubscriberHarness(sfu: SubscriberSFUConfig(url: "ws://janus.test:8188/", room: 1234))
+        let declared = h.handle(.signalingConnected(peerId: "e1")).sent
+        guard case .setPeerStatus(let status) = declared.first else { Issue.record("no declaration: \(declared)"); return h }
+        #expect(status.meta?[PeerMessage.viaKey] == .string(PeerMessage.viaSFU), "the declaration must say via sfu: \(status)")
+        #expect(h.handle(.server(.list(producers: [ProducerInfo(id: "pub")]))).sent == [.startSession(peerId: "pub")])
+        let effects = h.handle(.server(.sessionStarted(peerId: "pub", sessionId: id)))
+        #expect(effects.subscriptions == [id], "the session's start subscribes in the SFU: \(effects)")
+        return h
+    }
+
+    @Test("join: the SFU's offer is answered, our answer and candidates go to the SFU, not to the publisher; control comes over signaling")
+    func join() {
+        var h = Self.started()
+        #expect(h.handle(.localCandidate(sessionId: "s1", ICECandidate(mlineIndex: 0, candidate: "candidate:early"))).isEmpty,
+                "a candidate before the answer waits")
+        let offered = h.handle(.sfu(sessionId: "s1", .offer(sdp: Self.offer, feed: 77)), after: 300)
+        #expect(offered.events.contains { if case .sfuSubscribed("s1", 1234, 77) = $0 { true } else { false } }, "\(offered)")
+        #expect(offered.contains { if case .answer("s1", Self.offer) = $0 { true } else { false } }, "\(offered)")
+        let answered = h.handle(.answerCreated(sessionId: "s1", sdp: "answer-sdp"))
+        #expect(answered.sent.isEmpty, "nothing of the media goes to the publisher: \(answered.sent)")
+        #expect(answered.contains { if case .answerThroughSFU("s1", "answer-sdp") = $0 { true } else { false } })
+        #expect(answered.trickled == ["candidate:early"])
+        let later = h.handle(.localCandidate(sessionId: "s1", ICECandidate(mlineIndex: 0, candidate: "candidate:later")))
+        #expect(later.trickled == ["candidate:later"] && later.sent.isEmpty)
+        let control = h.handle(.server(.peer(PeerMessage(sessionId: "s1", payload: .control("{\"type\":\"ack\"}")))))
+        #expect(control.contains { if case .control("s1", "{\"type\":\"ack\"}") = $0 { true } else { false } }, "\(control)")
+        #expect(h.handle(.peerConnected(sessionId: "s1")).events.contains { if case .connected("s1") = $0 { true } else { false } })
+    }
+
+    @Test("hang-up: Janus ends the subscription; the session ends, the server is told, the SFU left, and the publisher sought again")
+    func hangUp() {
+        var h = Self.started()
+        _ = h.handle(.sfu(sessionId: "s1", .offer(sdp: Self.offer, feed: 77)))
+        _ = h.handle(.peerConnected(sessionId: "s1"))
+        let ended = h.handle(.sfu(sessionId: "s1", .hungUp(reason: "Janus hangup: DTLS alert")), after: 2000)
+        #expect(ended.stopsMedia && ended.leavesSFU)
+        #expect(ended.sent == [.endSession(sessionId: "s1")])
+        #expect(ended.endedReasons == ["the SFU hung up (Janus hangup: DTLS alert)"])
+        #expect(h.machine.phase == .idle)
+        let wake = try? #require(ended.wakes.first)
+        #expect(h.handle(.tick(decodeBranches: 0), after: 999).sent.isEmpty, "not before the backoff")
+        #expect(h.handle(.tick(decodeBranches: 0), after: 1).sent == [.list], "sought again at \(String(describing: wake))")
+    }
+
+    @Test("Janus lost: the connection to the SFU goes; the session ends with an error said, and is sought again")
+    func janusLost() {
+        var h = Self.started()
+        let lost = h.handle(.sfu(sessionId: "s1", .lost(reason: "the connection to Janus is closed")), after: 500)
+        #expect(lost.stopsMedia && lost.leavesSFU && lost.sent == [.endSession(sessionId: "s1")])
+        #expect(lost.endedReasons == ["the connection to the SFU was lost (the connection to Janus is closed)"])
+        #expect(lost.events.contains { if case .error(let text) = $0 { text.contains("Janus") } else { false } })
+        #expect(lost.wakes.count == 1)
+    }
+
+    @Test("room gone: a subscription refused for a room that does not exist says so, and failures in a row back off longer")
+    func roomGone() {
+        var h = Self.started()
+        let first = h.handle(.sfu(sessionId: "s1", .refused(reason: "Janus refused join: No such room (error 426)", roomGone: true)))
+        #expect(first.endedReasons == ["the SFU has no room 1234: Janus refused join: No such room (error 426)"])
+        #expect(first.leavesSFU && first.sent == [.endSession(sessionId: "s1")])
+        let firstDelay = (first.wakes.first ?? 0) - h.now
+        _ = h.handle(.tick(decodeBranches: 0), after: firstDelay / Self.ms)
+        #expect(h.handle(.server(.list(producers: [ProducerInfo(id: "pub")]))).sent == [.startSession(peerId: "pub")])
+        #expect(h.handle(.server(.sessionStarted(peerId: "pub", sessionId: "s2"))).subscriptions == ["s2"])
+        let second = h.handle(.sfu(sessionId: "s2", .refused(reason: "no such room", roomGone: true)))
+        let secondDelay = (second.wakes.first ?? 0) - h.now
+        #expect(secondDelay > firstDelay, "backoff: \(firstDelay / Self.ms) ms, then \(secondDelay / Self.ms) ms")
+    }
+
+    @Test("an SFU event of an earlier session, or without an SFU, changes nothing")
+    func staleEvents() {
+        var h = Self.started()
+        let stale = h.handle(.sfu(sessionId: "s0", .hungUp(reason: "old")))
+        #expect(!stale.stopsMedia && stale.sent.isEmpty && stale.events.isEmpty)
+        #expect(h.machine.phase == .active(sessionId: "s1", producer: "pub"))
+        var direct = SubscriberHarness()
+        direct.activeSession("s1", with: "pub")
+        let ignored = direct.handle(.sfu(sessionId: "s1", .lost(reason: "no SFU here")))
+        #expect(!ignored.stopsMedia && ignored.sent.isEmpty)
+        let control = direct.handle(.server(.peer(PeerMessage(sessionId: "s1", payload: .control("{}")))))
+        #expect(!control.contains { if case .control = $0 { true } else { false } }, "control over signaling is only for SFU sessions")
+    }
+}
+
+extension [SubscriberSession.Effect] {
+    var subscriptions: [String] { compactMap { if case .subscribeThroughSFU(let id) = $0 { id } else { nil } } }
+    var trickled: [String] { compactMap { if case .trickleThroughSFU(_, let c) = $0 { c.candidate } else { nil } } }
+    var leavesSFU: Bool { contains { if case .leaveSFU = $0 { true } else { false } } }
+}
