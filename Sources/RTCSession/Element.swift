@@ -117,12 +117,13 @@ package final class Pad: @unchecked Sendable {
     package var name: String { objectName(UnsafeMutableRawPointer(raw)) }
     package var isSource: Bool { raw.pointee.direction == GST_PAD_SRC }
 
-    /// Asks upstream for a keyframe (an upstream force-key-unit event, all headers): sent
-    /// to a source pad, it travels up to the encoder, or to the RTP session, which turns
-    /// it into an RTCP PLI/FIR to the sender. False when the event was not handled.
+    /// Asks upstream for a keyframe (an upstream force-key-unit event): sent to a source
+    /// pad, it travels up to the encoder, or to the RTP session, which turns it into RTCP
+    /// to the sender: a FIR with `allHeaders`, a PLI without. False when the event was not
+    /// handled.
     @discardableResult
-    package func requestKeyframeUpstream() -> Bool {
-        guard let event = gst_video_event_new_upstream_force_key_unit(GstClockTime.max, 1, 0) else { return false }
+    package func requestKeyframeUpstream(allHeaders: Bool = true) -> Bool {
+        guard let event = gst_video_event_new_upstream_force_key_unit(GstClockTime.max, allHeaders ? 1 : 0, 0) else { return false }
         return gst_pad_send_event(raw, event) != 0
     }
 
