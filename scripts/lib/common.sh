@@ -38,7 +38,11 @@ posecast_build_tests() { posecast_swift_build "${POSECAST_BUILD_FLAGS[@]}" --bui
 # Examples/PublishOwnFrames, a package of its own that depends on this one through
 # SwiftPM, built into the same build folder: only its own files compile, and its
 # executable lands beside ours (Tests/SystemTests/ExampleSystemTests runs it).
+# Its executable is removed first: with the two packages taking turns in one build
+# folder, SwiftPM called it up to date after our build had changed the modules it links
+# (a two-hour-old binary against a new Publisher), and a missing output is rebuilt.
 posecast_build_example() {
+  rm -f "$POSECAST_RELEASE_BIN/publish-own-frames"
   posecast_swift_build "${POSECAST_BUILD_FLAGS[@]}" --package-path Examples/PublishOwnFrames --scratch-path .build
 }
 
