@@ -33,7 +33,7 @@ package enum PictureDecoder {
             guard ContinuousClock.now < deadline else { throw PictureError(path: path, reason: "no picture decoded within \(timeout)") }
             pulled = PulledSample.pull(from: sink, timeout: .milliseconds(100))
         }
-        guard let sample = pulled else { throw PictureError(path: path, reason: "no picture decoded within \(timeout)") }
+        let sample = pulled!
         var info = GstVideoInfo()
         guard gst_video_info_from_caps(&info, sample.caps) != 0, info.width >= 16, info.height >= 16 else {
             throw PictureError(path: path, reason: "the picture is smaller than 16×16 or has no size")

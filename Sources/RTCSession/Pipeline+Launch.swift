@@ -28,7 +28,7 @@ extension Pipeline {
 
     /// The element called `name` anywhere in the pipeline (a reference of its own).
     package func element(named name: String) -> Element? {
-        gst_bin_get_by_name_recurse_up(gcast(element.object, to: GstBin.self), name).map { Element(takingOwnership: $0) }
+        gst_bin_get_by_name(gcast(element.object, to: GstBin.self), name).map { Element(takingOwnership: $0) }
     }
 
     /// Records the pipeline's first error message from now on (its text), for a job that

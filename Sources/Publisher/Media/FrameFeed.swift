@@ -1,5 +1,4 @@
 internal import CGStreamer
-import CGstShim
 import PoseCastKit
 import PoseMedia
 import RTCSession
@@ -38,12 +37,7 @@ public final class FrameFeed: Sendable {
         self.width = width; self.height = height; self.fps = fps
     }
 
-    deinit {
-        state.withLock { s in
-            if let source = s.source { gst_object_unref(source) }
-            s.source = nil
-        }
-    }
+    deinit { detach() }
 
     /// The bytes of one I420 frame at the feed's size: Y, then U, then V, no padding.
     public var frameBytes: Int { width * height * 3 / 2 }
@@ -82,7 +76,7 @@ public final class FrameFeed: Sendable {
         _ = gst_buffer_fill(buffer, 0, base, gsize(frameBytes))
         _ = PoseMeta.attach(encoded, to: buffer)
         let appsrc = gcast(source, to: GstAppSrc.self)
-        let full = pcg_object_get_uint64(source, "current-level-bytes") >= UInt64(2 * frameBytes)
+        let full = LiveFrameSource.isFull(source, frameBytes: frameBytes)
         // appsrc takes the buffer (full transfer).
         let flow = gst_app_src_push_buffer(appsrc, buffer)
         state.withLock { s in
@@ -103,17 +97,10 @@ public final class FrameFeed: Sendable {
         return try result.get()
     }
 
-    /// The publisher's source element for this feed: a live `appsrc` at the feed's size,
-    /// stamped with the running time of each push, two frames deep and dropping the
-    /// oldest (a late frame is better dropped than sent late). One publisher per feed.
+    /// The publisher's source element for this feed (`LiveFrameSource`, at the feed's
+    /// size). One publisher per feed.
     func makeElement() throws(RTCError) -> Element {
-        let element = try ElementFactory.make("appsrc", name: "source")
-        element.set("caps", "video/x-raw,format=I420,width=\(width),height=\(height),framerate=\(fps)/1,pixel-aspect-ratio=1/1")
-        element.set("is-live", true)
-        element.set("format", "time")
-        element.set("do-timestamp", true)
-        element.set("max-buffers", 2)
-        element.set("leaky-type", "downstream")
+        let element = try LiveFrameSource.make(width: width, height: height, fps: fps)
         let taken = state.withLock { s -> Bool in
             guard s.source == nil else { return false }
             s.source = gst_object_ref(UnsafeMutableRawPointer(element.raw))

@@ -60,17 +60,9 @@ final class SyntheticSource: @unchecked Sendable {
         }
         self.width = width; self.height = height; self.fps = fps
         self.scene = scene; self.poseSource = poseSource; self.history = history
-        element = try ElementFactory.make("appsrc", name: "source")
+        element = try LiveFrameSource.make(width: width, height: height, fps: fps)
         appsrc = gcast(element.raw, to: GstAppSrc.self)
         let capsText = "video/x-raw,format=I420,width=\(width),height=\(height),framerate=\(fps)/1"
-        element.set("caps", capsText)
-        element.set("is-live", true)
-        element.set("format", "time")
-        // Stamped with the pipeline's running time when pushed: a live camera.
-        element.set("do-timestamp", true)
-        // Never queue more than a frame or two: a late frame is better dropped than sent late.
-        element.set("max-buffers", 2)
-        element.set("leaky-type", "downstream")
         // Recycled frame memory (no 1.4 MB allocation per frame at 720p).
         pool = gst_buffer_pool_new()
         let caps = gst_caps_from_string(capsText)
@@ -191,11 +183,9 @@ final class SyntheticSource: @unchecked Sendable {
                     if d.maps.count > 4 { d.maps.removeFirst() }
                 }
             }
-            // A full queue (the streaming thread held up: a subscriber joining, a busy
-            // machine) makes appsrc drop its oldest frame for this one: count it, so the
+            // A full queue makes appsrc drop its oldest frame for this one: count it, so the
             // status tells frames dropped before encoding from frames sent without a pose.
-            let queueFull = pcg_object_get_uint64(UnsafeMutableRawPointer(appsrc), "current-level-bytes")
-                >= UInt64(2 * width * height * 3 / 2)
+            let queueFull = LiveFrameSource.isFull(UnsafeMutableRawPointer(appsrc), frameBytes: width * height * 3 / 2)
             let spent = MonotonicClock.nanos() - started
             renderEstimate = renderEstimate == 0 ? spent : (renderEstimate * 7 + spent) / 8
             // Ready early: wait for the capture instant, so the frame is stamped with it.
