@@ -4,6 +4,7 @@ import PoseMedia
 import RTCSession
 import SFU
 import Signaling
+import Synchronization
 
 /// Where and how the publisher publishes through an SFU.
 public struct PublisherSFUConfig: Sendable {
@@ -12,8 +13,10 @@ public struct PublisherSFUConfig: Sendable {
     /// The VideoRoom room: made with our codec when it does not exist.
     public var room: UInt64
     public var display = "posecast-publisher"
-    /// Pause before publishing again after Janus is lost.
+    /// Pause before publishing again after Janus is lost or refuses us; it doubles with
+    /// each failure in a row, up to `maxRetryDelay`, until frames flow again.
     public var retryDelay: Duration = .seconds(2)
+    public var maxRetryDelay: Duration = .seconds(10)
     public init(url: String, room: UInt64) { self.url = url; self.room = room }
 
     /// `janus:ws://HOST:PORT/` (the `--sfu` value): the WebSocket URL.
@@ -24,7 +27,7 @@ public struct PublisherSFUConfig: Sendable {
     }
 }
 
-public enum PublisherSFUEvent: Sendable {
+public enum PublisherSFUEvent: Sendable, Equatable {
     /// Published: Janus took our offer (`feed` is our id in the room).
     case publishing(room: UInt64, feed: UInt64, poseTransport: PoseTransport)
     /// DTLS to Janus is up and its certificate matches its answer: frames flow.
@@ -40,6 +43,10 @@ public enum PublisherSFUEvent: Sendable {
 /// `PublisherNode`'s broadcasts). Control requests do not come back this way (the
 /// VideoRoom relays data only from publisher to subscribers): experts send them over our
 /// signaling server (docs/SCALING.md).
+///
+/// When to publish, try again, or open the broadcasts is `SFUPublication`'s decision;
+/// this link carries out its effects and feeds it what Janus and the peer say. Every
+/// task it starts (one per try, one timer) is its own and ends before `run` returns.
 public final class PublisherSFULink: Sendable {
     public let config: PublisherSFUConfig
     private let node: PublisherNode
@@ -54,21 +61,58 @@ public final class PublisherSFULink: Sendable {
         self.onEvent = onEvent
     }
 
-    /// Publishes, and again after every loss, until the task is cancelled.
+    /// Publishes, and again after every loss, until the calling task is cancelled; then
+    /// withdraws the publication and returns once its peer has left the pipeline.
     public func run() async {
-        while !Task.isCancelled {
-            let reason = await publishOnce()
-            if Task.isCancelled { return }
-            onEvent(.lost(reason: reason, retryIn: config.retryDelay))
-            try? await Task.sleep(for: config.retryDelay)
+        var machine = SFUPublication(room: config.room, poseTransport: node.media.config.codec.inBandPoseTransport,
+                                     backoff: RetryBackoff(initial: config.retryDelay, maximum: config.maxRetryDelay))
+        let (events, inlet) = AsyncStream.makeStream(of: SFUPublication.Event.self)
+        var tries: [Int: PublicationTry] = [:]
+        var timer: Task<Void, Never>?
+        func carry(_ effects: [SFUPublication.Effect]) {
+            for effect in effects {
+                switch effect {
+                case .publish(let attempt):
+                    tries[attempt] = PublicationTry(attempt: attempt, link: self, report: { inlet.yield($0) })
+                case .withdraw(let attempt):
+                    tries.removeValue(forKey: attempt)?.withdraw()
+                case .openBroadcast(let attempt):
+                    tries[attempt]?.openBroadcast()
+                case .emit(let event):
+                    onEvent(event)
+                case .wake(let at):
+                    timer?.cancel()
+                    timer = Task {
+                        let wait = at > MonotonicClock.nanos() ? at - MonotonicClock.nanos() : 0
+                        guard (try? await Task.sleep(for: .nanoseconds(wait))) != nil else { return }
+                        inlet.yield(.tick)
+                    }
+                }
+            }
         }
+        inlet.yield(.start)
+        await withTaskCancellationHandler {
+            for await event in events {
+                carry(machine.handle(event, now: MonotonicClock.nanos()))
+            }
+        } onCancel: {
+            inlet.finish()
+        }
+        carry(machine.handle(.stop, now: MonotonicClock.nanos()))
+        timer?.cancel()
+        for (_, remaining) in tries { remaining.withdraw() }
+        for (_, remaining) in tries { await remaining.finished() }
     }
 
-    /// One publication: returns why it ended (or why it could not start).
-    private func publishOnce() async -> String {
+    /// One try: connect, join, offer, then report what the peer and Janus say until the
+    /// try ends or is withdrawn; its peer and Janus session go when it returns.
+    fileprivate func publish(attempt: Int, holder: PublicationTry,
+                             report: @escaping @Sendable (SFUPublication.Event) -> Void) async {
         let media = node.media
         let client: JanusClient
-        do throws(JanusError) { client = try await JanusClient.connect(url: config.url, logger: logger) } catch { return "\(error)" }
+        do throws(JanusError) { client = try await JanusClient.connect(url: config.url, logger: logger) } catch {
+            return report(Self.event(for: error, attempt: attempt))
+        }
         defer { client.close() }
         let handle: JanusHandle
         let feed: UInt64
@@ -77,23 +121,21 @@ public final class PublisherSFULink: Sendable {
             try await JanusVideoRoom.ensure(.init(room: config.room, videoCodec: media.config.codec.encodingName.lowercased()), on: handle)
             feed = try await JanusVideoRoom.joinAsPublisher(room: config.room, display: config.display, on: handle)
         } catch {
-            return "\(error)"
+            return report(Self.event(for: error, attempt: attempt))
         }
         let transport = media.config.codec.inBandPoseTransport
         let peer: WebRTCPeer
         do throws(RTCError) {
-            peer = try await media.addPeer(name: "sfu", poseTransport: transport, mayTalk: false)
+            peer = try await media.addPeer(name: "sfu-\(attempt)", poseTransport: transport, mayTalk: false)
         } catch {
-            return "\(error)"
+            return report(.lost(attempt: attempt, reason: "\(error)"))
         }
+        holder.adopt(peer)
         defer { node.detachBroadcast(peer); media.removePeer(peer) }
-        // Watchers and negotiation in one task group: cancelling `run` ends the streams
-        // they read, so the group (and the publication) ends with it.
-        return await withTaskGroup(of: String.self) { [node, onEvent, config] group in
-            // The peer's events: candidates to Janus, the DTLS check, the data channel.
+        // Watchers and negotiation in one task group: withdrawing the try cancels it, which
+        // ends the streams they read, so the group (and the try) ends with it.
+        let end: SFUPublication.Event? = await withTaskGroup(of: SFUPublication.Event?.self) { group in
             group.addTask {
-                // The annotation list goes once the channel is open and Janus's certificate checked.
-                var (verified, open) = (false, false)
                 for await event in peer.events {
                     switch event {
                     case .localCandidate(let c):
@@ -102,41 +144,42 @@ public final class PublisherSFULink: Sendable {
                         handle.trickle(nil)
                     case .connectionState(.connected):
                         let check = await peer.verifyRemoteFingerprintWhenReady()
-                        guard check.isVerified else { return "Janus's DTLS certificate does not match its answer (\(check))" }
-                        onEvent(.connected)
-                        verified = true
-                        if open { node.broadcastChannelOpened(peer) }
+                        if !check.isVerified { return .connected(attempt: attempt, mismatch: "\(check)") }
+                        report(.connected(attempt: attempt, mismatch: nil))
                     case .dataChannelOpen("control"):
-                        open = true
-                        if verified { node.broadcastChannelOpened(peer) }
+                        report(.channelOpen(attempt: attempt))
                     case .connectionState(.failed), .connectionState(.closed):
-                        return "the connection to Janus \(event)"
+                        return .lost(attempt: attempt, reason: "the connection to Janus \(event)")
                     default:
                         break
                     }
                 }
-                return Task.isCancelled ? "stopping" : "the connection to Janus ended"
+                return Task.isCancelled ? nil : .lost(attempt: attempt, reason: "the connection to Janus ended")
             }
-            // Until Janus hangs up or the session goes.
             group.addTask {
-                for await event in handle.events where event.verb == "hangup" || event.verb == "detached" {
-                    return "Janus ended our publication (\(event.verb)\(event.reason.map { ": \($0)" } ?? ""))"
+                for await event in handle.events {
+                    if event.verb == "hangup" || event.verb == "detached" {
+                        return .hungUp(attempt: attempt, reason: "\(event.verb)\(event.reason.map { ": \($0)" } ?? "")")
+                    }
+                    if event.pluginData?["videoroom"]?.stringValue == "destroyed" { return .roomDestroyed(attempt: attempt) }
                 }
-                return Task.isCancelled ? "stopping" : "the connection to Janus closed"
+                return Task.isCancelled ? nil : .lost(attempt: attempt, reason: "the connection to Janus closed")
             }
-            if let failure = await negotiate(peer: peer, handle: handle, transport: transport) {
+            if let failure = await negotiate(peer: peer, handle: handle, transport: transport, attempt: attempt) {
                 group.cancelAll()
                 return failure
             }
-            onEvent(.publishing(room: config.room, feed: feed, poseTransport: transport))
-            let first = await group.next() ?? "ended"
+            report(.published(attempt: attempt, feed: feed))
+            let first = await group.next() ?? nil
             group.cancelAll()
             return first
         }
+        if let end, !Task.isCancelled { report(end) }
     }
 
     /// The data channel, our offer (with its SSRC) to Janus and Janus's answer: nil, or what failed.
-    private func negotiate(peer: WebRTCPeer, handle: JanusHandle, transport: PoseTransport) async -> String? {
+    private func negotiate(peer: WebRTCPeer, handle: JanusHandle, transport: PoseTransport,
+                           attempt: Int) async -> SFUPublication.Event? {
         let offer: SessionDescription
         do throws(RTCError) {
             let channel = try peer.createDataChannel("control")
@@ -149,15 +192,56 @@ public final class PublisherSFULink: Sendable {
             offer = made
             try await peer.setLocalDescription(offer)
         } catch {
-            return "\(error)"
+            return .lost(attempt: attempt, reason: "\(error)")
         }
         let answer: String
-        do throws(JanusError) { answer = try await JanusVideoRoom.publish(offer: offer.sdp, on: handle) } catch { return "\(error)" }
+        do throws(JanusError) { answer = try await JanusVideoRoom.publish(offer: offer.sdp, on: handle) } catch {
+            return Self.event(for: error, attempt: attempt)
+        }
         do throws(RTCError) {
             try await peer.setRemoteDescription(SessionDescription(kind: .answer, sdp: answer))
         } catch {
-            return "\(error)"
+            return .refused(attempt: attempt, reason: "Janus's answer: \(error)")
         }
         return nil
     }
+
+    fileprivate func openBroadcast(_ peer: WebRTCPeer) { node.broadcastChannelOpened(peer) }
+
+    /// A Janus error as the machine's event: a refusal, or a lost connection.
+    private static func event(for error: JanusError, attempt: Int) -> SFUPublication.Event {
+        switch error {
+        case .refused, .unexpected, .invalidURL: .refused(attempt: attempt, reason: "\(error)")
+        case .connectFailed, .timedOut, .closed: .lost(attempt: attempt, reason: "\(error)")
+        }
+    }
+}
+
+/// One try's task and, once added, its peer: `withdraw` cancels the task, whose defers
+/// take the peer out of the pipeline and close the Janus session.
+private final class PublicationTry: Sendable {
+    let attempt: Int
+    private let state = Mutex<(task: Task<Void, Never>?, peer: WebRTCPeer?)>((nil, nil))
+    private weak let link: PublisherSFULink?
+
+    init(attempt: Int, link: PublisherSFULink, report: @escaping @Sendable (SFUPublication.Event) -> Void) {
+        self.attempt = attempt
+        self.link = link
+        let task = Task { [weak self] in
+            guard let self else { return }
+            await link.publish(attempt: attempt, holder: self, report: report)
+        }
+        state.withLock { $0.task = task }
+    }
+
+    fileprivate func adopt(_ peer: WebRTCPeer) { state.withLock { $0.peer = peer } }
+
+    func openBroadcast() {
+        guard let peer = state.withLock({ $0.peer }) else { return }
+        link?.openBroadcast(peer)
+    }
+
+    func withdraw() { state.withLock { $0.task }?.cancel() }
+
+    func finished() async { await state.withLock { $0.task }?.value }
 }
