@@ -42,10 +42,11 @@ public struct ICERoute: Sendable, Hashable, CustomStringConvertible {
 
 extension WebRTCPeer {
     /// The route media takes, once ICE has chosen one: asks for stats up to `attempts`
-    /// times, `interval` apart. Nil when none came (the peer closed, or no ICE stats).
+    /// times, `interval` apart. Nil when none came (the peer closed, no ICE stats, or the
+    /// calling task was cancelled).
     public func selectedRoute(attempts: Int = 20, interval: Duration = .milliseconds(250)) async -> ICERoute? {
         for attempt in 0..<attempts {
-            if attempt > 0 { try? await Task.sleep(for: interval) }
+            if attempt > 0, (try? await Task.sleep(for: interval)) == nil { return nil }
             guard let stats = try? await stats() else { return nil }
             if let route = ICERoute(stats) { return route }
         }

@@ -98,18 +98,16 @@ public final class SignalingServer: Sendable {
 
     private let registry: ConnectionRegistry
     private let serviceGroup: ServiceGroup
+    /// Runs `serviceGroup` (the HTTP/WebSocket application and the idle sweep) until `stop`.
     private let runTask: Task<Void, Never>
-    /// Drops idle peers (`SignalingHub.expireIdle(at:)`) every `sweepInterval`.
-    private let sweepTask: Task<Void, Never>
 
     private init(port: Int, url: String, registry: ConnectionRegistry, serviceGroup: ServiceGroup,
-                 runTask: Task<Void, Never>, sweepTask: Task<Void, Never>) {
+                 runTask: Task<Void, Never>) {
         self.port = port
         self.url = url
         self.registry = registry
         self.serviceGroup = serviceGroup
         self.runTask = runTask
-        self.sweepTask = sweepTask
     }
 
     /// Refused messages so far, by reason (what the log lines summarise).
@@ -153,7 +151,10 @@ public final class SignalingServer: Sendable {
                 startupContinuation.yield(.listening(port: channel.localAddress?.port ?? configuration.port))
             },
             logger: logger)
-        var groupConfiguration = ServiceGroupConfiguration(services: [app], logger: logger)
+        // The sweep after the application: a graceful shutdown ends it first.
+        let sweep = IdleSweep(registry: registry,
+                              interval: .seconds(min(1, max(0.05, configuration.limits.listenerTimeout / 4))))
+        var groupConfiguration = ServiceGroupConfiguration(services: [app, sweep], logger: logger)
         groupConfiguration.maximumGracefulShutdownDuration = .seconds(5)
         let serviceGroup = ServiceGroup(configuration: groupConfiguration)
         let runTask = Task {
@@ -179,15 +180,8 @@ public final class SignalingServer: Sendable {
             if configuration.serveConsole {
                 logger.info("console served", metadata: ["url": "\(configuration.tls == nil ? "http" : "https")://\(urlHost(configuration.host)):\(port)/"])
             }
-            let interval = Duration.seconds(min(1, max(0.05, configuration.limits.listenerTimeout / 4)))
-            let sweepTask = Task {
-                while !Task.isCancelled {
-                    try? await Task.sleep(for: interval)
-                    await registry.expireIdle()
-                }
-            }
             return SignalingServer(port: port, url: url, registry: registry, serviceGroup: serviceGroup,
-                                   runTask: runTask, sweepTask: sweepTask)
+                                   runTask: runTask)
         case .failed(let reason):
             await runTask.value
             throw SignalingServerError.startFailed(address: address, reason: reason)
@@ -202,7 +196,6 @@ public final class SignalingServer: Sendable {
     /// Closes every connection (close code 1001), stops listening and waits until the
     /// server has shut down. Calling it again does nothing more.
     public func stop() async {
-        sweepTask.cancel()
         await registry.closeAll()
         await serviceGroup.triggerGracefulShutdown()
         await runTask.value
@@ -215,6 +208,20 @@ public final class SignalingServer: Sendable {
 
     private static func urlHost(_ host: String) -> String {
         host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host
+    }
+}
+
+/// Drops idle peers (`SignalingHub.expireIdle(at:)`) every `interval`, as one of the
+/// server's services: it starts with the server's ServiceGroup and ends with its
+/// graceful shutdown.
+struct IdleSweep: Service {
+    let registry: ConnectionRegistry
+    let interval: Duration
+
+    func run() async {
+        await cancelWhenGracefulShutdown { [registry, interval] in
+            while (try? await Task.sleep(for: interval)) != nil { await registry.expireIdle() }
+        }
     }
 }
 

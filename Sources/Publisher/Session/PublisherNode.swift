@@ -75,6 +75,11 @@ public final class PublisherNode: Sendable {
     private let onEvent: @Sendable (PublisherNodeEvent) -> Void
     private let link: any SignalingLink
     private let state: Mutex<State>
+    /// The node's own tasks (a branch being built, a route being read), by session;
+    /// cancelled and awaited when `run` ends.
+    private let tasks = OwnedTasks<String>()
+    /// The machine's wakes (`.tick`), stopped when `run` ends.
+    private let wakes = WakeTimer()
 
     /// What the node holds for one session's branch: GStreamer objects, not logic.
     private struct Branch {
@@ -110,6 +115,7 @@ public final class PublisherNode: Sendable {
                                                                           planes: config.placementPlanes),
                                    camera: media.cameraMeter.map { CameraMeterCommands(meter: $0) },
                                    noCameraReason: media.cameraControlUnavailable, effects: media.effects)
+        wakes.arm { [weak self] in await self?.feed(.tick) }
     }
 
     /// The scene status of a source with no camera to meter.
@@ -148,6 +154,8 @@ public final class PublisherNode: Sendable {
             }
         }
         await feed(.stopping)
+        wakes.stop()
+        await tasks.cancelAll()
     }
 
     // MARK: carrying out the state machine's effects
@@ -183,7 +191,7 @@ public final class PublisherNode: Sendable {
             // Negotiation awaits the pipeline; never block the message loop on it.
             // Experts talk; a viewer only where the room lets viewers talk.
             let mayTalk = role == .expert || media.config.viewersMayTalk
-            Task { await self.buildBranch(sessionId, name: name, poseTransport: poseTransport, mayTalk: mayTalk) }
+            tasks.spawn(sessionId) { await self.buildBranch(sessionId, name: name, poseTransport: poseTransport, mayTalk: mayTalk) }
         case .negotiate(let sessionId):
             await negotiate(sessionId)
         case let .applyAnswer(sessionId, sdp):
@@ -200,6 +208,7 @@ public final class PublisherNode: Sendable {
         case .removeBranch(let sessionId):
             guard let branch = state.withLock({ $0.branches.removeValue(forKey: sessionId) }) else { return }
             branch.events?.cancel()
+            tasks.cancel(sessionId)
             media.removePeer(branch.peer)
         case let .executeControl(sessionId, message, author, role):
             // Off the async pool: a framing request may load a model, a camera command
@@ -225,11 +234,7 @@ public final class PublisherNode: Sendable {
             media.setAnnotations(board.all)
             broadcast(.annotations(board.all))
         case .wake(let at):
-            let now = MonotonicClock.nanos()
-            Task { [weak self] in
-                if at > now { try? await Task.sleep(for: .nanoseconds(Int64(at - now))) }
-                await self?.feed(.tick)
-            }
+            wakes.schedule(at: at)
         case .emit(let event):
             onEvent(event)
         case .debug(let text):
@@ -301,7 +306,9 @@ public final class PublisherNode: Sendable {
             let check = await peer.verifyRemoteFingerprintWhenReady()
             if check.isVerified {
                 await feed(.peerConnected(sessionId: sessionId))
-                Task { [onEvent] in if let route = await peer.selectedRoute() { onEvent(.mediaRoute(sessionId: sessionId, route: route)) } }
+                tasks.spawn(sessionId) { [onEvent] in
+                    if let route = await peer.selectedRoute() { onEvent(.mediaRoute(sessionId: sessionId, route: route)) }
+                }
             } else {
                 await feed(.peerRejected(sessionId: sessionId,
                                          reason: "the subscriber's DTLS certificate does not match its SDP (\(check))"))

@@ -29,7 +29,7 @@ extension SubscriberNode {
     /// Our answer to Janus's offer: Janus starts sending, or refuses.
     func answerThroughSFU(_ sessionId: String, sdp: String) {
         guard let sfu else { return }
-        Task { [weak self] in
+        tasks.spawn(sessionId) { [weak self] in
             do throws(JanusError) { try await sfu.start(answer: sdp) } catch {
                 await self?.feed(.sfu(sessionId: sessionId, Self.event(for: error)))
             }

@@ -27,6 +27,11 @@ public final class SubscriberNode: Sendable {
     let verified = Atomic<Bool>(false)
     /// The media's source when it comes through an SFU.
     let sfu: SubscriberSFULink?
+    /// The node's own tasks (a route being read, an answer going to the SFU), by session;
+    /// cancelled and awaited when `run` ends.
+    let tasks = OwnedTasks<String>()
+    /// The machine's wakes (`.tick`), stopped when `run` ends.
+    let wakes = WakeTimer()
 
     struct State {
         var session: SubscriberSession
@@ -75,6 +80,7 @@ public final class SubscriberNode: Sendable {
         tracker = PlacementTracker()
         delayedSender = config.controlDelay > .zero ? DelayedSender(delay: config.controlDelay) { onEvent(.error($0)) } : nil
         sfu = config.sfu.map { SubscriberSFULink(config: $0, logger: logger) }
+        wakes.arm { [weak self] in await self?.tick() }
     }
 
     public var frameWindow: FrameWindow { frames.withLock { $0 } }
@@ -109,6 +115,8 @@ public final class SubscriberNode: Sendable {
         }
         await feed(.stopping)
         leaveSFU()
+        wakes.stop()
+        await tasks.cancelAll()
     }
 
     // MARK: carrying out the state machine's effects
@@ -171,11 +179,7 @@ public final class SubscriberNode: Sendable {
             // The pipeline goes to NULL on the state worker, not on this task.
             if let media { await media.shutDown() }
         case .wake(let at):
-            let now = MonotonicClock.nanos()
-            Task { [weak self] in
-                if at > now { try? await Task.sleep(for: .nanoseconds(Int64(at - now))) }
-                await self?.tick()
-            }
+            wakes.schedule(at: at)
         case .emit(let event):
             onEvent(event)
         case .debug(let text):
@@ -294,7 +298,7 @@ public final class SubscriberNode: Sendable {
                 verified.store(true, ordering: .releasing)
                 startReceptionReportsWhenReady(sessionId: sessionId)
                 await feed(.peerConnected(sessionId: sessionId))
-                Task { [onEvent, peer = media.peer] in
+                tasks.spawn(sessionId) { [onEvent, peer = media.peer] in
                     if let route = await peer.selectedRoute() { onEvent(.mediaRoute(sessionId: sessionId, route: route)) }
                 }
             } else {
