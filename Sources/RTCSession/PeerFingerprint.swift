@@ -115,16 +115,32 @@ extension WebRTCPeer {
         return result
     }
 
-    /// `verifyRemoteFingerprint` once the connection is up, asked again for up to half a
-    /// second while the certificate is not yet readable (`unavailable`); never blocks a thread.
-    public func verifyRemoteFingerprintWhenReady() async -> FingerprintCheck {
-        var result = verifyRemoteFingerprint()
-        for _ in 0..<10 {
-            guard case .unavailable = result else { break }
-            try? await Task.sleep(for: .milliseconds(50))
-            result = verifyRemoteFingerprint()
+    /// `verifyRemoteFingerprint` once the connection is up; while the certificate is not
+    /// yet readable (`unavailable`), waits for a DTLS decoder to announce it
+    /// (`notify::peer-pem`), at most `timeout`. Never blocks a thread, never polls.
+    public func verifyRemoteFingerprintWhenReady(timeout: Duration = .milliseconds(500)) async -> FingerprintCheck {
+        let first = verifyRemoteFingerprint()
+        guard case .unavailable = first else { return first }
+        let announced = OnceResult<Bool>()
+        // Each decoder is held (a reference of ours) until its handler is disconnected.
+        var watched: [(decoder: UnsafeMutableRawPointer, handler: UInt)] = []
+        Element.forEachDescendant(of: webrtc.raw) { element in
+            guard Element.factoryName(of: element) == "dtlssrtpdec" else { return }
+            let decoder = UnsafeMutableRawPointer(element)
+            gst_object_ref(decoder)
+            watched.append((decoder, Signal.connect(decoder, "notify::peer-pem") { (_: UnsafeMutableRawPointer?) in announced.finish(true) }))
         }
-        return result
+        defer {
+            for (decoder, handler) in watched {
+                Signal.disconnect(decoder, handler)
+                gst_object_unref(decoder)
+            }
+        }
+        // A certificate that came between the first check and the connections announces nothing.
+        let second = verifyRemoteFingerprint()
+        guard case .unavailable = second, !watched.isEmpty else { return second }
+        _ = await announced.value(orAfter: timeout, false)
+        return verifyRemoteFingerprint()
     }
 }
 

@@ -47,6 +47,29 @@ struct FingerprintTests {
         }
     }
 
+    @Test("asked before DTLS is done, the check waits for the decoder to announce the certificate (notify::peer-pem), not for its time limit")
+    func waitsForTheCertificate() async throws {
+        var config = PublisherMediaConfig()
+        config.width = 160; config.height = 120
+        let publisher = try PublisherMedia(config: config, poseSource: { id, t in PoseGenerator().pose(frameID: id, captureTimeNanos: t) })
+        let subscriber = try SubscriberMedia(config: SubscriberMediaConfig()) { _ in }
+        try await publisher.start()
+        try subscriber.start()
+        let peer = try await publisher.addPeer(name: "fp-wait")
+        let link = LoopbackLink(publisher: peer, subscriber: subscriber)
+        defer { link.cancel(); subscriber.stop(); publisher.removePeer(peer); publisher.stop() }
+        _ = try await link.negotiate()
+        // Right after the answer ICE has not even started: no certificate yet.
+        let early = peer.verifyRemoteFingerprint()
+        #expect({ if case .unavailable = early { true } else { false } }(), "asked too late to test the wait: \(early)")
+        let clock = ContinuousClock()
+        let start = clock.now
+        let check = await peer.verifyRemoteFingerprintWhenReady(timeout: .seconds(30))
+        let waited = clock.now - start
+        #expect(check.isVerified, "\(check)")
+        #expect(waited < .seconds(10), "woken by the announcement, not by the 30 s limit: \(waited)")
+    }
+
     @Test("an answer whose fingerprints were replaced fails at the publisher, naming both sides; the subscriber's check is untouched")
     func forgedAnswer() async throws {
         try await Self.connect({ sdp in
