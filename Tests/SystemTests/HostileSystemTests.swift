@@ -102,7 +102,7 @@ struct HostileSystemTests {
         }
     }
 
-    @Test("200 sessions abandoned by strangers in four ways over 20 s: the honest subscriber keeps 30 fps with every pose; 20 s after the last, sessions, fds and threads are back")
+    @Test("200 sessions abandoned by strangers in four ways over 20 s: the honest subscriber keeps the frame rate the camera makes, with every pose; 20 s after the last, sessions, fds and threads are back")
     func abandonedSessions() async throws {
         // The server lets the strangers through (64 peers, 64 sessions a producer): the
         // publisher's own caps (16 sessions) and setup deadline (15 s) are what hold.
@@ -143,8 +143,17 @@ struct HostileSystemTests {
         #expect(Double(last.int("open_fds")) <= Double(fdsBefore) * 1.1 && Double(last.int("threads")) <= Double(threadsBefore) * 1.1,
                 "fds \(fdsBefore) → \(last.int("open_fds")), threads \(threadsBefore) → \(last.int("threads")); descriptors before \(kindsBefore), now \(kindsAfter)")
         #expect(peak.0 >= 10, "the strangers never held many sessions at once (peak \(peak.0)): the attack did not bite")
-        #expect(fps.count >= 30 && fps.allSatisfy { $0 >= 27 } && honest.allSatisfy { $0.int("pose_pct") == 100 },
-                "honest subscriber per second: \(fps)")
+        // Measured against the publisher's own output in the same window, not against 30 fps:
+        // on a busy machine the camera itself makes fewer frames, and the honest subscriber
+        // is starved only if it gets fewer of those it is sent.
+        let made = during.map { $0.int("frames_with_pose") }, got = honest.map { $0.int("frames") }
+        let madeCount = (made.last ?? 0) - (made.first ?? 0), gotCount = (got.last ?? 0) - (got.first ?? 0)
+        let publisherFps = during.map { $0["fps"] as? Double ?? 0 }.sorted()
+        let typical = publisherFps.isEmpty ? 30 : publisherFps[publisherFps.count / 2]
+        print("abandoned sessions: the publisher made \(madeCount) frames (median \(typical) fps), the honest subscriber decoded \(gotCount)")
+        #expect(fps.count >= 30 && honest.allSatisfy { $0.int("pose_pct") == 100 }, "honest subscriber per second: \(fps)")
+        #expect(Double(gotCount) >= 0.95 * Double(madeCount), "honest subscriber: \(gotCount) frames of the \(madeCount) made")
+        #expect(fps.dropFirst().allSatisfy { $0 >= 0.85 * typical }, "honest subscriber per second: \(fps), the publisher's median \(typical)")
         #expect(result.int("failures") == 0, "\(ways.mapValues { $0["failures"] ?? [] })")
         for way in ["dropped", "silent", "no-ice", "no-dtls"] {
             let w = ways[way] ?? [:]

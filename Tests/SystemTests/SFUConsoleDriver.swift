@@ -33,12 +33,21 @@ enum SFUConsoleDriver {
 
     /// The `frames` of a summary whose frame id and capture time are not the publisher's
     /// (`--frame-log`), as text; empty when every one is its frame's own.
-    static func framesNotOwn(_ summary: [String: Any], frameLog: String) throws -> [String] {
-        var logged: [Int: Int64] = [:]
-        for e in try FrameLogJoin.lines(frameLog) {
-            if let id = (e["frameId"] as? NSNumber)?.intValue { logged[id] = (e["captureNs"] as? NSNumber)?.int64Value }
-        }
+    /// The log is read once it holds the newest frame the page showed (up to 5 s): the
+    /// publisher writes it from a queue of its own, which on a busy machine can be behind.
+    static func framesNotOwn(_ summary: [String: Any], frameLog: String) async throws -> [String] {
         let frames = summary["frames"] as? [[Any]] ?? []
+        let newest = frames.compactMap { ($0.first as? NSNumber)?.intValue }.max()
+        var logged: [Int: Int64] = [:]
+        let deadline = ContinuousClock.now + .seconds(5)
+        repeat {
+            logged = [:]
+            for e in try FrameLogJoin.lines(frameLog) {
+                if let id = (e["frameId"] as? NSNumber)?.intValue { logged[id] = (e["captureNs"] as? NSNumber)?.int64Value }
+            }
+            if newest.map({ logged[$0] != nil }) ?? true { break }
+            try await Task.sleep(for: .milliseconds(100))
+        } while ContinuousClock.now < deadline
         return frames.compactMap { pair in
             guard let id = (pair.first as? NSNumber)?.intValue, let text = pair.last as? String, let ns = Int64(text) else {
                 return "unreadable \(pair)"

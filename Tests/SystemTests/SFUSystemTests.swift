@@ -204,7 +204,7 @@ struct SFUSystemTests {
         print("sfu \(codec): annotation \(ack.string("annotationId") ?? "?") acked through signaling, seen by \(Self.subscribers - 1) viewers")
 
         // The console: its own ≥ 300 frames, each with the pose the publisher logged for it.
-        if let consoleRun { try Self.checkConsole(try await consoleRun.value, codec: codec, frameLog: publisherLog) }
+        if let consoleRun { try await Self.checkConsole(try await consoleRun.value, codec: codec, frameLog: publisherLog) }
 
         for p in peers { p.send("quit") }
         for p in peers { try await p.expectCleanExit(timeout: 15) }
@@ -224,13 +224,13 @@ struct SFUSystemTests {
     /// The console's summary (`SFUConsoleDriver`): every frame presented found its own pose
     /// inside the frame, checked by frame id and capture time against the publisher's frame
     /// log; its click acked over signaling and listed; a viewer's click refused.
-    static func checkConsole(_ json: String, codec: String, frameLog: String) throws {
+    static func checkConsole(_ json: String, codec: String, frameLog: String) async throws {
         let summary = try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])
         func number(_ key: String) -> Int { (summary[key] as? NSNumber)?.intValue ?? -1 }
         #expect(summary["ok"] as? Bool == true, "chromium_console.py --sfu: \(summary["reasons"] ?? "?")")
         let presented = number("presented"), withPose = number("presented_with_pose")
         let carrier = summary["pose_carrier"] as? String
-        let notOwn = try SFUConsoleDriver.framesNotOwn(summary, frameLog: frameLog)
+        let notOwn = try await SFUConsoleDriver.framesNotOwn(summary, frameLog: frameLog)
         let checked = (summary["frames"] as? [Any])?.count ?? 0
         print("sfu \(codec): console: \(withPose) of \(presented) presented frames with their pose (carrier \(carrier ?? "none")), "
               + "\(checked) checked against the frame log, \(notOwn.count) not their own")

@@ -226,10 +226,24 @@ def read_frame_log(path):
     return frames
 
 
+def read_frame_log_covering(path, frame_ids, wait_s=5.0):
+    """The frame log once it holds the newest of `frame_ids`, waiting up to `wait_s`: the
+    publisher writes it from a queue of its own, which on a busy machine can be behind
+    the frames already on screen."""
+    newest = max(frame_ids, default=None)
+    deadline = time.monotonic() + wait_s
+    while True:
+        frames = read_frame_log(path)
+        if newest is None or newest in frames or time.monotonic() >= deadline:
+            return frames
+        time.sleep(0.1)
+
+
 def compare_poses(presented_log, frame_log_path):
     """Each presented frame's pose (frame id, capture time) against the publisher's
     --frame-log: how many were compared, and those that differ."""
-    frames = read_frame_log(frame_log_path)
+    frames = read_frame_log_covering(frame_log_path,
+                                     [e["frameId"] for e in presented_log if e["frameId"] is not None])
     compared, mismatches = 0, []
     for entry in presented_log:
         if entry["frameId"] is None:
