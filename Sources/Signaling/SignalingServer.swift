@@ -19,6 +19,8 @@ public struct SignalingServerConfiguration: Sendable {
     public var tls: SignalingServerTLS?
     /// Serve the browser console (`ConsoleFiles`) to plain HTTP GETs on the same port.
     public var serveConsole: Bool
+    /// Web pages that may open a WebSocket here besides the server's own (`OriginPolicy`).
+    public var origins: OriginPolicy = .sameOriginOnly
 
     public init(host: String = "127.0.0.1", port: Int = 8443, path: String = "/",
                 limits: HubLimits = .init(), access: AccessPolicy = .open, tls: SignalingServerTLS? = nil,
@@ -115,6 +117,11 @@ public final class SignalingServer: Sendable {
         await registry.refusalCounts
     }
 
+    /// WebSocket upgrades refused so far for their `Origin`.
+    public func refusedOrigins() async -> Int {
+        await registry.refusedOrigins
+    }
+
     /// Starts listening; returns once the socket is bound.
     public static func start(_ configuration: SignalingServerConfiguration, logger: Logger) async throws -> SignalingServer {
         try configuration.validate()
@@ -123,7 +130,15 @@ public final class SignalingServer: Sendable {
         let transportMax = configuration.transportMaxBytes
 
         let webSocketRouter = Router(context: BasicWebSocketRequestContext.self)
-        webSocketRouter.ws(RouterPath(configuration.path)) { inbound, outbound, context in
+        let origins = configuration.origins
+        webSocketRouter.ws(RouterPath(configuration.path), shouldUpgrade: { request, _ in
+            let origin = request.headers[.origin]
+            guard origins.allows(origin: origin, host: request.head.authority) else {
+                await registry.refuseOrigin(origin ?? "", host: request.head.authority)
+                return .dontUpgrade
+            }
+            return .upgrade([:])
+        }) { inbound, outbound, context in
             await ServerConnection.run(inbound: inbound, outbound: outbound, registry: registry,
                                        maxMessageBytes: transportMax, logger: context.logger)
         }

@@ -66,6 +66,10 @@ struct Publisher: AsyncParsableCommand {
     @Option(help: "How far congestion control may shrink the sent picture when the link is too slow for its size: 1 never, 2 half the width and height, 4 a quarter (never below 320×180). The pose stays exact.") var maxDownscale = 4
     @Option(help: "Signaling server URL (ws:// or wss://). Without it the publisher embeds one.") var signaling: String?
     @Option(help: "Address of the embedded signaling server, HOST:PORT (port 0: any free port).") var listen = "127.0.0.1:8443"
+    @Option(name: .customLong("allow-origin"), parsing: .singleValue,
+            help: ArgumentHelp("With the embedded server: a web origin whose pages may open a WebSocket to it (scheme://host[:port]; null: pages opened from files; *: any page). By default only its own pages (the console) and clients that are no browsers. Repeatable.",
+                               valueName: "ORIGIN"))
+    var allowedOrigins: [String] = []
     @Option(help: "Room to publish in (with --sfu, a number: Janus's VideoRoom room, made when missing).") var room = "default"
     @Option(help: "janus:ws://HOST:PORT/: publish one stream into a Janus VideoRoom for its subscribers (docs/SCALING.md); the pose travels in the frames (H.264: SEI; VP8: trailer). Experts still reach us through --signaling (or the embedded server) for control.")
     var sfu: String?
@@ -177,6 +181,10 @@ struct Publisher: AsyncParsableCommand {
         config.signalingURL = signaling
         let parts = listen.split(separator: ":")
         config.listen = (String(parts[0]), Int(parts[1])!)
+        do { config.origins = try OriginPolicy(allowing: allowedOrigins) } catch { throw ValidationError("--allow-origin: \(error)") }
+        if signaling != nil, !allowedOrigins.isEmpty {
+            throw ValidationError("--allow-origin is for the embedded server; with --signaling give it to that server")
+        }
         config.room = room; config.token = token; config.signalingCA = signalingCa
         if let sfu {
             guard let url = PublisherSFUConfig.janusURL(sfu) else {

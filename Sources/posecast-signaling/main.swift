@@ -39,6 +39,10 @@ struct SignalingCommand: AsyncParsableCommand {
     @Option(help: "Sustained messages per second one connection may send (more are refused with rateLimited).")
     var messagesPerSecond = HubLimits().messagesPerSecond
     @Option(help: "Messages one connection may send at once before the rate applies.") var messageBurst = HubLimits().messageBurst
+    @Option(name: .customLong("allow-origin"), parsing: .singleValue,
+            help: ArgumentHelp("A web origin whose pages may open a WebSocket here (scheme://host[:port]; null: pages opened from files; *: any page). By default only the server's own pages and clients that are no browsers. Repeatable.",
+                               valueName: "ORIGIN"))
+    var allowedOrigins: [String] = []
     @Option(help: "Serve wss:// with this PEM certificate (chain); needs --tls-key.") var tlsCert: String?
     @Option(help: "PEM private key of --tls-cert.") var tlsKey: String?
     @Option(help: "trace, debug, info, notice, warning, error or critical.") var logLevel = "info"
@@ -71,6 +75,7 @@ struct SignalingCommand: AsyncParsableCommand {
             throw ValidationError("cannot read \(path)")
         }
         _ = try accessPolicy()
+        do { _ = try OriginPolicy(allowing: allowedOrigins) } catch { throw ValidationError("--allow-origin: \(error)") }
     }
 
     func run() async throws {
@@ -81,7 +86,7 @@ struct SignalingCommand: AsyncParsableCommand {
             return handler
         }
         let logger = Logger(label: "posecast.signaling")
-        let configuration = SignalingServerConfiguration(
+        var configuration = SignalingServerConfiguration(
             host: host, port: port,
             limits: HubLimits(maxMessageBytes: maxMessageBytes, maxPeersPerRoom: maxPeersPerRoom,
                               maxSessionsPerProducer: maxSessionsPerProducer,
@@ -90,10 +95,11 @@ struct SignalingCommand: AsyncParsableCommand {
                               maxSessionsPerConsumer: maxSessionsPerConsumer, listenerTimeout: listenerTimeout),
             access: try accessPolicy(),
             tls: tlsCert.map { SignalingServerTLS(certificateChainPath: $0, privateKeyPath: tlsKey ?? "") })
+        configuration.origins = try OriginPolicy(allowing: allowedOrigins)
 
         let stopSignals = StopSignals()
         guard let server = await Self.start(configuration, logger: logger) else { throw ExitCode(2) }
-        logger.info("access", metadata: ["policy": "\(configuration.access)"])
+        logger.info("access", metadata: ["policy": "\(configuration.access)", "origins": "\(configuration.origins)"])
         FileHandle.standardOutput.write(Data("listening \(server.url)\n".utf8))
 
         let signal = await stopSignals.next()

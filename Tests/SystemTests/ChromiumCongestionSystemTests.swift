@@ -19,7 +19,8 @@ struct ChromiumCongestionSystemTests {
     /// The samples (after the first frame) and summary the script printed.
     static func chromium(link: String, adapt: Bool, seconds: Int, extraArguments: [String] = []) async throws
         -> (samples: [[String: Any]], summary: [String: Any], publisher: ManagedProcess) {
-        let signaling = try ManagedProcess("posecast-signaling", ["--port", "0"], name: "signaling")
+        // The Chromium driver opens its page from a file (origin `null`).
+        let signaling = try ManagedProcess("posecast-signaling", ["--port", "0", "--allow-origin", "null"], name: "signaling")
         defer { signaling.signal(SIGTERM) }
         let (line, _) = try await signaling.waitForLine("listening line", timeout: 20) { $0.hasPrefix("listening ") }
         let url = String(line.dropFirst("listening ".count))

@@ -54,6 +54,10 @@ Chromium sends REMB instead. The summary reports remb_negotiated,
 transport_cc_negotiated (rtcp-fb and the extmap), the rtcp-fb lines of both sides and
 the extmaps.
 
+The page is opened from a file, so its WebSocket carries `Origin: null`: the signaling
+server must allow it (`posecast-signaling --allow-origin null`, or the publisher's
+embedded server with `--allow-origin null`); otherwise it answers 403 (docs/SECURITY.md).
+
 Usage:
     .build/interop-venv/bin/python3 scripts/interop/chromium_subscriber.py \
         --signaling ws://127.0.0.1:PORT/ [--room default] [--token T] [--duration 20] \

@@ -27,7 +27,8 @@ def run(args, mode, burners):
     try:
         extra = ["--disable-transport-cc"] if mode == "remb" else []
         group.start("publisher", ["posecast-publisher", "--source", "synthetic", "--listen", "127.0.0.1:0", "--json",
-                                  "--ice-address", "127.0.0.1", "--microphone", "none", *extra])
+                                  "--ice-address", "127.0.0.1", "--microphone", "none",
+                                  "--allow-origin", "null", *extra])   # the Chromium driver's page is a file
         url = group.wait_event("publisher", lambda e: e.get("event") == EVENT.listening, 30, "listening")["url"]
         loops = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(burners)]
         time.sleep(args.settle)

@@ -38,7 +38,7 @@ def main():
     group = ProcessGroup(args.bin, out)
     try:
         group.start("publisher", ["posecast-publisher", "--source", "synthetic", "--listen", "127.0.0.1:0", "--json",
-                                  "--ice-address", "127.0.0.1"])
+                                  "--ice-address", "127.0.0.1", "--allow-origin", "null"])   # the Chromium driver's page is a file
         url = group.wait_event("publisher", lambda e: e.get("event") == EVENT.listening, 30, "listening")["url"]
         for name, extra in (("extension", []), ("trailer", ["--pose-transport", "trailer"])):
             group.start(name, ["posecast-subscriber", "--headless", "--json", "--signaling", url, "--role", "viewer", *extra],

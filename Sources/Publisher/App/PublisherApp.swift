@@ -19,6 +19,8 @@ public struct PublisherAppConfig: Sendable {
     /// A signaling server to register with; nil: embed one listening on `listen`.
     public var signalingURL: String?
     public var listen = (host: "127.0.0.1", port: 8443)
+    /// Web pages that may use the embedded server besides its own (`--allow-origin`).
+    public var origins: OriginPolicy = .sameOriginOnly
     public var room = "default"
     public var token: String?
     public var signalingCA: String?
@@ -114,6 +116,7 @@ public final class PublisherApp: Sendable {
         } else {
             var serverConfig = SignalingServerConfiguration()
             serverConfig.host = config.listen.host; serverConfig.port = config.listen.port
+            serverConfig.origins = config.origins
             // The room holds the publisher and as many subscribers as it serves sessions: the
             // hub's default (16 peers) would otherwise be a second, lower cap with --sfu.
             serverConfig.limits.maxPeersPerRoom = max(serverConfig.limits.maxPeersPerRoom, config.maxSessions + 1)
