@@ -56,7 +56,7 @@ the extmaps.
 
 The page is opened from a file, so its WebSocket carries `Origin: null`: the signaling
 server must allow it (`posecast-signaling --allow-origin null`, or the publisher's
-embedded server with `--allow-origin null`); otherwise it answers 403 (docs/SECURITY.md).
+embedded server with `--allow-origin null`); otherwise it refuses the upgrade (docs/SECURITY.md).
 
 Usage:
     .build/interop-venv/bin/python3 scripts/interop/chromium_subscriber.py \
