@@ -139,7 +139,7 @@ let package = Package(
 
         // ---- executables: argument parsing, then build and run ----------------------------
         .executableTarget(name: "posecast-signaling", dependencies: [
-            "Signaling", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            "Signaling", "NodeOutput", .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ]),
         .executableTarget(name: "posecast-publisher", dependencies: [

@@ -7,6 +7,22 @@ nonisolated(unsafe) private var signalPipeWriteEnd: Int32 = -1
 /// Small things both executables need: stopping on SIGINT/SIGTERM, writing lines
 /// that reach a pipe at once, a status line that rewrites itself on a terminal.
 public enum ProcessSupport {
+    /// Raises the soft limit on open files to the hard one (at most `ceiling`): the
+    /// default soft limit (1024 on Debian) is what a crowd of strangers' connections
+    /// exhausts first, and a publisher without a descriptor for its next socket or
+    /// pipe cannot carry on. Returns the limit in force.
+    @discardableResult
+    public static func raiseOpenFileLimit(ceiling: UInt = 65536) -> UInt {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return 0 }
+        let wanted = min(limit.rlim_max, rlim_t(ceiling))
+        if limit.rlim_cur < wanted {
+            limit.rlim_cur = wanted
+            if setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) != 0 { _ = getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) }
+        }
+        return UInt(limit.rlim_cur)
+    }
+
     /// Yields the signal number each time SIGINT or SIGTERM arrives. A C handler
     /// writes the number into a pipe (the one async-signal-safe way out of a handler);
     /// a thread of its own reads it. libdispatch signal sources do not work here:

@@ -32,11 +32,15 @@ public struct HubLimits: Sendable, Hashable {
     /// disconnected (`SignalingHub.expireIdle(at:)`). The clock starts when the peer
     /// declares, when its last session ends, or when the publisher arrives, whichever is latest.
     public var listenerTimeout: Double
+    /// Seconds a connection may stay without declaring itself (`setPeerStatus`) and without
+    /// a session (from its connection or the end of its last session); then it is refused
+    /// `idleTimeout` and disconnected. A stranger's bare WebSocket holds nothing longer.
+    public var undeclaredTimeout: Double
 
     public init(maxMessageBytes: Int = 64 * 1024, maxPeersPerRoom: Int = 16, maxSessionsPerProducer: Int = 16,
                 messagesPerSecond: Double = 50, messageBurst: Int = 200,
                 reservedExpertPlaces: Int = 4, reservedExpertSessions: Int = 4, maxSessionsPerConsumer: Int = 4,
-                listenerTimeout: Double = 30) {
+                listenerTimeout: Double = 30, undeclaredTimeout: Double = 10) {
         self.maxMessageBytes = maxMessageBytes
         self.maxPeersPerRoom = maxPeersPerRoom
         self.maxSessionsPerProducer = maxSessionsPerProducer
@@ -46,6 +50,7 @@ public struct HubLimits: Sendable, Hashable {
         self.reservedExpertSessions = reservedExpertSessions
         self.maxSessionsPerConsumer = maxSessionsPerConsumer
         self.listenerTimeout = listenerTimeout
+        self.undeclaredTimeout = undeclaredTimeout
     }
 }
 

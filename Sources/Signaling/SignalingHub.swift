@@ -35,7 +35,9 @@ public struct Delivery: Sendable, Hashable {
 ///   of its last session or the producer's arrival, whichever is latest) is refused
 ///   `idleTimeout` and dropped by `expireIdle(at:)`, which returns it for the transport
 ///   to close. Peers waiting in a room without a producer are not idle: there is
-///   nothing to start a session with.
+///   nothing to start a session with. A connection that neither declares itself nor
+///   holds a session for `undeclaredTimeout` seconds (from its connection or the end of
+///   its last session) is dropped the same way, wherever it is.
 /// - **Listeners** (peers whose roles contain `listener`) follow the producers of their
 ///   own room and nothing else: when a peer starts producing in a room, or a producer
 ///   re-declares, they get `peerStatusChanged{peerId, roles, meta, room, role}`; when a
@@ -185,16 +187,23 @@ public struct SignalingHub: Sendable {
         }
         let idle = peers
             .filter { _, peer in
-                guard peer.isDeclared, !peer.isProducer, peer.sessions.isEmpty,
-                      let since = producingSince[peer.room] else { return false }
+                guard !peer.isProducer, peer.sessions.isEmpty else { return false }
+                if !peer.isDeclared { return now - peer.idleSince >= limits.undeclaredTimeout }
+                guard let since = producingSince[peer.room] else { return false }
                 return now - max(peer.idleSince, since) >= limits.listenerTimeout
             }
             .sorted { $0.value.connectedAt < $1.value.connectedAt }
         var deliveries: [Delivery] = []
         for (id, peer) in idle {
-            let seconds = String(format: "%.0f", limits.listenerTimeout)
-            deliveries += refuse(id, .idleTimeout, "no session started in room \(quoted(peer.room)) for \(seconds) s while it"
-                                 + " has a publisher: disconnecting you to free your place; connect again to start one")
+            if peer.isDeclared {
+                let seconds = String(format: "%.0f", limits.listenerTimeout)
+                deliveries += refuse(id, .idleTimeout, "no session started in room \(quoted(peer.room)) for \(seconds) s while it"
+                                     + " has a publisher: disconnecting you to free your place; connect again to start one")
+            } else {
+                let seconds = String(format: "%.0f", limits.undeclaredTimeout)
+                deliveries += refuse(id, .idleTimeout, "neither declared (setPeerStatus) nor in a session for \(seconds) s:"
+                                     + " disconnecting you; connect again and declare yourself")
+            }
             deliveries += disconnect(id)
         }
         return (deliveries, idle.map(\.key))
@@ -229,6 +238,8 @@ public struct SignalingHub: Sendable {
         let placeKind = kind(role: role, producing: producing, room: room)
         if let refusal = limits.placeRefusal(for: placeKind, joining: occupancy, reserving: reservesForExperts(room),
                                              room: quoted(room)) {
+            // Waiting for a place is not idling: a refused peer asks again after its backoff.
+            if !current.isDeclared { peers[peer]?.idleSince = now }
             return refuse(peer, .roomFull, refusal)
         }
 

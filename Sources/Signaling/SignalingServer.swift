@@ -21,6 +21,16 @@ public struct SignalingServerConfiguration: Sendable {
     public var serveConsole: Bool
     /// Web pages that may open a WebSocket here besides the server's own (`OriginPolicy`).
     public var origins: OriginPolicy = .sameOriginOnly
+    /// Most connections open at once (HTTP and WebSocket); beyond it new ones wait in the
+    /// kernel's backlog until one closes. Strangers holding connections cannot take the
+    /// process's file descriptors (a publisher that embeds the server runs out of them for
+    /// its media first) or its threads.
+    public var maxConnections = 256
+    /// A connection not yet upgraded that sends nothing for this long is closed (idle
+    /// sockets, abandoned keep-alives); a WebSocket's own idleness is the hub's matter.
+    public var httpIdleTimeout: Duration = .seconds(10)
+    /// Largest request head (all header lines) read before the connection is refused (431).
+    public var maxHeaderBytes = 16 * 1024
 
     public init(host: String = "127.0.0.1", port: Int = 8443, path: String = "/",
                 limits: HubLimits = .init(), access: AccessPolicy = .open, tls: SignalingServerTLS? = nil,
@@ -67,6 +77,14 @@ public struct SignalingServerConfiguration: Sendable {
         guard limits.maxSessionsPerConsumer >= 1 else { throw .invalidConfiguration("max sessions per consumer must be at least 1") }
         guard limits.listenerTimeout.isFinite, limits.listenerTimeout > 0 else {
             throw .invalidConfiguration("the listener timeout must be a positive number of seconds, got \(limits.listenerTimeout)")
+        }
+        guard maxConnections >= 1 else { throw .invalidConfiguration("max connections must be at least 1, got \(maxConnections)") }
+        guard httpIdleTimeout > .zero else { throw .invalidConfiguration("the HTTP idle timeout must be positive") }
+        guard (1024...(1 << 20)).contains(maxHeaderBytes) else {
+            throw .invalidConfiguration("max header bytes must be in 1024...\(1 << 20), got \(maxHeaderBytes)")
+        }
+        guard limits.undeclaredTimeout.isFinite, limits.undeclaredTimeout > 0 else {
+            throw .invalidConfiguration("the undeclared timeout must be a positive number of seconds, got \(limits.undeclaredTimeout)")
         }
     }
 }
@@ -143,8 +161,13 @@ public final class SignalingServer: Sendable {
                                        maxMessageBytes: transportMax, logger: context.logger)
         }
 
+        let idleNanos = RetryBackoff.nanos(configuration.httpIdleTimeout)
+        let http1 = HTTP1Channel.Configuration(
+            idleTimeout: .nanoseconds(Int64(idleNanos)),
+            httpDecoderConfiguration: .init(maxHeaderFieldSize: configuration.maxHeaderBytes,
+                                            maxHeaderListSize: configuration.maxHeaderBytes, maxHeaderFieldCount: 100))
         var server: HTTPServerBuilder = .http1WebSocketUpgrade(
-            webSocketRouter: webSocketRouter, configuration: .init(ws: .init(maxFrameSize: transportMax)))
+            webSocketRouter: webSocketRouter, configuration: .init(http1: http1, ws: .init(maxFrameSize: transportMax)))
         if let tls = configuration.tls {
             let tlsConfiguration = try tls.configuration()
             do { server = try .tls(server, tlsConfiguration: tlsConfiguration) } catch {
@@ -161,14 +184,17 @@ public final class SignalingServer: Sendable {
         let app = Application(
             router: router,
             server: server,
-            configuration: .init(address: .hostname(configuration.host, port: configuration.port)),
+            configuration: .init(address: .hostname(configuration.host, port: configuration.port),
+                                 availableConnectionsDelegate: MaximumAvailableConnections(configuration.maxConnections,
+                                                                                          logger: logger)),
             onServerRunning: { channel in
                 startupContinuation.yield(.listening(port: channel.localAddress?.port ?? configuration.port))
             },
             logger: logger)
         // The sweep after the application: a graceful shutdown ends it first.
         let sweep = IdleSweep(registry: registry,
-                              interval: .seconds(min(1, max(0.05, configuration.limits.listenerTimeout / 4))))
+                              interval: .seconds(min(1, max(0.05, min(configuration.limits.listenerTimeout,
+                                                                     configuration.limits.undeclaredTimeout) / 4))))
         var groupConfiguration = ServiceGroupConfiguration(services: [app, sweep], logger: logger)
         groupConfiguration.maximumGracefulShutdownDuration = .seconds(5)
         let serviceGroup = ServiceGroup(configuration: groupConfiguration)

@@ -144,6 +144,9 @@ struct Publisher: AsyncParsableCommand {
     }
 
     func run() async throws {
+        // Sockets, pipes and GStreamer's own descriptors, and those of the embedded
+        // server's clients: the default 1024 is too few to survive a crowd (docs/SECURITY.md).
+        ProcessSupport.raiseOpenFileLimit()
         var config = PublisherAppConfig()
         switch source {
         case "test": config.media.source = .test(pattern: "ball")

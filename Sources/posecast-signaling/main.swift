@@ -2,6 +2,7 @@ import ArgumentParser
 import Dispatch
 import Foundation
 import Logging
+import NodeOutput
 import Signaling
 
 /// The standalone signaling server. GStreamer's webrtcsink and webrtcsrc can use it too.
@@ -36,6 +37,10 @@ struct SignalingCommand: AsyncParsableCommand {
     @Option(help: "Seconds a peer may stay in a room with a publisher without a session before it is disconnected.")
     var listenerTimeout = HubLimits().listenerTimeout
     @Option(help: "Largest message accepted, in bytes.") var maxMessageBytes = HubLimits().maxMessageBytes
+    @Option(help: "Seconds a connection may stay without declaring itself (setPeerStatus) and without a session before it is disconnected.")
+    var undeclaredTimeout = HubLimits().undeclaredTimeout
+    @Option(help: "Most connections open at once; more wait until one closes.")
+    var maxConnections = SignalingServerConfiguration().maxConnections
     @Option(help: "Sustained messages per second one connection may send (more are refused with rateLimited).")
     var messagesPerSecond = HubLimits().messagesPerSecond
     @Option(help: "Messages one connection may send at once before the rate applies.") var messageBurst = HubLimits().messageBurst
@@ -58,6 +63,10 @@ struct SignalingCommand: AsyncParsableCommand {
             throw ValidationError("--reserved-expert-sessions must be in 0..<\(maxSessionsPerProducer) (below --max-sessions-per-producer)")
         }
         guard maxSessionsPerConsumer >= 1 else { throw ValidationError("--max-sessions-per-consumer must be at least 1") }
+        guard undeclaredTimeout.isFinite, undeclaredTimeout > 0 else {
+            throw ValidationError("--undeclared-timeout must be a positive number of seconds, got \(undeclaredTimeout)")
+        }
+        guard maxConnections >= 1 else { throw ValidationError("--max-connections must be at least 1, got \(maxConnections)") }
         guard listenerTimeout.isFinite, listenerTimeout > 0 else {
             throw ValidationError("--listener-timeout must be a positive number of seconds, got \(listenerTimeout)")
         }
@@ -92,14 +101,18 @@ struct SignalingCommand: AsyncParsableCommand {
                               maxSessionsPerProducer: maxSessionsPerProducer,
                               messagesPerSecond: messagesPerSecond, messageBurst: messageBurst,
                               reservedExpertPlaces: reservedExpertPlaces, reservedExpertSessions: reservedExpertSessions,
-                              maxSessionsPerConsumer: maxSessionsPerConsumer, listenerTimeout: listenerTimeout),
+                              maxSessionsPerConsumer: maxSessionsPerConsumer, listenerTimeout: listenerTimeout,
+                              undeclaredTimeout: undeclaredTimeout),
             access: try accessPolicy(),
             tls: tlsCert.map { SignalingServerTLS(certificateChainPath: $0, privateKeyPath: tlsKey ?? "") })
         configuration.origins = try OriginPolicy(allowing: allowedOrigins)
+        configuration.maxConnections = maxConnections
+        let files = ProcessSupport.raiseOpenFileLimit()
 
         let stopSignals = StopSignals()
         guard let server = await Self.start(configuration, logger: logger) else { throw ExitCode(2) }
-        logger.info("access", metadata: ["policy": "\(configuration.access)", "origins": "\(configuration.origins)"])
+        logger.info("access", metadata: ["policy": "\(configuration.access)", "origins": "\(configuration.origins)",
+                                         "maxConnections": "\(configuration.maxConnections)", "openFiles": "\(files)"])
         FileHandle.standardOutput.write(Data("listening \(server.url)\n".utf8))
 
         let signal = await stopSignals.next()

@@ -106,7 +106,8 @@ struct HubPlacesTests {
     }
 
     @Test func listenersWithoutASessionAreDroppedAfterTheTimeoutOnceThereIsAPublisher() throws {
-        var h = HubHarness(limits: HubLimits(listenerTimeout: 30))
+        // (Undeclared peers have a timeout of their own: the next test.)
+        var h = HubHarness(limits: HubLimits(listenerTimeout: 30, undeclaredTimeout: 100_000))
         let idle = h.hub.connect(at: 0).peer, busy = h.hub.connect(at: 0).peer, undeclared = h.hub.connect(at: 0).peer
         h.declare(idle, [.listener], room: "lab", at: 0)
         h.declare(busy, [.consumer, .listener], room: "lab", at: 0)
@@ -127,6 +128,26 @@ struct HubPlacesTests {
         #expect(h.hub.expireIdle(at: 570).closed == [busy])
         #expect(h.hub.expireIdle(at: 10_000).closed.isEmpty, "the publisher and the undeclared peer stay")
         _ = undeclared
+    }
+
+    @Test func connectionsThatNeitherDeclareNorHoldASessionAreDroppedAfterTheirOwnTimeout() throws {
+        var h = HubHarness(limits: HubLimits(listenerTimeout: 30, undeclaredTimeout: 10))
+        let stranger = h.hub.connect(at: 0).peer, late = h.hub.connect(at: 0).peer, source = h.hub.connect(at: 0).peer
+        let publisher = h.hub.connect(at: 0).peer
+        h.declare(publisher, [.producer], room: SignalingHub.defaultRoom, at: 0)
+        // Declaring in time stops this clock (the room's own rules apply from then on).
+        h.declare(late, [.listener], room: "elsewhere", at: 9)
+        // GStreamer's webrtcsrc never declares: a session keeps it.
+        let session = try h.startSession(consumer: source, producer: publisher)
+        #expect(h.hub.expireIdle(at: 9.9).closed.isEmpty)
+        let expired = h.hub.expireIdle(at: 10)
+        #expect(expired.closed == [stranger], "only the bare connection goes")
+        expectOneError(expired.deliveries, to: stranger, .idleTimeout, mentioning: "declared")
+        // Its session over, the undeclared source has 10 s to start another.
+        _ = h.send(.endSession(sessionId: session), from: source, at: 100)
+        #expect(h.hub.expireIdle(at: 109).closed.isEmpty)
+        #expect(h.hub.expireIdle(at: 110).closed == [source])
+        #expect(h.hub.expireIdle(at: 10_000).closed.isEmpty, "the publisher and the declared listener (no publisher in its room) stay")
     }
 
     @Test func aPublisherArrivingStartsTheClockAfresh() {

@@ -37,62 +37,20 @@ struct OriginPolicyTests {
         #expect(throws: OriginPolicyError.invalid("example.org")) { try OriginPolicy(allowing: ["example.org"]) }
     }
 
-    /// A WebSocket upgrade by hand over a plain socket, with `Origin: origin` (nil: none),
-    /// as a browser sends it: the status the server answers (101: upgraded) and what followed.
-    /// The blocking socket calls run on a thread of their own, not on the async pool the
-    /// server's actor needs to answer.
-    static func upgrade(port: Int, origin: String?) async throws -> (status: Int, text: String) {
-        try await withCheckedThrowingContinuation { done in
-            Thread.detachNewThread { done.resume(with: Result { try blockingUpgrade(port: port, origin: origin) }) }
-        }
-    }
-
-    private static func blockingUpgrade(port: Int, origin: String?) throws -> (status: Int, text: String) {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw POSIXError(.EMFILE) }
-        defer { close(fd) }
-        var timeout = timeval(tv_sec: 5, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard connected == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .ECONNREFUSED) }
-        var request = "GET / HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-            + "Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
-        if let origin { request += "Origin: \(origin)\r\n" }
-        request += "\r\n"
-        _ = request.withCString { send(fd, $0, strlen($0), 0) }
-        var text = ""
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        // The status line and headers, and for an upgrade the server's welcome frame.
-        for _ in 0..<4 {
-            let n = recv(fd, &buffer, buffer.count, 0)
-            if n <= 0 { break }
-            text += String(decoding: buffer[0..<n], as: UTF8.self)
-            if text.contains("welcome") || (text.contains("\r\n\r\n") && !text.hasPrefix("HTTP/1.1 101")) { break }
-        }
-        let status = Int(text.split(separator: " ").dropFirst().first ?? "") ?? -1
-        return (status, text)
-    }
-
     @Test("a page of another origin is refused before the upgrade, no session (counted, said why), the console's own origin and clients without one get in")
     func server() async throws {
         try await ServerLiveTests.withServer { server in
             let own = "http://127.0.0.1:\(server.port)"
-            let evil = try await Self.upgrade(port: server.port, origin: "https://evil.example")
+            let evil = try await RawSocket.upgrade(port: server.port, origin: "https://evil.example")
             #expect(evil.status == 400 && !evil.text.contains("welcome") && !evil.text.contains("<title>"),
                     "a foreign page must get neither a session nor a file: \(evil.text.prefix(300))")
             #expect(await server.refusedOrigins() == 1)
             for (origin, what) in [(own, "the console's own origin"), (nil, "a client that is no browser"),
                                    ("ws://127.0.0.1", "swift-nio's client")] as [(String?, String)] {
-                let got = try await Self.upgrade(port: server.port, origin: origin)
+                let got = try await RawSocket.upgrade(port: server.port, origin: origin)
                 #expect(got.status == 101 && got.text.contains("welcome"), "\(what): \(got.text.prefix(300))")
             }
-            #expect(try await Self.upgrade(port: server.port, origin: "null").status == 400, "a page from a file")
+            #expect(try await RawSocket.upgrade(port: server.port, origin: "null").status == 400, "a page from a file")
             #expect(await server.refusedOrigins() == 2)
             // Our own client (which sends `Origin: ws://HOST`) still connects.
             let client = try await ServerLiveTests.connect(server)
@@ -106,9 +64,9 @@ struct OriginPolicyTests {
         var configuration = SignalingServerConfiguration(port: 0)
         configuration.origins = try OriginPolicy(allowing: ["https://expert.example", "null"])
         let server = try await SignalingServer.start(configuration, logger: testLogger)
-        #expect(try await Self.upgrade(port: server.port, origin: "https://expert.example").status == 101)
-        #expect(try await Self.upgrade(port: server.port, origin: "null").status == 101)
-        #expect(try await Self.upgrade(port: server.port, origin: "https://evil.example").status == 400)
+        #expect(try await RawSocket.upgrade(port: server.port, origin: "https://expert.example").status == 101)
+        #expect(try await RawSocket.upgrade(port: server.port, origin: "null").status == 101)
+        #expect(try await RawSocket.upgrade(port: server.port, origin: "https://evil.example").status == 400)
         await server.stop()
     }
 }

@@ -66,6 +66,33 @@ struct HostileSystemTests {
                 "honest subscriber: \(seconds.map { "\($0["fps"] ?? "?") fps \($0["pose_pct"] ?? "?") %" })")
     }
 
+    /// Open: webrtcbin 1.22 gives such a stream no pad of its own (no `pad-added` reaches
+    /// us to link it away); its own receive path inside returns not-linked and the
+    /// transport's `nicesrc` stops, so everything the session receives stops with it (the
+    /// data channel: no control reply), while our video still goes out. Kept as the
+    /// reproducer; the fix is to drop RTP of payload types no receiving m-line of ours
+    /// names before it reaches rtpbin (docs/SECURITY.md, "Not covered").
+    @Test("an aiortc expert sends video the publisher never asked for (answering recvonly and sending anyway, or a forged sendrecv): the session should go on (every control reply, 100 frames with pose)")
+    func strayStream() async throws {
+        let rig = try await Self.rig()
+        for mode in ["regardless", "forged"] {
+            let mark = rig.publisher.output.count
+            let (run, result) = try await AiortcPython.run(
+                [AiortcPython.script("aiortc_subscriber.py"), "--signaling", rig.url, "--stray-video", mode,
+                 "--timeout", "40"], timeout: 70)
+            let stopped = rig.publisher.output.dropFirst(mark).filter { $0.contains("not-linked") }
+            print("stray video (\(mode)): ok \(result["ok"] ?? "?"), frames \(result.int("frames_decoded")), "
+                  + "errors \(result["errors"] ?? "?"), publisher not-linked lines \(stopped.count)")
+            #expect(result.int("frames_decoded") >= 100, "our video must still go out: \(run.stderrTail)")
+            withKnownIssue("webrtcbin 1.22 stops a session's receive path on a stream it has no pad for") {
+                #expect(run.status == 0 && result["ok"] as? Bool == true, "\(mode): \(result["errors"] ?? "?")")
+                #expect(stopped.isEmpty, "\(mode): \(stopped.prefix(1))")
+            }
+        }
+        // The honest session went on beside them.
+        #expect(Self.statuses(of: rig.honest, from: 0).suffix(3).allSatisfy { $0.int("pose_pct") == 100 })
+    }
+
     @Test("an aiortc publisher with forged fingerprints: the subscriber ends it within 1 s of DTLS, decodes and sends nothing; an honest aiortc publisher plays, named pose-less")
     func forgedPublisher() async throws {
         let signaling = try ManagedProcess("posecast-signaling", ["--port", "0"], name: "signaling")

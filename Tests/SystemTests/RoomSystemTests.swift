@@ -78,7 +78,12 @@ struct RoomSystemTests {
             admitted.allSatisfy(\.isClosed)
         }
         #expect(admitted.allSatisfy { $0.errors.contains(.idleTimeout) })
-        #expect(!refused.contains { $0.isClosed }, "refused peers hold no place and are left alone")
+        // Refused peers that never ask again hold a bare connection: dropped after the
+        // undeclared timeout (10 s after their refusal), each told why.
+        try await waitUntil(15, "the refused peers dropped", progress: { "\(refused.filter(\.isClosed).count) of \(refused.count) closed" }) {
+            refused.allSatisfy(\.isClosed)
+        }
+        #expect(refused.allSatisfy { $0.errors.contains(.idleTimeout) })
         try await Fault.expectPosedFrames(viewer)
         // Once per refusal, backing off: 1 s, 2 s, 4 s, then 8 s apart.
         let waits = viewer.events.filter { $0.is(.roomBusy) }.map { $0.int("retryInMs") }

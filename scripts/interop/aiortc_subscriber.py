@@ -11,6 +11,10 @@ requests and checks every reply).
 Prints exactly one JSON line on stdout (the result) and exits 0 only when every
 check passed; progress and diagnostics go to stderr. Every wait has a time limit.
 
+With --stray-video it also sends the publisher a video stream its offer never asked for
+(answering sendrecv, or recvonly and sending regardless): every other check must pass
+all the same.
+
 With --forge-fingerprint it plays a man in the middle instead: its answer names three
 random certificate digests (sha-256, sha-384, sha-512) in place of its own, and it
 checks that the publisher ends the session within 1 s of DTLS completing while no
@@ -33,7 +37,7 @@ import time
 
 try:
     import websockets
-    from aiortc import RTCPeerConnection, RTCSessionDescription
+    from aiortc import RTCPeerConnection, RTCSessionDescription, VideoStreamTrack
     from aiortc.sdp import candidate_from_sdp, candidate_to_sdp
 except ImportError as error:  # pragma: no cover - depends on the machine
     print(json.dumps({"ok": False, "errors": [f"missing Python package: {error} (run scripts/interop-setup)"]}))
@@ -439,6 +443,14 @@ async def run(args, result, video, control, watch):
                 control.failed.set()
 
         await pc.setRemoteDescription(RTCSessionDescription(sdp=offer_sdp, type="offer"))
+        if args.stray_video:
+            # Send video the publisher never asked for (its offer is send-only): aiortc is
+            # told the offer allowed it, so its sender starts.
+            for transceiver in pc.getTransceivers():
+                if transceiver.kind == "video":
+                    transceiver.direction = "sendrecv"
+                    transceiver._offerDirection = "sendrecv"
+                    transceiver.sender.replaceTrack(VideoStreamTrack())
         # Candidates the publisher trickled so far; later ones are added as they come.
         remote_candidates = 0
         for message in signaling.take_all(lambda m: m.get("type") == "peer" and in_session(m) and "ice" in m):
@@ -449,6 +461,10 @@ async def run(args, result, video, control, watch):
         await pc.setLocalDescription(answer)          # aiortc gathers every candidate here
         local = pc.localDescription
         sent = forge_fingerprints(local.sdp) if args.forge_fingerprint else local.sdp
+        if args.stray_video == "regardless":
+            # The answer says what the offer allows (receive only); we send all the same.
+            sent = sent.replace("a=sendrecv", "a=recvonly")
+        result["stray_video"] = args.stray_video
         await signaling.send({"type": "peer", "sessionId": session,
                               "sdp": {"type": "answer", "sdp": sent}})
         result["answer"] = {"video_codecs": video_codecs(local.sdp), "extmaps": extmaps(local.sdp)}
@@ -684,6 +700,10 @@ def main():
     parser.add_argument("--forge-fingerprint", action="store_true",
                         help="answer with random certificate digests; pass only if the publisher ends the session "
                              "within 1 s of DTLS and nothing reaches us")
+    parser.add_argument("--stray-video", choices=["forged", "regardless"], default=None,
+                        help="send a video stream the publisher's send-only offer never asked for: with an answer "
+                             "that claims sendrecv (forged) or that says recvonly (regardless); every other check "
+                             "must still pass (the publisher discards the stream and the session goes on)")
     parser.add_argument("--verbose", action="store_true", help="aiortc/aioice debug logs on stderr")
     args = parser.parse_args()
     if args.verbose:

@@ -41,6 +41,9 @@ extension EventOutput {
             let answer = ControlCodec.encode(reply)
             self.event(.control, ["sessionId": sessionId, "request": request ?? "", "reply": answer],
                        human: "session \(sessionId): \(request ?? "unreadable request") → \(answer)")
+        case let .sessionWarning(sessionId, message):
+            self.event(.pipelineWarning, ["sessionId": sessionId, "message": message],
+                       human: "session \(sessionId): warning: \(message)")
         case .error(let message):
             self.event(.error, ["message": message], human: "error: \(message)")
         }

@@ -56,6 +56,9 @@ public enum PublisherNodeEvent: Sendable {
     case control(sessionId: String, request: String?, reply: ControlReply)
     /// An expert muted or unmuted its microphone (its `voice` request).
     case voiceMuted(consumer: String, muted: Bool)
+    /// Something in a session's branch worth saying that does not end it (a stream the
+    /// subscriber sent that nobody asked for, discarded).
+    case sessionWarning(sessionId: String, message: String)
     case error(String)
 }
 
@@ -334,6 +337,8 @@ public final class PublisherNode: Sendable {
             await feed(.controlMessage(sessionId: sessionId, message))
         case .pipelineError(let error):
             await feed(.pipelineError(sessionId: sessionId, description: "\(error)"))
+        case .pipelineWarning(let message):
+            onEvent(.sessionWarning(sessionId: sessionId, message: message))
         default:
             break
         }
