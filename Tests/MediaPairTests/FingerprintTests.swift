@@ -16,10 +16,11 @@ struct FingerprintTests {
         a=fingerprint:sha-512 \((0..<64).map { _ in "0F" }.joined(separator: ":"))
         """
 
-    /// Connects a publisher branch and a subscriber, the answer altered by `alter`;
-    /// returns both peers once the control channel is open (DTLS done).
-    static func connect(_ alter: (@Sendable (String) -> String)?,
-                        _ body: (WebRTCPeer, WebRTCPeer) async throws -> Void) async throws {
+    /// A publisher branch and a subscriber, negotiated (the answer altered by `alter`);
+    /// `body` gets the publisher's peer, the subscriber's and the control channel as soon
+    /// as the answer is applied, before ICE and DTLS.
+    static func negotiated(_ alter: (@Sendable (String) -> String)?,
+                           _ body: (WebRTCPeer, WebRTCPeer, DataChannel) async throws -> Void) async throws {
         var config = PublisherMediaConfig()
         config.width = 160; config.height = 120
         let publisher = try PublisherMedia(config: config, poseSource: { id, t in PoseGenerator().pose(frameID: id, captureTimeNanos: t) })
@@ -30,10 +31,18 @@ struct FingerprintTests {
         let link = LoopbackLink(publisher: peer, subscriber: subscriber)
         defer { link.cancel(); subscriber.stop(); publisher.removePeer(peer); publisher.stop() }
         let channel = try await link.negotiate(alterAnswer: alter)
-        try await waitUntil(15, "the connection (DTLS done)", progress: { "\(peer.connectionState)" }) {
-            peer.connectionState == .connected && channel.readyState == .open
+        try await body(peer, subscriber.peer, channel)
+    }
+
+    /// `negotiated`, then both peers once the control channel is open (DTLS done).
+    static func connect(_ alter: (@Sendable (String) -> String)?,
+                        _ body: (WebRTCPeer, WebRTCPeer) async throws -> Void) async throws {
+        try await negotiated(alter) { peer, subscriber, channel in
+            try await waitUntil(15, "the connection (DTLS done)", progress: { "\(peer.connectionState)" }) {
+                peer.connectionState == .connected && channel.readyState == .open
+            }
+            try await body(peer, subscriber)
         }
-        try await body(peer, subscriber.peer)
     }
 
     @Test("honest peers verify each other's certificate")
@@ -49,25 +58,17 @@ struct FingerprintTests {
 
     @Test("asked before DTLS is done, the check waits for the decoder to announce the certificate (notify::peer-pem), not for its time limit")
     func waitsForTheCertificate() async throws {
-        var config = PublisherMediaConfig()
-        config.width = 160; config.height = 120
-        let publisher = try PublisherMedia(config: config, poseSource: { id, t in PoseGenerator().pose(frameID: id, captureTimeNanos: t) })
-        let subscriber = try SubscriberMedia(config: SubscriberMediaConfig()) { _ in }
-        try await publisher.start()
-        try subscriber.start()
-        let peer = try await publisher.addPeer(name: "fp-wait")
-        let link = LoopbackLink(publisher: peer, subscriber: subscriber)
-        defer { link.cancel(); subscriber.stop(); publisher.removePeer(peer); publisher.stop() }
-        _ = try await link.negotiate()
-        // Right after the answer ICE has not even started: no certificate yet.
-        let early = peer.verifyRemoteFingerprint()
-        #expect({ if case .unavailable = early { true } else { false } }(), "asked too late to test the wait: \(early)")
-        let clock = ContinuousClock()
-        let start = clock.now
-        let check = await peer.verifyRemoteFingerprintWhenReady(timeout: .seconds(30))
-        let waited = clock.now - start
-        #expect(check.isVerified, "\(check)")
-        #expect(waited < .seconds(10), "woken by the announcement, not by the 30 s limit: \(waited)")
+        try await Self.negotiated(nil) { peer, _, _ in
+            // Right after the answer ICE has not even started: no certificate yet.
+            let early = peer.verifyRemoteFingerprint()
+            #expect({ if case .unavailable = early { true } else { false } }(), "asked too late to test the wait: \(early)")
+            let clock = ContinuousClock()
+            let start = clock.now
+            let check = await peer.verifyRemoteFingerprintWhenReady(timeout: .seconds(30))
+            let waited = clock.now - start
+            #expect(check.isVerified, "\(check)")
+            #expect(waited < .seconds(10), "woken by the announcement, not by the 30 s limit: \(waited)")
+        }
     }
 
     @Test("an answer whose fingerprints were replaced fails at the publisher, naming both sides; the subscriber's check is untouched")
