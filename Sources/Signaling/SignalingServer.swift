@@ -26,10 +26,13 @@ public struct SignalingServerConfiguration: Sendable {
     /// process's file descriptors (a publisher that embeds the server runs out of them for
     /// its media first) or its threads.
     public var maxConnections = 256
-    /// A connection not yet upgraded that sends nothing for this long is closed (idle
-    /// sockets, abandoned keep-alives); a WebSocket's own idleness is the hub's matter.
+    /// A keep-alive HTTP connection that sends nothing for this long after a request is
+    /// closed. Hummingbird 2 arms this only once a first request head has been read: a
+    /// socket that never sends one is held until its client goes (docs/SECURITY.md). A
+    /// WebSocket's own idleness is the hub's matter.
     public var httpIdleTimeout: Duration = .seconds(10)
-    /// Largest request head (all header lines) read before the connection is refused (431).
+    /// Largest request head (all header lines) read; a longer one is not read on (nor
+    /// answered: Hummingbird's upgrade pipeline leaves it to its client, docs/SECURITY.md).
     public var maxHeaderBytes = 16 * 1024
 
     public init(host: String = "127.0.0.1", port: Int = 8443, path: String = "/",
