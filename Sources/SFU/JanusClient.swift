@@ -7,6 +7,15 @@ import Synchronization
 
 /// Why talking to Janus failed.
 public enum JanusError: Error, CustomStringConvertible, Sendable, Equatable {
+    /// The connection to Janus is gone or never came (worth trying again as it is);
+    /// otherwise Janus refused, or answered what we cannot use.
+    public var isConnectionLost: Bool {
+        switch self {
+        case .connectFailed, .timedOut, .closed: true
+        case .refused, .unexpected, .invalidURL: false
+        }
+    }
+
     /// Not a `ws://` or `wss://` URL.
     case invalidURL(String)
     /// No WebSocket (refused, unreachable, not Janus's `janus-protocol`).

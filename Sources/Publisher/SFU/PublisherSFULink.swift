@@ -210,10 +210,7 @@ public final class PublisherSFULink: Sendable {
 
     /// A Janus error as the machine's event: a refusal, or a lost connection.
     private static func event(for error: JanusError, attempt: Int) -> SFUPublication.Event {
-        switch error {
-        case .refused, .unexpected, .invalidURL: .refused(attempt: attempt, reason: "\(error)")
-        case .connectFailed, .timedOut, .closed: .lost(attempt: attempt, reason: "\(error)")
-        }
+        error.isConnectionLost ? .lost(attempt: attempt, reason: "\(error)") : .refused(attempt: attempt, reason: "\(error)")
     }
 }
 

@@ -55,10 +55,8 @@ extension SubscriberNode {
 
     /// A Janus error as the machine's event: a refusal (426: no such room), or a lost connection.
     private static func event(for error: JanusError) -> SubscriberSession.SFUEvent {
-        switch error {
-        case .refused(_, let code, _): .refused(reason: "\(error)", roomGone: code == JanusError.noSuchRoom)
-        case .unexpected, .invalidURL: .refused(reason: "\(error)", roomGone: false)
-        case .connectFailed, .timedOut, .closed: .lost(reason: "\(error)")
-        }
+        if error.isConnectionLost { return .lost(reason: "\(error)") }
+        let roomGone = if case .refused(_, let code, _) = error { code == JanusError.noSuchRoom } else { false }
+        return .refused(reason: "\(error)", roomGone: roomGone)
     }
 }
