@@ -138,12 +138,17 @@ let package = Package(
         ]),
 
         // ---- executables: argument parsing, then build and run ----------------------------
+        // The embedded server's front-door limits as options, for both executables that serve.
+        .target(name: "ServerOptions", dependencies: [
+            "Signaling", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        ]),
         .executableTarget(name: "posecast-signaling", dependencies: [
-            "Signaling", "NodeOutput", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            "Signaling", "ServerOptions", "NodeOutput", .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ]),
         .executableTarget(name: "posecast-publisher", dependencies: [
             "Publisher", "PoseMedia", "PoseCastKit", "Signaling", "RTCSession", "NodeOutput", "NetworkOptions", "Voice",
+            "ServerOptions",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ]),

@@ -318,3 +318,83 @@ pcg_set_current_thread_name (const char *name)
   g_strlcpy (truncated, name, sizeof truncated);
   pthread_setname_np (pthread_self (), truncated);
 }
+
+/* ===== Streams nobody receives ============================================ */
+
+/* Posts one warning naming the pad, the first time it drops something. */
+static void
+stray_stream_warn_once (GstPad * pad, const gchar * what)
+{
+  if (g_object_get_data (G_OBJECT (pad), "pcg-stray-warned") != NULL)
+    return;
+  g_object_set_data (G_OBJECT (pad), "pcg-stray-warned", GINT_TO_POINTER (1));
+  GstElement *element = gst_pad_get_parent_element (pad);
+  if (element == NULL)
+    return;
+  gchar *name = gst_object_get_path_string (GST_OBJECT (pad));
+  GError *error = g_error_new (GST_STREAM_ERROR, GST_STREAM_ERROR_WRONG_TYPE,
+      "dropping a stream the peer sends on an m-line it may not send on (%s, at %s)", what, name);
+  gst_element_post_message (element, gst_message_new_warning (GST_OBJECT (element), error, name));
+  g_error_free (error);
+  g_free (name);
+  gst_object_unref (element);
+}
+
+/* Drops what reaches a pad nothing is linked to (and lets it through once linked). */
+static GstPadProbeReturn
+stray_stream_probe (GstPad * pad, GstPadProbeInfo * info, gpointer what)
+{
+  if (gst_pad_is_linked (pad))
+    return GST_PAD_PROBE_OK;
+  gsize dropped = GPOINTER_TO_SIZE (g_object_get_data (G_OBJECT (pad), "pcg-stray-dropped"));
+  guint n = 1;
+  if (GST_PAD_PROBE_INFO_TYPE (info) & GST_PAD_PROBE_TYPE_BUFFER_LIST)
+    n = gst_buffer_list_length (GST_PAD_PROBE_INFO_BUFFER_LIST (info));
+  g_object_set_data (G_OBJECT (pad), "pcg-stray-dropped", GSIZE_TO_POINTER (dropped + n));
+  stray_stream_warn_once (pad, (const gchar *) what);
+  return GST_PAD_PROBE_DROP;
+}
+
+static void
+stray_stream_guard (GstPad * pad, const gchar * what)
+{
+  gst_pad_add_probe (pad, GST_PAD_PROBE_TYPE_BUFFER | GST_PAD_PROBE_TYPE_BUFFER_LIST,
+      stray_stream_probe, (gpointer) what, NULL);
+}
+
+/* rtpbin: a new SSRC and payload type webrtcbin found no transceiver pad for. */
+static void
+stray_stream_rtpbin_pad_added (GstElement * rtpbin, GstPad * pad, gpointer user_data)
+{
+  gchar *name = gst_pad_get_name (pad);
+  if (GST_PAD_DIRECTION (pad) == GST_PAD_SRC && g_str_has_prefix (name, "recv_rtp_src_")
+      && !gst_pad_is_linked (pad))
+    stray_stream_guard (pad, "an SSRC and payload type no receiving m-line has");
+  g_free (name);
+}
+
+/* A transport's receive bin: RTP arriving on a transport whose m-lines receive nothing
+ * (webrtcbin links its rtp_src to rtpbin only for receiving transceivers). */
+static void
+stray_stream_element_added (GstBin * webrtc, GstElement * element, gpointer user_data)
+{
+  if (g_strcmp0 (G_OBJECT_TYPE_NAME (element), "TransportReceiveBin") != 0)
+    return;
+  GstPad *pad = gst_element_get_static_pad (element, "rtp_src");
+  if (pad != NULL) {
+    stray_stream_guard (pad, "RTP on a transport that receives no media");
+    gst_object_unref (pad);
+  }
+}
+
+gboolean
+pcg_webrtc_drop_stray_streams (GstElement * webrtc)
+{
+  GstElement *rtpbin = gst_bin_get_by_name (GST_BIN (webrtc), "rtpbin");
+  if (rtpbin == NULL)
+    return FALSE;
+  g_signal_connect_after (rtpbin, "pad-added", G_CALLBACK (stray_stream_rtpbin_pad_added), NULL);
+  gst_object_unref (rtpbin);
+  g_signal_connect (webrtc, "element-added", G_CALLBACK (stray_stream_element_added), NULL);
+  return TRUE;
+}

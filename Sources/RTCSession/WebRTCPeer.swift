@@ -121,6 +121,11 @@ public final class WebRTCPeer: @unchecked Sendable {
             Element.forEachDescendant(of: added, setPEM)
         }
         state.withLock { $0.handlerIDs.append(certificateHandler) }
+        // A stream the peer may not send on is dropped and named (a pipeline warning),
+        // never left to stop everything the session receives (CGstShim.h says how).
+        if pcg_webrtc_drop_stray_streams(webrtc.raw) == 0 {
+            sink.yield(.pipelineWarning("\(name): webrtcbin has no rtpbin; a stream sent on an m-line that receives nothing would stop this session's receiving"))
+        }
         if let id = SendPath.attach(to: webrtc, pacer: pacer, transport: feedback.transport, link: link) {
             state.withLock { $0.handlerIDs.append(id) }
         }

@@ -9,8 +9,8 @@
 /// the check protects against pages only); a page from the server itself (the console it serves: the
 /// origin's host and port are the request's `Host`); and the origins listed
 /// (`--allow-origin`, `scheme://host[:port]`, or `null` for pages opened from files, or
-/// `*` for any page). Everything else is refused before the upgrade (400, the connection
-/// closed: swift-nio's upgrader answers a declined upgrade so).
+/// `*` for any page). Everything else is refused before the upgrade by the server's front
+/// door (`FrontDoorHandler`: 403, the connection closed).
 public struct OriginPolicy: Sendable, Equatable, CustomStringConvertible {
     /// Normalised `scheme://host:port` origins, `null`, or `*`.
     public private(set) var allowed: [String]

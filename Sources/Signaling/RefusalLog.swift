@@ -5,7 +5,9 @@
 ///
 /// Per reason, the first refusal is logged at once; after it, at most one line per
 /// `interval`, which says how many refusals of that code were not logged since the last
-/// line. Every refusal is counted in `totals` whether logged or not.
+/// line. Refusals left unlogged when the flood stops are summed up by `summaries(at:)`
+/// once their interval has passed (`nextSummary` says when), so none goes unsaid.
+/// Every refusal is counted in `totals` whether logged or not.
 public struct RefusalLog<Reason: Hashable & Sendable>: Sendable {
     /// One log line to write.
     public struct Line: Sendable, Hashable {
@@ -26,6 +28,8 @@ public struct RefusalLog<Reason: Hashable & Sendable>: Sendable {
     public private(set) var totals: [Reason: Int] = [:]
     private var lastLine: [Reason: Double] = [:]
     private var unlogged: [Reason: Int] = [:]
+    /// The last unlogged refusal of each reason (peer, details), for its summary line.
+    private var lastUnlogged: [Reason: (peer: String, details: String)] = [:]
 
     public init(interval: Double = 5) { self.interval = interval }
 
@@ -35,10 +39,31 @@ public struct RefusalLog<Reason: Hashable & Sendable>: Sendable {
         totals[code, default: 0] += 1
         if let last = lastLine[code], now - last < interval {
             unlogged[code, default: 0] += 1
+            lastUnlogged[code] = (peer, details)
             return nil
         }
         lastLine[code] = now
         let skipped = unlogged.removeValue(forKey: code) ?? 0
+        lastUnlogged[code] = nil
         return Line(code: code, peer: peer, details: details, unlogged: skipped, total: totals[code] ?? 0)
+    }
+
+    /// When the earliest summary of unlogged refusals is due (nil: none is waiting).
+    public var nextSummary: Double? {
+        unlogged.keys.compactMap { code in lastLine[code].map { $0 + interval } }.min()
+    }
+
+    /// A line for each reason with refusals not logged whose interval has passed: the
+    /// last of them (its peer and details), `unlogged` saying how many it sums up.
+    public mutating func summaries(at now: Double) -> [Line] {
+        var lines: [Line] = []
+        for (code, count) in unlogged where count > 0 {
+            guard let last = lastLine[code], now - last >= interval, let latest = lastUnlogged[code] else { continue }
+            lastLine[code] = now
+            unlogged[code] = nil
+            lastUnlogged[code] = nil
+            lines.append(Line(code: code, peer: latest.peer, details: latest.details, unlogged: count, total: totals[code] ?? 0))
+        }
+        return lines
     }
 }

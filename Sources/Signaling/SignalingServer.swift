@@ -31,9 +31,11 @@ public struct SignalingServerConfiguration: Sendable {
     /// socket that never sends one is held until its client goes (docs/SECURITY.md). A
     /// WebSocket's own idleness is the hub's matter.
     public var httpIdleTimeout: Duration = .seconds(10)
-    /// Largest request head (all header lines) read; a longer one is not read on (nor
-    /// answered: Hummingbird's upgrade pipeline leaves it to its client, docs/SECURITY.md).
+    /// Largest request head (request line and header lines); a longer one is answered 431
+    /// and its connection closed (`FrontDoorHandler`).
     public var maxHeaderBytes = 16 * 1024
+    /// Per-address connections, the request-head deadline and the per-address request rate.
+    public var frontDoor = FrontDoorLimits()
 
     public init(host: String = "127.0.0.1", port: Int = 8443, path: String = "/",
                 limits: HubLimits = .init(), access: AccessPolicy = .open, tls: SignalingServerTLS? = nil,
@@ -89,6 +91,7 @@ public struct SignalingServerConfiguration: Sendable {
         guard limits.undeclaredTimeout.isFinite, limits.undeclaredTimeout > 0 else {
             throw .invalidConfiguration("the undeclared timeout must be a positive number of seconds, got \(limits.undeclaredTimeout)")
         }
+        try frontDoor.validate()
     }
 }
 
@@ -120,15 +123,17 @@ public final class SignalingServer: Sendable {
     public let url: String
 
     private let registry: ConnectionRegistry
+    private let frontDoor: FrontDoorLedger
     private let serviceGroup: ServiceGroup
     /// Runs `serviceGroup` (the HTTP/WebSocket application and the idle sweep) until `stop`.
     private let runTask: Task<Void, Never>
 
-    private init(port: Int, url: String, registry: ConnectionRegistry, serviceGroup: ServiceGroup,
-                 runTask: Task<Void, Never>) {
+    private init(port: Int, url: String, registry: ConnectionRegistry, frontDoor: FrontDoorLedger,
+                 serviceGroup: ServiceGroup, runTask: Task<Void, Never>) {
         self.port = port
         self.url = url
         self.registry = registry
+        self.frontDoor = frontDoor
         self.serviceGroup = serviceGroup
         self.runTask = runTask
     }
@@ -138,9 +143,21 @@ public final class SignalingServer: Sendable {
         await registry.refusalCounts
     }
 
-    /// WebSocket upgrades refused so far for their `Origin`.
+    /// WebSocket upgrades refused so far for their `Origin` (at the front door, 403, or
+    /// by the upgrade's own check behind it).
     public func refusedOrigins() async -> Int {
-        await registry.refusedOrigins
+        await registry.refusedOrigins + (frontDoor.refusalCounts[403] ?? 0)
+    }
+
+    /// Connections and requests refused so far at the front door, by the HTTP status they
+    /// were answered with (400, 403, 405, 408, 429, 431, 503, 505).
+    public func frontDoorRefusals() -> [Int: Int] {
+        frontDoor.refusalCounts
+    }
+
+    /// Connections open now from `address` (as the front door counts them).
+    public func connections(from address: String) -> Int {
+        frontDoor.connections(from: address)
     }
 
     /// Starts listening; returns once the socket is bound.
@@ -165,12 +182,23 @@ public final class SignalingServer: Sendable {
         }
 
         let idleNanos = RetryBackoff.nanos(configuration.httpIdleTimeout)
+        // The front door refuses heads over maxHeaderBytes before the decoder sees them;
+        // the decoder's own limits stay above it as a second line.
         let http1 = HTTP1Channel.Configuration(
             idleTimeout: .nanoseconds(Int64(idleNanos)),
-            httpDecoderConfiguration: .init(maxHeaderFieldSize: configuration.maxHeaderBytes,
-                                            maxHeaderListSize: configuration.maxHeaderBytes, maxHeaderFieldCount: 100))
-        var server: HTTPServerBuilder = .http1WebSocketUpgrade(
-            webSocketRouter: webSocketRouter, configuration: .init(http1: http1, ws: .init(maxFrameSize: transportMax)))
+            httpDecoderConfiguration: .init(maxHeaderFieldSize: 2 * configuration.maxHeaderBytes,
+                                            maxHeaderListSize: 2 * configuration.maxHeaderBytes, maxHeaderFieldCount: 200))
+        let upgradeConfiguration = HTTP1WebSocketUpgradeChannel.Configuration(
+            http1: http1, ws: .init(maxFrameSize: transportMax))
+        let webSocketResponder = webSocketRouter.buildResponder()
+        let frontDoor = FrontDoorLedger(limits: configuration.frontDoor, logger: logger)
+        let maxHeaderBytes = configuration.maxHeaderBytes
+        var server = HTTPServerBuilder { responder in
+            FrontDoorChannel(
+                base: HTTP1WebSocketUpgradeChannel(responder: responder, webSocketResponder: webSocketResponder,
+                                                   configuration: upgradeConfiguration),
+                ledger: frontDoor, origins: origins, maxHeaderBytes: maxHeaderBytes)
+        }
         if let tls = configuration.tls {
             let tlsConfiguration = try tls.configuration()
             do { server = try .tls(server, tlsConfiguration: tlsConfiguration) } catch {
@@ -224,8 +252,8 @@ public final class SignalingServer: Sendable {
             if configuration.serveConsole {
                 logger.info("console served", metadata: ["url": "\(configuration.tls == nil ? "http" : "https")://\(urlHost(configuration.host)):\(port)/"])
             }
-            return SignalingServer(port: port, url: url, registry: registry, serviceGroup: serviceGroup,
-                                   runTask: runTask)
+            return SignalingServer(port: port, url: url, registry: registry, frontDoor: frontDoor,
+                                   serviceGroup: serviceGroup, runTask: runTask)
         case .failed(let reason):
             await runTask.value
             throw SignalingServerError.startFailed(address: address, reason: reason)

@@ -8,6 +8,7 @@ import PoseMedia
 import Publisher
 import NodeOutput
 import RTCSession
+import ServerOptions
 import Signaling
 
 extension VideoCodec: ExpressibleByArgument {}
@@ -77,6 +78,7 @@ struct Publisher: AsyncParsableCommand {
     @Option(help: "PEM CA certificate to trust for a wss:// signaling server (default: the system's trust store).")
     var signalingCa: String?
     @OptionGroup var network: NetworkOptions
+    @OptionGroup(title: "The embedded server's front door (without --signaling; docs/SECURITY.md)") var serverLimits: ServerLimitOptions
     @Option(help: "Pose source: orbit, walk, pan (standing, turning side to side), shake (hand-held around the orbit), shake:walk, tum:FILE (replay), stdin or udp:[HOST:]PORT (JSON lines from a tracker; docs/POSE_SOURCES.md).")
     var pose = "orbit"
     @Option(help: "Speed multiplier of the pose source (orbit 30°/s, walk 0.6 m/s, shake frequency, replay rate).")
@@ -146,8 +148,16 @@ struct Publisher: AsyncParsableCommand {
     func run() async throws {
         // Sockets, pipes and GStreamer's own descriptors, and those of the embedded
         // server's clients: the default 1024 is too few to survive a crowd (docs/SECURITY.md).
-        ProcessSupport.raiseOpenFileLimit()
+        let openFiles = ProcessSupport.raiseOpenFileLimit()
         var config = PublisherAppConfig()
+        serverLimits.apply(to: &config.embeddedServer)
+        // Under a low file limit the server's clients must not take the descriptors the
+        // camera's own sessions need: at most half of them, less a reserve for the media.
+        if openFiles > 0 {
+            let share = max(16, Int(openFiles) / 2 - 64)
+            config.embeddedServer.maxConnections = min(config.embeddedServer.maxConnections, share)
+            config.embeddedServer.frontDoor.maxConnectionsPerAddress = min(config.embeddedServer.frontDoor.maxConnectionsPerAddress, share)
+        }
         switch source {
         case "test": config.media.source = .test(pattern: "ball")
         case "synthetic": config.media.source = .synthetic

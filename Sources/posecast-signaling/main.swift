@@ -3,6 +3,7 @@ import Dispatch
 import Foundation
 import Logging
 import NodeOutput
+import ServerOptions
 import Signaling
 
 /// The standalone signaling server. GStreamer's webrtcsink and webrtcsrc can use it too.
@@ -39,8 +40,7 @@ struct SignalingCommand: AsyncParsableCommand {
     @Option(help: "Largest message accepted, in bytes.") var maxMessageBytes = HubLimits().maxMessageBytes
     @Option(help: "Seconds a connection may stay without declaring itself (setPeerStatus) and without a session before it is disconnected.")
     var undeclaredTimeout = HubLimits().undeclaredTimeout
-    @Option(help: "Most connections open at once; more wait until one closes.")
-    var maxConnections = SignalingServerConfiguration().maxConnections
+    @OptionGroup(title: "Front door (docs/SECURITY.md)") var serverLimits: ServerLimitOptions
     @Option(help: "Sustained messages per second one connection may send (more are refused with rateLimited).")
     var messagesPerSecond = HubLimits().messagesPerSecond
     @Option(help: "Messages one connection may send at once before the rate applies.") var messageBurst = HubLimits().messageBurst
@@ -66,7 +66,6 @@ struct SignalingCommand: AsyncParsableCommand {
         guard undeclaredTimeout.isFinite, undeclaredTimeout > 0 else {
             throw ValidationError("--undeclared-timeout must be a positive number of seconds, got \(undeclaredTimeout)")
         }
-        guard maxConnections >= 1 else { throw ValidationError("--max-connections must be at least 1, got \(maxConnections)") }
         guard listenerTimeout.isFinite, listenerTimeout > 0 else {
             throw ValidationError("--listener-timeout must be a positive number of seconds, got \(listenerTimeout)")
         }
@@ -106,13 +105,14 @@ struct SignalingCommand: AsyncParsableCommand {
             access: try accessPolicy(),
             tls: tlsCert.map { SignalingServerTLS(certificateChainPath: $0, privateKeyPath: tlsKey ?? "") })
         configuration.origins = try OriginPolicy(allowing: allowedOrigins)
-        configuration.maxConnections = maxConnections
+        serverLimits.apply(to: &configuration)
         let files = ProcessSupport.raiseOpenFileLimit()
 
         let stopSignals = StopSignals()
         guard let server = await Self.start(configuration, logger: logger) else { throw ExitCode(2) }
         logger.info("access", metadata: ["policy": "\(configuration.access)", "origins": "\(configuration.origins)",
-                                         "maxConnections": "\(configuration.maxConnections)", "openFiles": "\(files)"])
+                                         "maxConnections": "\(configuration.maxConnections)",
+                                         "perAddress": "\(configuration.frontDoor.maxConnectionsPerAddress)", "openFiles": "\(files)"])
         FileHandle.standardOutput.write(Data("listening \(server.url)\n".utf8))
 
         let signal = await stopSignals.next()

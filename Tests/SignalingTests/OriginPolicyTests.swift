@@ -6,7 +6,7 @@ import Signaling
 import Testing
 
 /// Which web pages may open the signaling WebSocket: the policy on its own, then the real
-/// server refusing a page of another origin before the upgrade (400, never a session,
+/// server refusing a page of another origin before the upgrade (403, never a session,
 /// never a file), and letting its own pages, non-browser clients and listed origins in.
 @Suite("Origin check", .timeLimit(.minutes(1)))
 struct OriginPolicyTests {
@@ -42,7 +42,7 @@ struct OriginPolicyTests {
         try await ServerLiveTests.withServer { server in
             let own = "http://127.0.0.1:\(server.port)"
             let evil = try await RawSocket.upgrade(port: server.port, origin: "https://evil.example")
-            #expect(evil.status == 400 && !evil.text.contains("welcome") && !evil.text.contains("<title>"),
+            #expect(evil.status == 403 && !evil.text.contains("welcome") && !evil.text.contains("<title>"),
                     "a foreign page must get neither a session nor a file: \(evil.text.prefix(300))")
             #expect(await server.refusedOrigins() == 1)
             for (origin, what) in [(own, "the console's own origin"), (nil, "a client that is no browser"),
@@ -50,7 +50,7 @@ struct OriginPolicyTests {
                 let got = try await RawSocket.upgrade(port: server.port, origin: origin)
                 #expect(got.status == 101 && got.text.contains("welcome"), "\(what): \(got.text.prefix(300))")
             }
-            #expect(try await RawSocket.upgrade(port: server.port, origin: "null").status == 400, "a page from a file")
+            #expect(try await RawSocket.upgrade(port: server.port, origin: "null").status == 403, "a page from a file")
             #expect(await server.refusedOrigins() == 2)
             // Our own client (which sends `Origin: ws://HOST`) still connects.
             let client = try await ServerLiveTests.connect(server)
@@ -66,7 +66,7 @@ struct OriginPolicyTests {
         let server = try await SignalingServer.start(configuration, logger: testLogger)
         #expect(try await RawSocket.upgrade(port: server.port, origin: "https://expert.example").status == 101)
         #expect(try await RawSocket.upgrade(port: server.port, origin: "null").status == 101)
-        #expect(try await RawSocket.upgrade(port: server.port, origin: "https://evil.example").status == 400)
+        #expect(try await RawSocket.upgrade(port: server.port, origin: "https://evil.example").status == 403)
         await server.stop()
     }
 }

@@ -19,11 +19,11 @@ struct HostileSystemTests {
         var honest: ManagedProcess
     }
 
-    static func rig(signaling extra: [String] = []) async throws -> Rig {
+    static func rig(signaling extra: [String] = [], publisher publisherExtra: [String] = []) async throws -> Rig {
         let signaling = try ManagedProcess("posecast-signaling", ["--port", "0"] + extra, name: "signaling")
         let (line, _) = try await signaling.waitForLine("listening line", timeout: 20) { $0.hasPrefix("listening ") }
         let url = String(line.dropFirst("listening ".count))
-        let publisher = try ManagedProcess("posecast-publisher", ["--source", "synthetic", "--signaling", url, "--json"],
+        let publisher = try ManagedProcess("posecast-publisher", ["--source", "synthetic", "--signaling", url, "--json"] + publisherExtra,
                                            name: "publisher")
         try await publisher.waitForEvent("publisher registered", timeout: 30) { $0.is(.signalingConnected) }
         let honest = try ManagedProcess("posecast-subscriber", ["--headless", "--json", "--signaling", url], name: "honest")
@@ -72,21 +72,25 @@ struct HostileSystemTests {
     /// data channel: no control reply), while our video still goes out. Kept as the
     /// reproducer; the fix is to drop RTP of payload types no receiving m-line of ours
     /// names before it reaches rtpbin (docs/SECURITY.md, "Not covered").
-    @Test("an aiortc expert sends video the publisher never asked for (answering recvonly and sending anyway, or a forged sendrecv): the session should go on (every control reply, 100 frames with pose)")
+    @Test("stray streams: an aiortc expert sends video and an aiortc viewer audio the publisher never asked for (answering recvonly and sending anyway, or a forged sendrecv): each session goes on (every control reply, 100 frames with pose), the stream is dropped and named, the honest expert plays on")
     func strayStream() async throws {
-        let rig = try await Self.rig()
-        for mode in ["regardless", "forged"] {
-            let mark = rig.publisher.output.count
-            let (run, result) = try await AiortcPython.run(
-                [AiortcPython.script("aiortc_subscriber.py"), "--signaling", rig.url, "--stray-video", mode,
-                 "--timeout", "40"], timeout: 70)
-            let stopped = rig.publisher.output.dropFirst(mark).filter { $0.contains("not-linked") }
-            print("stray video (\(mode)): ok \(result["ok"] ?? "?"), frames \(result.int("frames_decoded")), "
-                  + "errors \(result["errors"] ?? "?"), publisher not-linked lines \(stopped.count)")
-            #expect(result.int("frames_decoded") >= 100, "our video must still go out: \(run.stderrTail)")
-            withKnownIssue("webrtcbin 1.22 stops a session's receive path on a stream it has no pad for") {
-                #expect(run.status == 0 && result["ok"] as? Bool == true, "\(mode): \(result["errors"] ?? "?")")
-                #expect(stopped.isEmpty, "\(mode): \(stopped.prefix(1))")
+        // A microphone (a tone) and no speaker: sessions carry audio, send-only to viewers.
+        let rig = try await Self.rig(publisher: ["--microphone", "tone=440", "--speaker", "none"])
+        for (kind, role) in [("video", "expert"), ("audio", "viewer")] {
+            for mode in ["regardless", "forged"] {
+                let mark = rig.publisher.output.count
+                let (run, result) = try await AiortcPython.run(
+                    [AiortcPython.script("aiortc_subscriber.py"), "--signaling", rig.url, "--role", role,
+                     "--stray-\(kind)", mode, "--timeout", "40"], timeout: 70)
+                let lines = rig.publisher.output.dropFirst(mark)
+                let stopped = lines.filter { $0.contains("not-linked") }
+                let named = lines.filter { $0.contains("dropping a stream") }
+                print("stray \(kind) from an \(role) (\(mode)): ok \(result["ok"] ?? "?"), frames \(result.int("frames_decoded")), "
+                      + "errors \(result["errors"] ?? "?"), dropped and named \(named.count), not-linked lines \(stopped.count)")
+                #expect(result.int("frames_decoded") >= 100, "our video must still go out: \(run.stderrTail)")
+                #expect(run.status == 0 && result["ok"] as? Bool == true, "\(kind) \(mode): \(result["errors"] ?? "?")")
+                #expect(stopped.isEmpty, "\(kind) \(mode): \(stopped.prefix(1))")
+                #expect(!named.isEmpty, "\(kind) \(mode): the dropped stream was not named")
             }
         }
         // The honest session went on beside them.

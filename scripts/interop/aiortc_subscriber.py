@@ -11,9 +11,11 @@ requests and checks every reply).
 Prints exactly one JSON line on stdout (the result) and exits 0 only when every
 check passed; progress and diagnostics go to stderr. Every wait has a time limit.
 
-With --stray-video it also sends the publisher a video stream its offer never asked for
-(answering sendrecv, or recvonly and sending regardless): every other check must pass
-all the same.
+With --stray-video (--stray-audio) it also sends the publisher a video (audio) stream
+its offer never asked for (answering sendrecv, or recvonly and sending regardless):
+every other check must pass all the same. With --role viewer it declares itself a
+viewer (whose audio m-line is send-only) and checks only that its camera requests are
+refused, each with a reply, besides the video.
 
 With --forge-fingerprint it plays a man in the middle instead: its answer names three
 random certificate digests (sha-256, sha-384, sha-512) in place of its own, and it
@@ -38,6 +40,7 @@ import time
 try:
     import websockets
     from aiortc import RTCPeerConnection, RTCSessionDescription, VideoStreamTrack
+    from aiortc.mediastreams import AudioStreamTrack
     from aiortc.sdp import candidate_from_sdp, candidate_to_sdp
 except ImportError as error:  # pragma: no cover - depends on the machine
     print(json.dumps({"ok": False, "errors": [f"missing Python package: {error} (run scripts/interop-setup)"]}))
@@ -374,7 +377,7 @@ async def run(args, result, video, control, watch):
         # Declare: a listener (told when producers come and go) and, in PoseCast's
         # extra fields, an expert of the room.
         status = {"type": "setPeerStatus", "roles": ["listener"], "meta": {"name": "aiortc-subscriber"},
-                  "room": args.room, "role": "expert"}
+                  "room": args.room, "role": args.role}
         if args.token is not None:
             status["token"] = args.token
         await signaling.send(status)
@@ -443,14 +446,17 @@ async def run(args, result, video, control, watch):
                 control.failed.set()
 
         await pc.setRemoteDescription(RTCSessionDescription(sdp=offer_sdp, type="offer"))
-        if args.stray_video:
-            # Send video the publisher never asked for (its offer is send-only): aiortc is
-            # told the offer allowed it, so its sender starts.
-            for transceiver in pc.getTransceivers():
-                if transceiver.kind == "video":
-                    transceiver.direction = "sendrecv"
-                    transceiver._offerDirection = "sendrecv"
-                    transceiver.sender.replaceTrack(VideoStreamTrack())
+        stray = {"video": args.stray_video, "audio": args.stray_audio}
+        for transceiver in pc.getTransceivers():
+            if stray.get(transceiver.kind):
+                # Send a stream the publisher never asked for (its offer is send-only for
+                # this m-line): aiortc is told the offer allowed it, so its sender starts.
+                transceiver.direction = "sendrecv"
+                transceiver._offerDirection = "sendrecv"
+                transceiver.sender.replaceTrack(VideoStreamTrack() if transceiver.kind == "video" else AudioStreamTrack())
+        missing = [kind for kind, mode in stray.items() if mode and not any(t.kind == kind for t in pc.getTransceivers())]
+        if missing:
+            raise CheckFailed(f"the offer has no {' or '.join(missing)} m-line to send a stray stream on")
         # Candidates the publisher trickled so far; later ones are added as they come.
         remote_candidates = 0
         for message in signaling.take_all(lambda m: m.get("type") == "peer" and in_session(m) and "ice" in m):
@@ -461,10 +467,12 @@ async def run(args, result, video, control, watch):
         await pc.setLocalDescription(answer)          # aiortc gathers every candidate here
         local = pc.localDescription
         sent = forge_fingerprints(local.sdp) if args.forge_fingerprint else local.sdp
-        if args.stray_video == "regardless":
-            # The answer says what the offer allows (receive only); we send all the same.
-            sent = sent.replace("a=sendrecv", "a=recvonly")
+        for kind, mode in stray.items():
+            if mode == "regardless":
+                # The answer says what the offer allows (receive only); we send all the same.
+                sent = answer_direction(sent, kind, "recvonly")
         result["stray_video"] = args.stray_video
+        result["stray_audio"] = args.stray_audio
         await signaling.send({"type": "peer", "sessionId": session,
                               "sdp": {"type": "answer", "sdp": sent}})
         result["answer"] = {"video_codecs": video_codecs(local.sdp), "extmaps": extmaps(local.sdp)}
@@ -509,6 +517,15 @@ async def run(args, result, video, control, watch):
             await pc.close()
             if video.task:
                 video.task.cancel()
+
+
+def answer_direction(sdp, kind, direction):
+    """`sdp` with the direction of its `kind` (audio, video) m-sections set to `direction`."""
+    sections = sdp.split("\r\nm=")
+    for i, section in enumerate(sections):
+        if i > 0 and section.startswith(kind + " "):
+            sections[i] = re.sub(r"a=(sendrecv|sendonly|recvonly|inactive)", "a=" + direction, section)
+    return "\r\nm=".join(sections)
 
 
 async def wait_for_dtls(pc, timeout):
@@ -584,6 +601,12 @@ async def exercise(args, result, pc, signaling, session, video, control, watch):
             if field not in status:
                 raise CheckFailed(f"sceneStatus without `{field}`: {status}")
 
+    if args.role == "viewer":
+        await viewer_requests(args, result, control, left)
+        await wait_for_frames(args, pc, video, watch, left)
+        result["errors"].extend(control.problems)
+        return
+
     # annotate, placed by us in the world (the publisher has no way to check where we
     # tapped; it must store and echo the point).
     frame_id = status["frameId"] if status else 1
@@ -642,7 +665,24 @@ async def exercise(args, result, pc, signaling, session, video, control, watch):
     if garbled["type"] != "error" or garbled.get("code") != "malformed" or "id" in garbled:
         raise CheckFailed(f"text that is not JSON was answered {garbled}, expected error malformed without id")
 
-    # The video: enough decoded frames, and the session still alive after all that.
+    await wait_for_frames(args, pc, video, watch, left)
+
+    # Tidy up after ourselves: remove the annotation again.
+    mark = len(control.messages)
+    control.send(json.dumps({"type": "removeAnnotation", "id": "interop-remove", "annotationId": annotation_id}))
+    removed, _ = await control.wait_for("reply to removeAnnotation", lambda m: m.get("id") == "interop-remove",
+                                        min(args.step_timeout, left()), after=mark)
+    replies.append({"request": "removeAnnotation", "reply": removed})
+    if removed["type"] != "ack":
+        raise CheckFailed(f"removeAnnotation answered {removed}")
+    result["scene_status_messages"] = sum(1 for m in control.messages if m["type"] == "sceneStatus")
+    if args.expect_scene_status and result["scene_status_messages"] < 2:
+        raise CheckFailed(f"only {result['scene_status_messages']} sceneStatus messages (five a second expected)")
+    result["errors"].extend(control.problems)
+
+
+async def wait_for_frames(args, pc, video, watch, left):
+    """The video: enough decoded frames, and the session still alive after all that."""
     try:
         await asyncio.wait_for(video.enough.wait(), left())
     except asyncio.TimeoutError:
@@ -657,18 +697,26 @@ async def exercise(args, result, pc, signaling, session, video, control, watch):
                           f"video track {'received' if video.task else 'never announced'}, "
                           f"{watch.packets} video RTP packets, {received}, {drops}, connection {pc.connectionState})")
 
-    # Tidy up after ourselves: remove the annotation again.
+
+async def viewer_requests(args, result, control, left):
+    """A viewer's control channel: a camera request is refused for its role and text that
+    is not JSON is answered malformed, each with a reply (the publisher reads it)."""
+    replies = result["control_replies"]
     mark = len(control.messages)
-    control.send(json.dumps({"type": "removeAnnotation", "id": "interop-remove", "annotationId": annotation_id}))
-    removed, _ = await control.wait_for("reply to removeAnnotation", lambda m: m.get("id") == "interop-remove",
+    control.send(json.dumps({"type": "focus", "id": "viewer-focus", "point": {"x": 0.5, "y": 0.5},
+                             "mode": "tapToAutoFocus"}))
+    focus, _ = await control.wait_for("reply to a viewer's focus", lambda m: m.get("id") == "viewer-focus",
+                                      min(args.step_timeout, left()), after=mark)
+    replies.append({"request": "focus (viewer)", "reply": focus})
+    if focus["type"] != "error":
+        raise CheckFailed(f"a viewer's focus was answered {focus}, expected a refusal")
+    mark = len(control.messages)
+    control.send('{"type": "focus", "id": ')
+    garbled, _ = await control.wait_for("reply to text that is not JSON", lambda m: m["type"] in ("error", "ack"),
                                         min(args.step_timeout, left()), after=mark)
-    replies.append({"request": "removeAnnotation", "reply": removed})
-    if removed["type"] != "ack":
-        raise CheckFailed(f"removeAnnotation answered {removed}")
-    result["scene_status_messages"] = sum(1 for m in control.messages if m["type"] == "sceneStatus")
-    if args.expect_scene_status and result["scene_status_messages"] < 2:
-        raise CheckFailed(f"only {result['scene_status_messages']} sceneStatus messages (five a second expected)")
-    result["errors"].extend(control.problems)
+    replies.append({"request": "text that is not JSON", "reply": garbled})
+    if garbled["type"] != "error" or garbled.get("code") != "malformed":
+        raise CheckFailed(f"text that is not JSON was answered {garbled}, expected error malformed")
 
 
 def run_checks(coroutine, timeout, errors):
@@ -704,6 +752,10 @@ def main():
                         help="send a video stream the publisher's send-only offer never asked for: with an answer "
                              "that claims sendrecv (forged) or that says recvonly (regardless); every other check "
                              "must still pass (the publisher discards the stream and the session goes on)")
+    parser.add_argument("--stray-audio", choices=["forged", "regardless"], default=None,
+                        help="the same with audio (as a viewer, whose audio m-line is send-only)")
+    parser.add_argument("--role", choices=["expert", "viewer"], default="expert",
+                        help="the role declared; a viewer checks only that its camera requests are refused")
     parser.add_argument("--verbose", action="store_true", help="aiortc/aioice debug logs on stderr")
     args = parser.parse_args()
     if args.verbose:

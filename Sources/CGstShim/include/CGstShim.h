@@ -122,6 +122,23 @@ GstWebRTCRTPTransceiver *pcg_webrtc_add_transceiver(GstElement *webrtc,
 /* RTP payloader "add-extension"(ext): the payloader takes its own reference. */
 void pcg_payloader_add_extension(GstElement *payloader, GstRTPHeaderExtension *ext);
 
+/* --- Streams nobody receives ------------------------------------------------ */
+
+/* Makes webrtcbin drop every received RTP stream it leaves unlinked (a peer sending on
+ * an m-line it was told not to send on: answering recvonly and sending anyway, or a
+ * forged sendrecv). webrtcbin 1.22 links a transport's receive bin to rtpbin only when
+ * one of its m-lines receives, and gives rtpbin's pad for a new SSRC and payload type
+ * no transceiver pad when that m-line does not receive; either way the first packet
+ * returns not-linked up to nicesrc, whose task stops, and every packet of the session
+ * after it (RTCP, the data channel, other streams) is lost. Dropping probes on those
+ * two kinds of pads (the receive bins' rtp_src as they are added, rtpbin's new pads
+ * after webrtcbin's own handler) turn that into a drop while nothing is linked, with one
+ * warning on the bus per pad naming it (the session reports it). In C because the probes
+ * run on streaming threads for every packet and need no Swift state; the count of
+ * dropped packets is kept on the pad ("pcg-stray-dropped"). Returns FALSE when webrtcbin
+ * has no rtpbin. */
+gboolean pcg_webrtc_drop_stray_streams(GstElement *webrtc);
+
 /* --- Bus ----------------------------------------------------------------- */
 
 /* TRUE when `object` (a bus message's source: an element or a pad) is, or sits inside,

@@ -21,6 +21,9 @@ public struct PublisherAppConfig: Sendable {
     public var listen = (host: "127.0.0.1", port: 8443)
     /// Web pages that may use the embedded server besides its own (`--allow-origin`).
     public var origins: OriginPolicy = .sameOriginOnly
+    /// The embedded server's limits (`ServerLimitOptions`); its host, port, origins and
+    /// room sizes are set from the rest of this configuration.
+    public var embeddedServer = SignalingServerConfiguration()
     public var room = "default"
     public var token: String?
     public var signalingCA: String?
@@ -114,7 +117,7 @@ public final class PublisherApp: Sendable {
         if let signaling = config.signalingURL {
             url = signaling
         } else {
-            var serverConfig = SignalingServerConfiguration()
+            var serverConfig = config.embeddedServer
             serverConfig.host = config.listen.host; serverConfig.port = config.listen.port
             serverConfig.origins = config.origins
             // The room holds the publisher and as many subscribers as it serves sessions: the

@@ -45,6 +45,7 @@ struct PublisherStatusSampler {
             "retransmissions_over_budget": Int(media.retransmissionsDropped.overBudget),
             // RTP packets written with the pose header extension (64 bytes each), in all.
             "pose_extension_packets": Int(media.packetsWithPose),
+            "candidates_refused": node.candidatesRefused,
         ]
         var human = String(format: "subscribers %d (%d sessions)  %.1f fps  %.0f kbit/s  frames sent with pose %llu  annotations %d",
                            connected, total, fpsNow, kbps, frames, annotations)

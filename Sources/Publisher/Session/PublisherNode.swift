@@ -131,6 +131,11 @@ public final class PublisherNode: Sendable {
         state.withLock { $0.sessions.subscriberCounts }
     }
 
+    /// Remote candidates refused so far, every kind and session.
+    public var candidatesRefused: Int {
+        state.withLock { $0.sessions.candidateRefusals.totals.values.reduce(0, +) }
+    }
+
     /// Runs until the task is cancelled: connect, register, serve; on a lost
     /// connection wait `reconnectDelay` and start again.
     public func run() async {

@@ -29,7 +29,8 @@ import Signaling
 ///   whatever the server let through.
 /// - Remote candidates a peer refuses (`candidateFailed`) are counted by kind and
 ///   reported rate-limited (`candidateRefused`: the first of a kind at once, then at most
-///   one report per kind every 5 s, saying how many went unreported).
+///   one report per kind a second, saying how many went unreported; those left when the
+///   refusals stop are summed up a second after the last report).
 /// - Each session's control messages pass its token bucket (`ControlRateLimiter`, on the
 ///   injected time) and its role: refusals are answered here, requests to execute go out
 ///   as `executeControl` and come back as `controlHandled`.
@@ -154,7 +155,14 @@ public struct PublisherSessions: Sendable {
     /// When to declare ourselves again after a `roomFull`; nil when no retry is due.
     private var redeclareAt: UInt64?
     /// Remote candidates refused, by kind, and which refusals to report.
-    public private(set) var candidateRefusals = RefusalLog<String>()
+    /// Remote candidates refused, by kind; reported at most once a second per kind.
+    public private(set) var candidateRefusals = RefusalLog<String>(interval: 1)
+
+    /// A refused-candidate report; `line.peer` is the session of the latest refusal.
+    static func candidateReport(_ line: RefusalLog<String>.Line) -> Effect {
+        .emit(.candidateRefused(sessionId: line.peer, kind: line.code, details: line.details,
+                                unreported: line.unlogged, total: line.total))
+    }
 
     /// The codec our offers send: an answer must accept it (`AnswerCheck`).
     public let codec: VideoCodec
@@ -193,6 +201,7 @@ public struct PublisherSessions: Sendable {
             return [.emit(.roomBusy(room: config.room, details: details, retryIn: delay)), .wake(at: at)]
         case .tick:
             var effects = expireSetups(now: now)
+            effects += candidateRefusals.summaries(at: Double(now) / 1e9).map(Self.candidateReport)
             if let at = redeclareAt, at <= now, connection != nil {
                 redeclareAt = nil
                 effects.append(declaration)
@@ -231,11 +240,11 @@ public struct PublisherSessions: Sendable {
             return [.emit(.error("session \(sessionId): \(reason)"))]
                 + endSession(sessionId, reason: "bad answer: \(reason)", tellServer: true)
         case let .candidateFailed(sessionId, kind, reason):
-            let seconds = Double(now) / 1e9
-            guard let line = candidateRefusals.record(kind, peer: sessions[sessionId]?.consumer ?? "?",
-                                                      details: reason, at: seconds) else { return [] }
-            return [.emit(.candidateRefused(sessionId: sessionId, kind: kind, details: line.details,
-                                            unreported: line.unlogged, total: line.total))]
+            guard let line = candidateRefusals.record(kind, peer: sessionId, details: reason, at: Double(now) / 1e9) else {
+                // Not said now: summed up once its interval has passed, even if no more come.
+                return candidateRefusals.nextSummary.map { [.wake(at: UInt64($0 * 1e9))] } ?? []
+            }
+            return [Self.candidateReport(line)]
         case .iceConnected(let sessionId):
             if let step = sessions[sessionId]?.step, step != .connected { sessions[sessionId]?.step = .iceConnected }
             return []

@@ -34,7 +34,7 @@ extension EventOutput {
         var fields: [String: Any] = [
             "connected": node.isConnected, "fps": (w.fps * 10).rounded() / 10, "frames": w.framesDecoded,
             "frames_with_pose": w.framesWithPose, "pose_pct": (w.posePercent * 100).rounded() / 100,
-            "rejected_poses": node.rejections?.total ?? 0,
+            "rejected_poses": node.rejections?.total ?? 0, "candidates_refused": node.candidatesRefused,
         ]
         fields["latency_ms_p50"] = w.latencyMsP50.map { ($0 * 10).rounded() / 10 }
         // The decoded picture's size: the publisher sends a smaller one when the link is slow.

@@ -86,6 +86,8 @@ public final class SubscriberNode: Sendable {
     public var frameWindow: FrameWindow { frames.withLock { $0 } }
     public func tickFrameWindow() { frames.withLock { $0.tick(now: WallClock.nowNanos()) } }
     public var isConnected: Bool { state.withLock { $0.session.connected } }
+    /// Remote candidates refused so far, every kind and session.
+    public var candidatesRefused: Int { state.withLock { $0.session.candidateRefusals.totals.values.reduce(0, +) } }
     /// The publisher camera's latest `sceneStatus` (nil until one arrives).
     public var sceneStatus: SceneStatus? { state.withLock { $0.sceneStatus } }
     public var rejections: PoseRejectionCounter? { state.withLock { $0.media?.rejections } }

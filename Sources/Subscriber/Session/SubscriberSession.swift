@@ -82,8 +82,15 @@ public struct SubscriberSession: Sendable {
     /// the publisher again (nil: not due).
     private var failedSessions = 0
     private var reseekAt: UInt64?
-    /// Remote candidates refused, by kind, and which refusals to report (one per kind every 5 s).
-    public private(set) var candidateRefusals = RefusalLog<String>()
+    /// Remote candidates refused, by kind, and which refusals to report: one per kind a
+    /// second, those left when the refusals stop summed up a second after the last report.
+    public private(set) var candidateRefusals = RefusalLog<String>(interval: 1)
+
+    /// A refused-candidate report; `line.peer` is the session of the latest refusal.
+    static func candidateReport(_ line: RefusalLog<String>.Line) -> Effect {
+        .emit(.candidateRefused(sessionId: line.peer, kind: line.code, details: line.details,
+                                unreported: line.unlogged, total: line.total))
+    }
 
     private enum Declaration: Sendable {
         /// Sent, with a `list` right behind it: the list's answer says it was accepted.
@@ -130,9 +137,10 @@ public struct SubscriberSession: Sendable {
             return [.emit(.error("session \(sessionId): \(reason)"))]
                 + endSession(reason: "could not answer: \(reason)", tellServer: true) + seekAgainLater(now: now)
         case let .candidateFailed(sessionId, kind, reason):
-            guard let line = candidateRefusals.record(kind, peer: sessionId, details: reason, at: Double(now) / 1e9) else { return [] }
-            return [.emit(.candidateRefused(sessionId: sessionId, kind: kind, details: line.details,
-                                            unreported: line.unlogged, total: line.total))]
+            guard let line = candidateRefusals.record(kind, peer: sessionId, details: reason, at: Double(now) / 1e9) else {
+                return candidateRefusals.nextSummary.map { [.wake(at: UInt64($0 * 1e9))] } ?? []
+            }
+            return [Self.candidateReport(line)]
         case let .localCandidate(sessionId, candidate):
             guard case .active(let current, _) = phase, current == sessionId else { return [] }
             guard answerSent else {
@@ -180,6 +188,7 @@ public struct SubscriberSession: Sendable {
             return []
         case .tick(let decodeBranches):
             var effects = checkStall(now: now, decodeBranches: decodeBranches)
+            effects += candidateRefusals.summaries(at: Double(now) / 1e9).map(Self.candidateReport)
             effects += askForKeyframe(now: now, decodeBranches: decodeBranches)
             if let at = reseekAt, at <= now, signalingUp, case .idle = phase {
                 reseekAt = nil
