@@ -29,6 +29,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.0"),
         .package(url: "https://github.com/apple/swift-http-types", from: "1.0.0"),
+        .package(url: "https://github.com/apple/swift-crypto", "3.12.0"..<"5.0.0"),
     ],
     targets: [
         // ---- C boundary ----------------------------------------------------------------
@@ -79,7 +80,9 @@ let package = Package(
         // backends they drive (V4L2 by CID; the simulated camera's lens).
         .target(name: "CameraControl", dependencies: ["PoseCastKit", "Imaging", "SyntheticCamera", "CV4L2"]),
         // Swift wrapper around webrtcbin; knows nothing of poses.
-        .target(name: "RTCSession", dependencies: ["CGStreamer", "CGstShim", "CDTLS", "CNice"]),
+        // (swift-crypto: MD5 and HMAC-SHA1 for the TURN credential check's STUN messages.)
+        .target(name: "RTCSession", dependencies: ["CGStreamer", "CGstShim", "CDTLS", "CNice",
+                                                   .product(name: "Crypto", package: "swift-crypto")]),
         // Pose media, both roles: the pose GstMeta and RTP header extension, the tagger and
         // reader probes, codecs, frame stamps, codec timing and frame logs.
         .target(name: "PoseMedia", dependencies: ["RTCSession", "PoseCastKit", "Imaging", "CGStreamer", "CGstShim"]),
@@ -115,7 +118,7 @@ let package = Package(
         .target(name: "NodeOutput", dependencies: ["PoseCastKit"]),
         // The ICE options both executables take (STUN, TURN, relay-only, addresses).
         .target(name: "NetworkOptions", dependencies: [
-            "Voice",
+            "Voice", "NodeOutput",
             "RTCSession", .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
 

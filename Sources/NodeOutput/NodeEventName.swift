@@ -10,6 +10,7 @@ public enum NodeEventName: String, CaseIterable, Sendable {
     case error
     case signalingConnected
     case signalingLost
+    case turnServer
     case serverError
     case sessionStarted
     case sessionEnded

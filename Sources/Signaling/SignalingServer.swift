@@ -215,7 +215,9 @@ public final class SignalingServer: Sendable {
         let app = Application(
             router: router,
             server: server,
-            configuration: .init(address: .hostname(configuration.host, port: configuration.port),
+            // A deep backlog: connections beyond maxConnections wait there instead of being
+            // dropped half-open by the kernel (a client would think them connected).
+            configuration: .init(address: .hostname(configuration.host, port: configuration.port), backlog: 1024,
                                  availableConnectionsDelegate: MaximumAvailableConnections(configuration.maxConnections,
                                                                                           logger: logger)),
             onServerRunning: { channel in

@@ -212,6 +212,7 @@ struct Publisher: AsyncParsableCommand {
         config.setupTimeout = .milliseconds(Int64(setupTimeout * 1000))
         config.maxSessionsPerConsumer = maxSessionsPerConsumer
         config.maxSessions = maxSessions ?? (sfu == nil ? 16 : 64)
+        if let turn = config.media.rtc.turnServer { Task.detached { [json] in await TURNReport.say(turn, out: EventOutput(json: json)) } }
         do throws(AppExit) {
             let app = try await PublisherApp.build(config)
             try await app.run()

@@ -113,6 +113,7 @@ struct Subscriber: AsyncParsableCommand {
         config.headless = headless; config.scriptPath = script; config.exitAfterScript = exitAfterScript
         config.json = json; config.frameLogPath = frameLog; config.checkMarkers = checkMarkers; config.snapshots = snapshots
         config.qualitySampling = qualityReference.map { QualitySampling(directory: $0, every: qualityEvery) }
+        if let turn = node.media.rtc.turnServer { Task.detached { [json] in await TURNReport.say(turn, out: EventOutput(json: json)) } }
         do throws(AppExit) {
             let app = try SubscriberApp.build(config)
             await app.run()

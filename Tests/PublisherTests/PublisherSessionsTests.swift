@@ -319,7 +319,7 @@ struct PublisherSFUSessionsTests {
         #expect(!sdp.contains { if case .applyAnswer = $0 { true } else { false } })
     }
 
-    @Test("asking for the SFU from a publisher that publishes into none is refused; control over signaling for a direct session is refused")
+    @Test("asking for the SFU from a publisher that publishes into none is refused; control over signaling for a direct session is refused with a reply")
     func refusals() {
         var h = PublisherHarness()
         _ = h.handle(.signalingConnected(peerId: "p1"))
@@ -330,5 +330,12 @@ struct PublisherSFUSessionsTests {
         let control = h.handle(.server(.peer(PeerMessage(sessionId: "s2", payload: .control(#"{"id":"r1","type":"clearAnnotations"}"#)))))
         #expect(!control.contains { if case .executeControl = $0 { true } else { false } })
         #expect(control.events.contains { if case .error(let text) = $0 { text.contains("media is direct") } else { false } })
+        // The sender is answered where it asked, with its request's id.
+        let replies = control.sent.compactMap { message -> ControlReply? in
+            guard case .peer(let peer) = message, peer.sessionId == "s2", case .control(let text) = peer.payload else { return nil }
+            return try? ControlCodec.decodeReply(text)
+        }
+        guard case .error(let error)? = replies.first else { Issue.record("no reply over signaling: \(control.sent)"); return }
+        #expect(error.id == "r1" && error.code == .notAllowed && replies.count == 1)
     }
 }

@@ -85,7 +85,7 @@ struct HostileSystemTests {
                 let lines = rig.publisher.output.dropFirst(mark)
                 let stopped = lines.filter { $0.contains("not-linked") }
                 let named = lines.filter { $0.contains("dropping a stream") }
-                print("stray \(kind) from an \(role) (\(mode)): ok \(result["ok"] ?? "?"), frames \(result.int("frames_decoded")), "
+                print("stray \(kind) from the \(role) (\(mode)): ok \(result["ok"] ?? "?"), frames \(result.int("frames_decoded")), "
                       + "errors \(result["errors"] ?? "?"), dropped and named \(named.count), not-linked lines \(stopped.count)")
                 #expect(result.int("frames_decoded") >= 100, "our video must still go out: \(run.stderrTail)")
                 #expect(run.status == 0 && result["ok"] as? Bool == true, "\(kind) \(mode): \(result["errors"] ?? "?")")

@@ -10,7 +10,7 @@ import Testing
        .enabled(if: FileManager.default.isExecutableFile(atPath: Coturn.binary),
                 "needs coturn's /usr/bin/turnserver (apt: coturn; scripts/setup installs it)"))
 struct TURNSystemTests {
-    @Test("relay-only publisher and subscriber through coturn: posed frames flow, both sides report a relay pair, coturn saw the allocations; a wrong password gets no media")
+    @Test("relay-only publisher and subscriber through coturn (the subscriber's credentials from a file): posed frames flow, both sides report a relay pair and accepted credentials, coturn saw the allocations; a wrong password is named refused at start and gets no media")
     func relayOnly() async throws {
         let dir = NSTemporaryDirectory() + "posecast-turn-\(getpid())"
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
@@ -30,8 +30,13 @@ struct TURNSystemTests {
         defer { publisher.signal(SIGTERM) }
         try await publisher.waitForEvent("publisher registered", timeout: 30) { $0.is(.signalingConnected) }
 
+        // The subscriber's credentials in a file only it reads, not on its command line.
+        let credentials = dir + "/turn-credentials"
+        try "posecast:\(coturn.password)\n".write(toFile: credentials, atomically: true, encoding: .utf8)
+        chmod(credentials, 0o600)
         let subscriber = try ManagedProcess("posecast-subscriber", [
-            "--headless", "--json", "--signaling", signalingURL, "--turn", url, "--ice-transport-policy", "relay"], name: "subscriber")
+            "--headless", "--json", "--signaling", signalingURL, "--turn", "turn://127.0.0.1:\(port)",
+            "--turn-credentials", credentials, "--ice-transport-policy", "relay"], name: "subscriber")
         defer { subscriber.signal(SIGTERM) }
         let (status, _) = try await subscriber.waitForEvent("posed frames through the relay", timeout: 40) {
             $0.is(.status) && $0.int("frames_with_pose") >= 60
@@ -55,6 +60,11 @@ struct TURNSystemTests {
             "--headless", "--json", "--signaling", signalingURL, "--turn", "turn://posecast:wrong@127.0.0.1:\(port)",
             "--ice-transport-policy", "relay"], name: "wrong password")
         defer { stranger.signal(SIGTERM) }
+        let (named, _) = try await stranger.waitForEvent("the wrong password named at start", timeout: 10) { $0.is(.turnServer) }
+        #expect(named.string("state") == "refused" && named.string("details")?.contains("401") == true, "\(named)")
+        for process in [publisher, subscriber] {
+            #expect(process.events.contains { $0.is(.turnServer) && $0.string("state") == "accepted" }, "\(process.name): credentials not checked")
+        }
         let (ended, _) = try await publisher.waitForEvent("the publisher gives up on the session without a relay", timeout: 30, after: mark) {
             $0.is(.sessionEnded)
         }

@@ -356,8 +356,15 @@ public struct PublisherSessions: Sendable {
                 // Control over signaling: only for sessions whose media comes through the SFU
                 // (anyone else has a data channel, checked against its certificate).
                 guard sessions[message.sessionId]?.viaSFU == true else {
+                    // Refused, and said so to the sender, where it asked (with its id when readable).
+                    let id: String? = (try? ControlCodec.decodeRequest(text))?.id
+                    let refusal = ControlError(id: id, code: .notAllowed,
+                                               message: "control over signaling is for sessions through the SFU; "
+                                                   + "this session's data channel carries control")
                     return [.emit(.error("session \(message.sessionId): a control message over signaling, "
-                                         + "but its media is direct: refused (its data channel carries control)"))]
+                                         + "but its media is direct: refused (its data channel carries control)")),
+                            .send(.peer(PeerMessage(sessionId: message.sessionId,
+                                                    payload: .control(ControlCodec.encode(.error(refusal))))))]
                 }
                 return handle(.controlMessage(sessionId: message.sessionId, .text(text)), now: now)
             }
