@@ -2,15 +2,16 @@
 each codec, one JSON line per case and codec and a summary line (see scripts/hostile --help).
 
 Each case gets its own posecast-signaling, posecast-publisher (synthetic camera) and an
-honest posecast-subscriber that must keep playing; the hostile peers are raw WebSocket
-clients and the aiortc/aioice peers of scripts/interop. A case line:
+honest posecast-subscriber that must keep playing (the front-door cases: no
+posecast-signaling, the publisher's embedded server); the hostile peers are raw WebSocket
+clients, the aiortc/aioice peers of scripts/interop and front_door_flood.py. A case line:
   {"case", "codec", "ok", "expected", "observed": {...}, "honest": {...}, "seconds"}
 """
 import argparse, asyncio, json, os, re, resource, subprocess, sys, threading, time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "interop"))
-from procs import Proc, sample, wait_until   # noqa: E402
+from procs import CLK_TCK, Proc, cpu_ticks, sample, wait_until   # noqa: E402
 
 try:
     import websockets   # noqa: E402
@@ -25,15 +26,22 @@ INTEROP = os.path.join(HERE, "..", "interop")
 class Rig:
     """signaling + publisher + honest subscriber, in OUT/CASE/."""
 
-    def __init__(self, args, case, signaling=(), publisher=(), room="default", publisher_limits=None, honest=()):
+    def __init__(self, args, case, signaling=(), publisher=(), room="default", publisher_limits=None, honest=(),
+                 embedded=False):
+        """embedded: no posecast-signaling; the publisher embeds the server (--listen), which
+        the honest subscriber and the attackers then reach."""
         self.args, self.dir = args, os.path.join(args.out, args.codec, case)
         os.makedirs(self.dir, exist_ok=True)
-        self.signaling = Proc("signaling", [self.exe("posecast-signaling"), "--port", "0", *signaling], self.dir)
-        wait_until(lambda: any("listening" in o.get("text", "") for _, o in self.signaling.events()), 20, "signaling")
-        line = next(o["text"] for _, o in self.signaling.events() if "listening" in o.get("text", ""))
-        self.url = line.split()[1]
-        self.room = room
+        self.signaling, self.url, self.room = None, None, room
+        if not embedded:
+            self.signaling = Proc("signaling", [self.exe("posecast-signaling"), "--port", "0", *signaling], self.dir)
+            wait_until(lambda: any("listening" in o.get("text", "") for _, o in self.signaling.events()), 20, "signaling")
+            line = next(o["text"] for _, o in self.signaling.events() if "listening" in o.get("text", ""))
+            self.url = line.split()[1]
         self.publisher = self.start_publisher(publisher, publisher_limits)
+        if embedded:
+            wait_until(lambda: self.publisher.events("listening"), 30, "the publisher's embedded server")
+            self.url = self.publisher.events("listening")[0][1]["url"]
         wait_until(lambda: self.publisher.events("signalingConnected"), 30, "publisher registered")
         self.honest = Proc("honest", [self.exe("posecast-subscriber"), "--headless", "--json", "--signaling", self.url,
                                       "--room", room, *honest], self.dir, stdin=True)
@@ -45,15 +53,18 @@ class Rig:
         return os.path.join(self.args.bin, name)
 
     def start_publisher(self, extra=(), limits=None, name="publisher"):
-        argv = [self.exe("posecast-publisher"), "--source", "synthetic", "--signaling", self.url, "--room", self.room,
+        server = ["--signaling", self.url] if self.url else ["--listen", "127.0.0.1:0"]
+        argv = [self.exe("posecast-publisher"), "--source", "synthetic", *server, "--room", self.room,
                 "--codec", self.args.codec, "--json", *extra]
         limit = (lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (limits, limits))) if limits else None
         return Proc(name, argv, self.dir, preexec=limit)
 
-    def honest_report(self):
-        """The honest subscriber since the case began: per-second fps and pose, ended sessions."""
-        seconds = [o for t, o in self.honest.events("status") if t >= self.mark]
-        ended = [o.get("reason") for t, o in self.honest.events("sessionEnded") if t >= self.mark]
+    def honest_report(self, since=None):
+        """The honest subscriber since the case began (or since, time_ns): per-second fps and
+        pose, ended sessions."""
+        since = since or self.mark
+        seconds = [o for t, o in self.honest.events("status") if t >= since]
+        ended = [o.get("reason") for t, o in self.honest.events("sessionEnded") if t >= since]
         fps = [o.get("fps", 0) for o in seconds]
         return {"seconds": len(fps), "fps_min": min(fps) if fps else None, "fps_mean": round(sum(fps) / len(fps), 1) if fps else None,
                 "pose_pct_min": min((o.get("pose_pct", 0) for o in seconds), default=None), "sessions_ended": ended}
@@ -66,7 +77,8 @@ class Rig:
 
     def stop(self):
         for proc in (self.honest, self.publisher, self.signaling):
-            proc.stop(quit_line="quit" if proc is self.honest else None)
+            if proc:
+                proc.stop(quit_line="quit" if proc is self.honest else None)
 
 
 def interop(args, script, *arguments, timeout=120):
@@ -370,6 +382,142 @@ def room_squatters(args, _rig_unused=None):
         rig.stop()
 
 
+# --- the front door (the publisher's embedded server) --------------------------------
+
+FLOOD = os.path.join(HERE, "front_door_flood.py")
+HEADER_TIMEOUT = 10   # the server's --header-timeout default
+CROWD = ["--idle", "500", "--slowloris", "200", "--malformed", "100"]
+REFUSALS = {"idle": {"408", "503"}, "slowloris": {"408", "503"}, "malformed": {"400", "431", "505", "503", "429"}}
+
+
+def flood(args, rig, *options, timeout):
+    """front_door_flood.py against the rig's server: ({kind: its JSON line}, the publisher's
+    peak open fds meanwhile)."""
+    host, port = rig.url.split("//", 1)[1].rstrip("/").rsplit(":", 1)
+    attacker = subprocess.Popen([args.python, FLOOD, "--host", host, "--port", port, *options],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    peak, deadline = 0, time.monotonic() + timeout
+    while attacker.poll() is None and time.monotonic() < deadline:
+        try:
+            peak = max(peak, sample(rig.publisher.pid)["fds"])
+        except OSError:   # the publisher is gone: run_case says so
+            pass
+        time.sleep(0.5)
+    if attacker.poll() is None:
+        attacker.kill()
+    out, err = attacker.communicate()
+    lines = {o["kind"]: o for o in map(json.loads, out.splitlines())}
+    if attacker.returncode or not lines:
+        raise RuntimeError(f"front_door_flood.py exited {attacker.returncode}: {err[-500:]}")
+    return lines, peak
+
+
+def crowd_faults(crowd, within=None):
+    """What the crowd saw that the front door must not allow: an answer that is no
+    refusal, a connection left open, and with within (seconds), one closed later than
+    that or never accepted."""
+    faults = []
+    for kind, line in crowd.items():
+        if unexpected := set(line["statuses"]) - REFUSALS[kind] - {"none"}:
+            faults.append(f"{kind}: answered {sorted(unexpected)}")
+        if line["still_open"]:
+            faults.append(f"{kind}: {line['still_open']} still open")
+        if within and line["not_connected"]:
+            faults.append(f"{kind}: {line['not_connected']} never connected")
+        if within and (line["close_s_max"] or 0) > within:
+            faults.append(f"{kind}: one closed after {line['close_s_max']} s")
+    return faults
+
+
+def honest_kept_28(rig, since, observed):
+    """Whether the honest expert averaged 28 fps since (time_ns); its figures into observed."""
+    report = rig.honest_report(since)
+    observed["honest_during"] = {k: report[k] for k in ("seconds", "fps_min", "fps_mean")}
+    return report["fps_mean"] is not None and report["fps_mean"] >= 28
+
+
+def publisher_sessions(rig):
+    """The sessions of the publisher's latest status line."""
+    status = rig.publisher.events("status")
+    return status[-1][1].get("sessions") if status else None
+
+
+def foreign_origin(args, rig):
+    before = publisher_sessions(rig)
+
+    async def attempt():
+        """(the upgrade's status, whether a session followed)"""
+        try:
+            socket = await websockets.connect(rig.url, origin="https://evil.example", open_timeout=10)
+        except websockets.exceptions.InvalidStatus as refused:
+            return str(refused.response.status_code), False
+        except (websockets.exceptions.InvalidHandshake, OSError, asyncio.TimeoutError) as error:
+            return type(error).__name__, False
+        peer = Raw(socket)   # let in: does it get a session too?
+        try:
+            await peer.receive({"welcome"}, 5)
+            await peer.session_with_offer(rig.room)
+            return "101", True
+        except Exception:
+            return "101", False
+        finally:
+            await peer.close()
+
+    async def run():
+        return [await attempt() for _ in range(20)]
+    results = asyncio.run(run())
+    time.sleep(2)   # the publisher's next status lines
+    statuses = {s: sum(1 for r, _ in results if r == s) for s in sorted({r for r, _ in results})}
+    observed = {"statuses": statuses, "sessions_made": sum(made for _, made in results),
+                "publisher_sessions_before": before, "publisher_sessions_after": publisher_sessions(rig)}
+    ok = statuses == {"403": 20} and observed["sessions_made"] == 0 and observed["publisher_sessions_after"] == before
+    return ok, ("20 WebSocket upgrades from pages of https://evil.example to the publisher's own server: each 403, "
+                "no session"), observed
+
+
+def front_door_crowd(args, rig):
+    since = time.time_ns()
+    crowd, peak = flood(args, rig, *CROWD, "--wait", str(HEADER_TIMEOUT + 10), timeout=120)
+    within = HEADER_TIMEOUT + 5
+    observed = {"crowd": crowd, "publisher_fds_peak": peak, "faults": crowd_faults(crowd, within)}
+    ok = honest_kept_28(rig, since, observed) and not observed["faults"]
+    return ok, ("500 idle, 200 slowloris and 100 malformed connections at once to the publisher's own server: each "
+                f"refused (408, 503, 431, 400, 505) or closed within {within} s; the honest expert keeps 28 fps"), observed
+
+
+def file_flood(args, rig):
+    pid = rig.publisher.pid
+    ticks = cpu_ticks(pid)
+    time.sleep(5)
+    cpu_before = (cpu_ticks(pid) - ticks) / CLK_TCK / 5
+    since, ticks, started = time.time_ns(), cpu_ticks(pid), time.monotonic()
+    lines, peak = flood(args, rig, "--file-flood-connections", "200", "--file-flood-seconds", "20", timeout=90)
+    cpu_s, seconds = (cpu_ticks(pid) - ticks) / CLK_TCK, time.monotonic() - started
+    line = lines["file-flood"]
+    observed = {"flood": line, "publisher_cpu_s": round(cpu_s, 1), "publisher_cpu_pct": round(cpu_s / seconds * 100),
+                "publisher_cpu_pct_before": round(cpu_before * 100), "publisher_fds_peak": peak}
+    ok = honest_kept_28(rig, since, observed) and line["statuses"].get("429", 0) > 0
+    return ok, ("200 keep-alive clients fetching /console.js for 20 s, reconnecting when closed: the excess refused 429 "
+                "(and 503), the honest expert keeps 28 fps; the publisher's CPU said"), observed
+
+
+def fd_limit_crowd(args, rig):
+    with open(f"/proc/{rig.publisher.pid}/limits") as f:
+        nofile = next(l.split()[3:5] for l in f if l.startswith("Max open files"))
+    before, since = sample(rig.publisher.pid)["fds"], time.time_ns()
+    # From 8 addresses, past the 64 connections one address may hold: the server's 256
+    # would need more descriptors than the limit leaves. What it does not take waits in
+    # the listen backlog, served 10 s a round (idle ones): 150 s lets the queue drain.
+    crowd, peak = flood(args, rig, *CROWD, "--sources", "8", "--wait", "150", timeout=240)
+    time.sleep(15)
+    after = sample(rig.publisher.pid)["fds"]
+    observed = {"nofile_soft_hard": nofile, "fds_before": before, "fds_peak": peak, "fds_15s_after": after,
+                "crowd": crowd, "faults": crowd_faults(crowd)}
+    ok = honest_kept_28(rig, since, observed) and after <= before + 10 and not observed["faults"]
+    return ok, ("the crowd of front-door-crowd, from 8 addresses, against a publisher whose file limit is 256: it "
+                "lives, the honest expert keeps 28 fps, every connection is refused or closed within 150 s (those "
+                "it cannot take yet wait in the backlog), and 15 s on its descriptors are back within 10 of before"), observed
+
 CASES = {
     "forged-fingerprint-subscriber": lambda a, r: forged_fingerprint_subscriber(a, r),
     "forged-fingerprint-publisher": lambda a, r: aiortc_publisher(a, r, True),
@@ -385,7 +533,14 @@ CASES = {
     "message-flood": lambda a, r: signaling_abuse(a, r, "message-flood"),
     "connection-flood": lambda a, r: signaling_abuse(a, r, "connection-flood"),
     "room-squatters": None,
+    "foreign-origin": lambda a, r: foreign_origin(a, r),
+    "front-door-crowd": lambda a, r: front_door_crowd(a, r),
+    "file-flood": lambda a, r: file_flood(a, r),
+    "fd-limit-256": lambda a, r: fd_limit_crowd(a, r),
 }
+# Cases against the publisher's embedded server (no posecast-signaling), and file limits.
+EMBEDDED = {"foreign-origin", "front-door-crowd", "file-flood", "fd-limit-256"}
+FILE_LIMITS = {"abandoned-sessions-fd-limit-512": 512, "fd-limit-256": 256}
 
 
 def run_case(args, name):
@@ -398,7 +553,7 @@ def run_case(args, name):
         else:
             busy = name.startswith("abandoned")
             rig = Rig(args, name, signaling=["--max-peers-per-room", "64", "--max-sessions-per-producer", "64"] if busy else [],
-                      publisher_limits=512 if name.endswith("512") else None)
+                      publisher_limits=FILE_LIMITS.get(name), embedded=name in EMBEDDED)
             ok, expected, observed = CASES[name](args, rig)
             time.sleep(2)   # two more seconds of the honest subscriber's status after the attack
             honest = rig.honest_report()
