@@ -184,7 +184,8 @@ let package = Package(
         .testTarget(name: "VoiceTests", dependencies: ["Voice", "RTCSession", "CGStreamer", "CGstShim", "TestSupport"]),
         .testTarget(name: "SyntheticCameraTests", dependencies: ["SyntheticCamera", "Imaging", "PoseCastKit"]),
         .testTarget(name: "CameraControlTests", dependencies: ["CameraControl", "SyntheticCamera", "Imaging", "PoseCastKit", "CV4L2"]),
-        .testTarget(name: "RTCSessionTests", dependencies: ["RTCSession", "CGStreamer", "TestSupport"]),
+        .testTarget(name: "RTCSessionTests", dependencies: ["RTCSession", "CGStreamer", "TestSupport",
+                                                        .product(name: "Crypto", package: "swift-crypto")]),
         // Pose media without network: codec chains, the extension fuzzer, frame logs.
         .testTarget(name: "PoseMediaTests", dependencies: ["PoseMedia", "RTCSession", "PoseCastKit", "TestSupport"]),
         // The publisher's parts: overlay, inputs, control channel, its session state machine.
