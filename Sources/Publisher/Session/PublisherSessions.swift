@@ -158,6 +158,12 @@ public struct PublisherSessions: Sendable {
     /// Remote candidates refused, by kind; reported at most once a second per kind.
     public private(set) var candidateRefusals = RefusalLog<String>(interval: 1)
 
+    /// A wake for the next summary of refused candidates, if one is waiting (a millisecond
+    /// late, so the seconds' rounding cannot make it early).
+    private var summaryWake: [Effect] {
+        candidateRefusals.nextSummary.map { [.wake(at: UInt64($0 * 1e9) + 1_000_000)] } ?? []
+    }
+
     /// A refused-candidate report; `line.peer` is the session of the latest refusal.
     static func candidateReport(_ line: RefusalLog<String>.Line) -> Effect {
         .emit(.candidateRefused(sessionId: line.peer, kind: line.code, details: line.details,
@@ -202,6 +208,7 @@ public struct PublisherSessions: Sendable {
         case .tick:
             var effects = expireSetups(now: now)
             effects += candidateRefusals.summaries(at: Double(now) / 1e9).map(Self.candidateReport)
+            effects += summaryWake
             if let at = redeclareAt, at <= now, connection != nil {
                 redeclareAt = nil
                 effects.append(declaration)
@@ -242,7 +249,7 @@ public struct PublisherSessions: Sendable {
         case let .candidateFailed(sessionId, kind, reason):
             guard let line = candidateRefusals.record(kind, peer: sessionId, details: reason, at: Double(now) / 1e9) else {
                 // Not said now: summed up once its interval has passed, even if no more come.
-                return candidateRefusals.nextSummary.map { [.wake(at: UInt64($0 * 1e9))] } ?? []
+                return summaryWake
             }
             return [Self.candidateReport(line)]
         case .iceConnected(let sessionId):
