@@ -68,6 +68,11 @@ public enum ControlCodec {
             request = .lock(routines: try fields.routines("routines") ?? MeteringRoutine.allCases)
         case "unlock":
             request = .unlock(routines: try fields.routines("routines") ?? MeteringRoutine.allCases)
+        case "meteringMode":
+            guard let mode = try fields.optionalEnum("mode", MeteringMode.self) else {
+                throw ControlError(id: id, code: .missingField, message: "missing field \"mode\" (uniform, spot or weighted)")
+            }
+            request = .meteringMode(mode)
         case "zoom":
             let factor = try fields.optionalNumber("factor") ?? 2
             guard (1...maxZoom).contains(factor) else {
@@ -123,6 +128,7 @@ public enum ControlCodec {
             o["meteringMode"] = m.meteringMode?.rawValue
             o["throwIfUnsupported"] = m.throwIfUnsupported
         case .lock(let r), .unlock(let r): o["routines"] = r.map(\.rawValue)
+        case .meteringMode(let mode): o["mode"] = mode.rawValue
         case let .zoom(p, factor, frameId): o["point"] = point(p); o["factor"] = factor; o["frameId"] = frameId
         case let .follow(annotationId, factor): o["annotationId"] = annotationId ?? NSNull(); o["factor"] = factor
         case .framing(let subject): o["subject"] = subject

@@ -75,6 +75,9 @@ public enum ControlRequest: Sendable, Hashable {
     case meter(MeterRequest)
     case lock(routines: [MeteringRoutine])
     case unlock(routines: [MeteringRoutine])
+    /// The metering mode of the auto area only: the routines that meter continuously
+    /// follow it; nothing is metered once or locked (as `meter` would).
+    case meteringMode(MeteringMode)
     /// Digital zoom ×`factor` (1…4; 1 hands the view back to the framing) on `point` of
     /// frame `frameId` as the expert saw it (the latest frame when nil).
     case zoom(point: NormalizedPoint, factor: Double, frameId: UInt32?)
@@ -96,6 +99,7 @@ public enum ControlRequest: Sendable, Hashable {
         case .meter: "meter"
         case .lock: "lock"
         case .unlock: "unlock"
+        case .meteringMode: "meteringMode"
         case .zoom: "zoom"
         case .follow: "follow"
         case .framing: "framing"

@@ -1,8 +1,10 @@
+import CameraControl
 import Foundation
 import PoseCastKit
 import Publisher
-import Subscriber
 import Signaling
+import Subscriber
+import SyntheticCamera
 import Testing
 
 @Suite("control channel protocol")
@@ -26,7 +28,7 @@ struct ControlChannelTests {
             .focus(point: NormalizedPoint(x: 0, y: 1), mode: .tapToLockFocus),
             .meter(MeterRequest(point: NormalizedPoint(x: 0.5, y: 0.5), lockDuration: 2.5, routines: [.exposure, .whiteBalance],
                                 meteringMode: .spot, throwIfUnsupported: true)),
-            .meter(MeterRequest()), .lock(routines: [.focus]), .unlock(routines: MeteringRoutine.allCases),
+            .meter(MeterRequest()), .lock(routines: [.focus]), .unlock(routines: MeteringRoutine.allCases), .meteringMode(.spot),
             .voice(muted: true), .voice(muted: false),
         ]
         for (i, request) in requests.enumerated() {
@@ -53,6 +55,8 @@ struct ControlChannelTests {
         ("[1,2]", .malformed, "object"),
         (#"{"type":"annotate"}"#, .missingField, "id"),
         (#"{"type":"warp","id":"r1"}"#, .unknownType, "warp"),
+        (#"{"type":"meteringMode","id":"r1"}"#, .missingField, "mode"),
+        (#"{"type":"meteringMode","id":"r1","mode":"dark"}"#, .invalidValue, "mode"),
         (#"{"type":"annotate","id":"r1","position":{"x":0,"y":0,"z":0},"frameId":1}"#, .missingField, "tap"),
         (#"{"type":"annotate","id":"r1","position":{"x":0,"y":0},"frameId":1,"tap":{"x":0.5,"y":0.5}}"#, .missingField, "position.z"),
         (#"{"type":"annotate","id":"r1","position":{"x":"0","y":0,"z":0},"frameId":1,"tap":{"x":0.5,"y":0.5}}"#, .invalidValue, "position.x"),
@@ -127,17 +131,30 @@ struct ControlChannelTests {
 
     @Test("a viewer may not annotate or steer the camera")
     func viewerRefused() {
-        for text in [annotate(), #"{"type":"focus","id":"r9","point":{"x":0.5,"y":0.5}}"#] {
+        for text in [annotate(), #"{"type":"focus","id":"r9","point":{"x":0.5,"y":0.5}}"#,
+                     #"{"type":"meteringMode","id":"r10","mode":"spot"}"#] {
             guard case .error(let e) = control.handle(text, from: "v", role: .viewer).reply else { Issue.record("viewer accepted"); continue }
             #expect(e.code == .notAllowed)
         }
         #expect(control.board.all.isEmpty)
     }
 
+    @Test("meteringMode changes the publisher's metering mode and nothing else: acknowledged, no routine metered once or locked")
+    func meteringModeOnly() throws {
+        let meter = CameraMeter(backend: SimulatedCameraBackend(lens: LensControl()))
+        let control = PublisherControl(board: board, placer: AnnotationPlacer(history: history), camera: CameraMeterCommands(meter: meter))
+        let outcome = control.handle(#"{"type":"meteringMode","id":"m1","mode":"spot"}"#, from: "e", role: .expert)
+        #expect(outcome.reply == .ack(id: "m1", annotationId: nil))
+        #expect(meter.status.meteringMode == .spot)
+        #expect(meter.status.focus.state != .locked && meter.status.exposure.state != .locked
+                && meter.status.whiteBalance.state != .locked, "\(meter.status)")
+    }
+
     @Test("camera control is refused as unsupported until a backend exists")
     func cameraControlUnsupported() {
         for text in [#"{"type":"focus","id":"r1","point":{"x":0.5,"y":0.5},"mode":"auto"}"#,
-                     #"{"type":"meter","id":"r2"}"#, #"{"type":"lock","id":"r3"}"#, #"{"type":"unlock","id":"r4"}"#] {
+                     #"{"type":"meter","id":"r2"}"#, #"{"type":"lock","id":"r3"}"#, #"{"type":"unlock","id":"r4"}"#,
+                     #"{"type":"meteringMode","id":"r5","mode":"spot"}"#] {
             guard case .error(let e) = control.handle(text, from: "e", role: .expert).reply else { Issue.record("accepted \(text)"); continue }
             #expect(e.code == .unsupported)
         }
@@ -182,7 +199,7 @@ struct SubscriberCommandTests {
         #expect(try SubscriberCommand.parse("meter 0.25 0.75 routines=exposure,whiteBalance mode=spot strict")
                 == .meter(MeterRequest(point: NormalizedPoint(x: 0.25, y: 0.75), routines: [.exposure, .whiteBalance],
                                        meteringMode: .spot, throwIfUnsupported: true)))
-        #expect(try SubscriberCommand.parse("meteringmode weighted") == .meter(MeterRequest(meteringMode: .weighted)))
+        #expect(try SubscriberCommand.parse("meteringmode weighted") == .meteringMode(.weighted))
         #expect(try SubscriberCommand.parse("tapworld 0.6 0 0.3 naive red disc")
                 == .tapWorld(Vector3(0.6, 0, 0.3), method: .naive, label: "red disc"))
         #expect(try SubscriberCommand.parse("tapworld 0.6 0 0.3 ground red disc")

@@ -26,7 +26,7 @@ enum ControlFuzz {
             .focus(point: NormalizedPoint(x: 0.3, y: 0.7), mode: .tapToLockFocus), .focus(point: NormalizedPoint(x: 0, y: 1), mode: .auto),
             .meter(MeterRequest(point: NormalizedPoint(x: 0.5, y: 0.5), lockDuration: 2.5, routines: [.exposure, .whiteBalance],
                                 meteringMode: .spot, throwIfUnsupported: true)),
-            .meter(MeterRequest()), .lock(routines: [.focus]), .unlock(routines: MeteringRoutine.allCases),
+            .meter(MeterRequest()), .lock(routines: [.focus]), .unlock(routines: MeteringRoutine.allCases), .meteringMode(.spot),
         ]
         return requests.enumerated().map { ControlCodec.encode(ControlEnvelope(id: "r\($0.offset)", request: $0.element)) }
     }()

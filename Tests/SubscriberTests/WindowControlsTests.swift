@@ -70,7 +70,7 @@ struct WindowControlsTests {
         #expect(c.action(for: .key("BackSpace"), nowNanos: 0, lockedNow: false) == .command(.undo))
         #expect(c.action(for: .key("c"), nowNanos: 0, lockedNow: false) == .command(.clear))
         let modes = (0..<3).map { _ in c.action(for: .key("m"), nowNanos: 0, lockedNow: false) }
-        #expect(modes == [MeteringMode.uniform, .spot, .weighted].map { .command(.meter(MeterRequest(meteringMode: $0))) })
+        #expect(modes == [MeteringMode.uniform, .spot, .weighted].map { .command(.meteringMode($0)) }, "m changes the mode only: nothing metered once, nothing locked")
         #expect(c.action(for: .key("h"), nowNanos: 0, lockedNow: false) == .toggleHUD)
         #expect(c.action(for: .key("x"), nowNanos: 0, lockedNow: false) == .none)
         for quit: WindowInput in [.key("q"), .key("Escape"), .closed("Output window was closed")] {

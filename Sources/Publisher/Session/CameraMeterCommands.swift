@@ -23,6 +23,10 @@ public struct CameraMeterCommands: CameraCommands {
         }
     }
 
+    public func setMeteringMode(_ mode: MeteringMode) throws(ControlError) {
+        meter.setMeteringMode(mode)
+    }
+
     public func lock(_ routines: [MeteringRoutine]) throws(ControlError) -> [MeteringRoutine] {
         do throws(CameraMeterError) { return try meter.lock(routines: routines).skipped } catch { throw error.controlError(id: nil) }
     }

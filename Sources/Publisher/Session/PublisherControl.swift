@@ -25,6 +25,8 @@ public protocol CameraCommands: Sendable {
     /// Both return the routines skipped because the camera cannot do them.
     func lock(_ routines: [MeteringRoutine]) throws(ControlError) -> [MeteringRoutine]
     func unlock(_ routines: [MeteringRoutine]) throws(ControlError) -> [MeteringRoutine]
+    /// The auto area's metering mode; nothing metered once, nothing locked.
+    func setMeteringMode(_ mode: MeteringMode) throws(ControlError)
 }
 
 /// The framing requests, as the publisher's effect chain answers them. Errors carry the
@@ -129,7 +131,7 @@ public struct PublisherControl: Sendable {
             case .clearAnnotations:
                 board.clear()
                 return ControlOutcome(reply: .ack(id: id, annotationId: nil), annotationsChanged: true, requestType: type)
-            case .focus, .meter, .lock, .unlock:
+            case .focus, .meter, .lock, .unlock, .meteringMode:
                 guard let camera else { return refuse(.unsupported, "\"\(type)\": \(noCameraReason)") }
                 var skipped: [MeteringRoutine] = []
                 switch envelope.request {
@@ -137,6 +139,7 @@ public struct PublisherControl: Sendable {
                 case .meter(let request): skipped = try camera.meter(request)
                 case .lock(let routines): skipped = try camera.lock(routines)
                 case .unlock(let routines): skipped = try camera.unlock(routines)
+                case .meteringMode(let mode): try camera.setMeteringMode(mode)
                 default: break
                 }
                 return ControlOutcome(reply: .ack(id: id, annotationId: nil, skipped: skipped), annotationsChanged: false,

@@ -767,7 +767,8 @@ function openMenu(event) {
   const mode = document.createElement("label");
   mode.innerHTML = 'Mode <select id="menu-mode"><option>spot</option><option>weighted</option><option>uniform</option></select>';
   const duration = document.createElement("label");
-  duration.innerHTML = 'Lock for <select id="menu-lock"><option value="0">until unlocked</option><option value="5">5 s</option><option value="15">15 s</option><option value="60">60 s</option></select>';
+  // A lock only when asked for: by default metering here holds 5 s, then goes back to continuous.
+  duration.innerHTML = 'Hold for <select id="menu-lock"><option value="5">5 s</option><option value="15">15 s</option><option value="60">60 s</option><option value="0">until unlocked</option></select>';
   menu.append(mode, duration);
   const meter = () => {
     const message = {type: "meter", point, meteringMode: $("menu-mode").value};
@@ -776,6 +777,7 @@ function openMenu(event) {
     request(message);
   };
   item("Meter here", meter);
+  item("Use this mode (no lock)", () => request({type: "meteringMode", mode: $("menu-mode").value}));
   item("Lock exposure, focus and white balance", () => request({type: "lock"}));
   item("Unlock (continuous metering)", () => request({type: "unlock"}));
   menu.hidden = false;

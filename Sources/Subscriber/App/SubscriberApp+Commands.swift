@@ -43,6 +43,7 @@ extension SubscriberApp {
             case let .tapWorld(p, method, label): try node.tap(world: p, label: label, color: tapColor, method: method)
             case let .focus(point, mode): try node.send(.focus(point: point, mode: mode))
             case .meter(let request): try node.send(.meter(request))
+            case .meteringMode(let mode): try node.send(.meteringMode(mode))
             case .lock: try node.send(.lock(routines: MeteringRoutine.allCases))
             case .unlock: try node.send(.unlock(routines: MeteringRoutine.allCases))
             case .remove(let id): try node.send(.removeAnnotation(annotationId: id))

@@ -89,7 +89,7 @@ struct WindowControls: Sendable {
             case "l", "L": return lockedNow ? .command(.unlock) : .command(.focus(focusPoint, .tapToLockFocus))
             case "m", "M":
                 meteringIndex = (meteringIndex + 1) % Self.meteringModes.count
-                return .command(.meter(MeterRequest(meteringMode: Self.meteringModes[meteringIndex])))
+                return .command(.meteringMode(Self.meteringModes[meteringIndex]))
             case "h", "H": return .toggleHUD
             case "v", "V":
                 muted.toggle()

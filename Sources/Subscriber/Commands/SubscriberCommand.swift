@@ -20,6 +20,7 @@ public enum SubscriberCommand: Equatable, Sendable {
     case tapWorld(Vector3, method: TapMethod, label: String)
     case focus(NormalizedPoint, FocusMode)
     case meter(MeterRequest)
+    case meteringMode(MeteringMode)
     case lock, unlock
     case remove(String)
     /// Remove the newest annotation this subscriber placed that is still shown.
@@ -131,7 +132,7 @@ public enum SubscriberCommand: Equatable, Sendable {
             guard args.count == 1, let m = MeteringMode(rawValue: args[0]) else {
                 throw CommandError("meteringmode: give one of uniform, spot, weighted")
             }
-            return .meter(MeterRequest(meteringMode: m))
+            return .meteringMode(m)
         case "lock": return .lock
         case "unlock": return .unlock
         case "remove":
