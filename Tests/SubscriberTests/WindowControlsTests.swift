@@ -68,7 +68,12 @@ struct WindowControlsTests {
         var c = WindowControls()
         #expect(c.action(for: .key("u"), nowNanos: 0, lockedNow: false) == .command(.undo))
         #expect(c.action(for: .key("BackSpace"), nowNanos: 0, lockedNow: false) == .command(.undo))
-        #expect(c.action(for: .key("c"), nowNanos: 0, lockedNow: false) == .command(.clear))
+        #expect(c.action(for: .key("c"), nowNanos: 0, lockedNow: false) == .command(.clearMine), "c: our pins only")
+        #expect(c.action(for: .key("Delete"), nowNanos: 0, lockedNow: false) == .command(.clearMine))
+        // Everyone's pins only with a second C within 3 s.
+        guard case .say = c.action(for: .key("C"), nowNanos: 1_000_000_000, lockedNow: false) else { Issue.record("C did not ask"); return }
+        #expect(c.action(for: .key("C"), nowNanos: 5_000_000_000, lockedNow: false) != .command(.clear), "too late: asks again")
+        #expect(c.action(for: .key("C"), nowNanos: 6_000_000_000, lockedNow: false) == .command(.clear))
         let modes = (0..<3).map { _ in c.action(for: .key("m"), nowNanos: 0, lockedNow: false) }
         #expect(modes == [MeteringMode.uniform, .spot, .weighted].map { .command(.meteringMode($0)) }, "m changes the mode only: nothing metered once, nothing locked")
         #expect(c.action(for: .key("h"), nowNanos: 0, lockedNow: false) == .toggleHUD)
@@ -82,9 +87,10 @@ struct WindowControlsTests {
         }
     }
 
-    @Test("undo parses as a command")
+    @Test("undo and clearmine parse as commands")
     func undoCommand() throws {
         #expect(try SubscriberCommand.parse("undo") == .undo)
+        #expect(try SubscriberCommand.parse("clearmine") == .clearMine)
     }
 }
 

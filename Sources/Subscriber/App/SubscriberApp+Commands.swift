@@ -53,6 +53,12 @@ extension SubscriberApp {
                 }
                 try node.send(.removeAnnotation(annotationId: id))
             case .clear: try node.send(.clearAnnotations)
+            case .clearMine:
+                let mine = node.ownAnnotationIds
+                guard !mine.isEmpty else {
+                    throw ControlError(id: nil, code: .invalidValue, message: "clear: no annotation of ours is shown")
+                }
+                for id in mine { try node.send(.removeAnnotation(annotationId: id)) }
             case let .zoom(point, factor): try node.send(.zoom(point: point, factor: factor, frameId: node.frameOnScreen?.frameID))
             case let .follow(id, factor): try node.send(.follow(annotationId: id, factor: factor))
             case .framing(let subject): try node.send(.framing(subject: subject))

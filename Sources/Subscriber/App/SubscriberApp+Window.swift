@@ -8,7 +8,8 @@ import Voice
 ///   pixels of the first is the same click: one pin);
 /// - right click: focus there (tapToAutoFocus); `l` locks focus at the last right-click
 ///   point (the centre before any), or unlocks when the publisher's focus is locked;
-/// - `u` or BackSpace: remove the newest pin of ours; `c` or Delete: clear all pins;
+/// - `u` or BackSpace: remove the newest pin of ours; `c` or Delete: remove all of ours;
+///   `C` (Shift+c) twice within 3 s: clear every expert's pins (the first press asks);
 /// - `m`: next metering mode (uniform, spot, weighted); `h`: HUD on/off;
 /// - the wheel: the publisher's digital zoom, ×1.25 a notch, on the point under the
 ///   pointer (up in, down out, 1…4); `z`: back to the framing (zoom off);
@@ -19,10 +20,13 @@ struct WindowControls: Sendable {
     static let doubleClickNanos: UInt64 = 400_000_000
     static let doubleClickPixels: Float = 0.01
     static let meteringModes: [MeteringMode] = [.uniform, .spot, .weighted]
-    static let hints = "left: pin · right: focus · wheel: zoom · z: unzoom · l: lock/unlock focus · u: undo · c: clear · m: metering · v: mute · space: talk · h: HUD · q: quit"
+    static let hints = "left: pin · right: focus · wheel: zoom · z: unzoom · l: lock/unlock focus · u: undo · c: clear mine · C C: clear all · m: metering · v: mute · space: talk · h: HUD · q: quit"
+    static let clearAllConfirmNanos: UInt64 = 3_000_000_000
     static let zoomStep = 1.25
 
     var lastLeftPress: (nanos: UInt64, point: NormalizedPoint)?
+    /// When `C` last asked to clear everyone's pins (a second `C` within 3 s does it).
+    var clearAllAskedAt: UInt64?
     var focusPoint = NormalizedPoint(x: 0.5, y: 0.5)
     var meteringIndex = 2
     /// The zoom this window asked for last (1: none).
@@ -85,7 +89,14 @@ struct WindowControls: Sendable {
             switch name {
             case "q", "Q", "Escape": return .quit
             case "u", "BackSpace": return .command(.undo)
-            case "c", "Delete": return .command(.clear)
+            case "c", "Delete": return .command(.clearMine)
+            case "C":
+                if let asked = clearAllAskedAt, nowNanos &- asked < Self.clearAllConfirmNanos {
+                    clearAllAskedAt = nil
+                    return .command(.clear)
+                }
+                clearAllAskedAt = nowNanos
+                return .say("clear every expert's pins? press C again within 3 s (c clears only ours)")
             case "l", "L": return lockedNow ? .command(.unlock) : .command(.focus(focusPoint, .tapToLockFocus))
             case "m", "M":
                 meteringIndex = (meteringIndex + 1) % Self.meteringModes.count

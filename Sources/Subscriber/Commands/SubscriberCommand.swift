@@ -26,6 +26,8 @@ public enum SubscriberCommand: Equatable, Sendable {
     /// Remove the newest annotation this subscriber placed that is still shown.
     case undo
     case clear
+    /// Removes every annotation of ours (each with `removeAnnotation`), no one else's.
+    case clearMine
     case pose
     case status
     /// Look for every listed annotation's mark over the next N decoded frames (`--check-markers`).
@@ -46,7 +48,7 @@ public enum SubscriberCommand: Equatable, Sendable {
     public static let help = """
     commands: tap X Y [LABEL] | tapnaive X Y [LABEL] | tapworld WX WY WZ [naive|ground] [LABEL] | focus X Y [auto|tapToAutoFocus|tapToLockFocus] | meter [X Y] [LOCK_SECONDS] [routines=exposure,focus,whiteBalance] [mode=uniform|spot|weighted] [strict] | \
     meteringmode uniform|spot|weighted | \
-    lock | unlock | remove ANNOTATION_ID | undo | clear | zoom X Y [FACTOR] | zoom off | follow ANNOTATION_ID [FACTOR] | follow off | framing off|face|person | mute | unmute | talk | over | \
+    lock | unlock | remove ANNOTATION_ID | undo | clearmine | clear | zoom X Y [FACTOR] | zoom off | follow ANNOTATION_ID [FACTOR] | follow off | framing off|face|person | mute | unmute | talk | over | \
     pose | status | checkmarkers N | snapshot FILE.png | sleep SECONDS | quit   (X, Y normalised 0…1)
     """
 
@@ -140,6 +142,7 @@ public enum SubscriberCommand: Equatable, Sendable {
             return .remove(args[0])
         case "undo": return .undo
         case "clear": return .clear
+        case "clearmine": return .clearMine
         case "pose": return .pose
         case "status": return .status
         case "checkmarkers":

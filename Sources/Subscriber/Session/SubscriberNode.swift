@@ -95,6 +95,8 @@ public final class SubscriberNode: Sendable {
     public var mediaStats: SubscriberMediaStats? { state.withLock { $0.media }?.stats }
     /// The newest annotation this subscriber placed that the publisher still shows.
     public var lastOwnAnnotation: String? { state.withLock { $0.ownAnnotations.last } }
+    /// Every annotation of ours still shown, oldest first.
+    public var ownAnnotationIds: [String] { state.withLock { $0.ownAnnotations } }
     /// Shows `text` over the picture in the window (the HUD), when there is one.
     public func setHUD(_ text: String) { state.withLock { $0.media }?.setHUD(text) }
 
