@@ -14,8 +14,6 @@ actor ConnectionRegistry {
     private var isClosed = false
     private let logger: Logger
     private var refusals = RefusalLog<SignalingErrorCode>()
-    /// WebSocket upgrades refused for their `Origin` (no peer id: they never connected).
-    private var originRefusals = RefusalLog<String>()
     /// Zero of the time given to the hub (rate limits, idle peers) and to the refusal log.
     private let origin = ContinuousClock.now
 
@@ -26,18 +24,6 @@ actor ConnectionRegistry {
 
     /// Refused messages so far, by reason.
     var refusalCounts: [SignalingErrorCode: Int] { refusals.totals }
-
-    /// WebSocket upgrades refused for their origin so far.
-    var refusedOrigins: Int { originRefusals.totals["origin", default: 0] }
-
-    /// A WebSocket upgrade refused for its `Origin`: counted, and logged (rate-limited) at
-    /// `warning`, since it is most likely a web page trying to reach the camera.
-    func refuseOrigin(_ origin: String, host: String?) {
-        guard let line = originRefusals.record("origin", peer: host ?? "?", details: origin, at: now()) else { return }
-        var metadata: Logger.Metadata = ["origin": "\(origin)", "host": "\(host ?? "none")", "total": "\(line.total)"]
-        if line.unlogged > 0 { metadata["unlogged"] = "\(line.unlogged)" }
-        logger.warning("refused a WebSocket upgrade from a page of another origin (allow it with --allow-origin)", metadata: metadata)
-    }
 
     /// Registers a connection; `nil` (and the outlet finished) once the server is stopping.
     func connect(_ outlet: Outlet) -> String? {
@@ -83,8 +69,7 @@ actor ConnectionRegistry {
     }
 
     private func now() -> Double {
-        let elapsed = ContinuousClock.now - origin
-        return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
+        (ContinuousClock.now - origin) / .seconds(1)
     }
 
     private func deliver(_ deliveries: [Delivery]) {

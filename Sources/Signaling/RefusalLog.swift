@@ -48,10 +48,17 @@ public struct RefusalLog<Reason: Hashable & Sendable>: Sendable {
         return Line(code: code, peer: peer, details: details, unlogged: skipped, total: totals[code] ?? 0)
     }
 
+    /// Refusals so far, every reason.
+    public var total: Int { totals.values.reduce(0, +) }
+
     /// When the earliest summary of unlogged refusals is due (nil: none is waiting).
     public var nextSummary: Double? {
         unlogged.keys.compactMap { code in lastLine[code].map { $0 + interval } }.min()
     }
+
+    /// `nextSummary` in nanoseconds for a machine's wake, a millisecond late so that the
+    /// rounding of seconds cannot wake it before the summary is due.
+    public var nextSummaryNanos: UInt64? { nextSummary.map { UInt64($0 * 1e9) + 1_000_000 } }
 
     /// A line for each reason with refusals not logged whose interval has passed: the
     /// last of them (its peer and details), `unlogged` saying how many it sums up.

@@ -143,10 +143,9 @@ public final class SignalingServer: Sendable {
         await registry.refusalCounts
     }
 
-    /// WebSocket upgrades refused so far for their `Origin` (at the front door, 403, or
-    /// by the upgrade's own check behind it).
-    public func refusedOrigins() async -> Int {
-        await registry.refusedOrigins + (frontDoor.refusalCounts[403] ?? 0)
+    /// WebSocket upgrades refused so far for their `Origin` (answered 403 at the front door).
+    public func refusedOrigins() -> Int {
+        frontDoor.refusalCounts[403] ?? 0
     }
 
     /// Connections and requests refused so far at the front door, by the HTTP status they
@@ -168,15 +167,8 @@ public final class SignalingServer: Sendable {
         let transportMax = configuration.transportMaxBytes
 
         let webSocketRouter = Router(context: BasicWebSocketRequestContext.self)
-        let origins = configuration.origins
-        webSocketRouter.ws(RouterPath(configuration.path), shouldUpgrade: { request, _ in
-            let origin = request.headers[.origin]
-            guard origins.allows(origin: origin, host: request.head.authority) else {
-                await registry.refuseOrigin(origin ?? "", host: request.head.authority)
-                return .dontUpgrade
-            }
-            return .upgrade([:])
-        }) { inbound, outbound, context in
+        // The Origin is checked by the front door (`FrontDoorHandler`) before the upgrade.
+        webSocketRouter.ws(RouterPath(configuration.path)) { inbound, outbound, context in
             await ServerConnection.run(inbound: inbound, outbound: outbound, registry: registry,
                                        maxMessageBytes: transportMax, logger: context.logger)
         }
@@ -197,7 +189,7 @@ public final class SignalingServer: Sendable {
             FrontDoorChannel(
                 base: HTTP1WebSocketUpgradeChannel(responder: responder, webSocketResponder: webSocketResponder,
                                                    configuration: upgradeConfiguration),
-                ledger: frontDoor, origins: origins, maxHeaderBytes: maxHeaderBytes)
+                ledger: frontDoor, origins: configuration.origins, maxHeaderBytes: maxHeaderBytes)
         }
         if let tls = configuration.tls {
             let tlsConfiguration = try tls.configuration()

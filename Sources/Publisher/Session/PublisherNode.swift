@@ -133,7 +133,7 @@ public final class PublisherNode: Sendable {
 
     /// Remote candidates refused so far, every kind and session.
     public var candidatesRefused: Int {
-        state.withLock { $0.sessions.candidateRefusals.totals.values.reduce(0, +) }
+        state.withLock { $0.sessions.candidateRefusals.total }
     }
 
     /// Runs until the task is cancelled: connect, register, serve; on a lost

@@ -154,15 +154,11 @@ public struct PublisherSessions: Sendable {
     private var roomRefusals = 0
     /// When to declare ourselves again after a `roomFull`; nil when no retry is due.
     private var redeclareAt: UInt64?
-    /// Remote candidates refused, by kind, and which refusals to report.
     /// Remote candidates refused, by kind; reported at most once a second per kind.
     public private(set) var candidateRefusals = RefusalLog<String>(interval: 1)
 
-    /// A wake for the next summary of refused candidates, if one is waiting (a millisecond
-    /// late, so the seconds' rounding cannot make it early).
-    private var summaryWake: [Effect] {
-        candidateRefusals.nextSummary.map { [.wake(at: UInt64($0 * 1e9) + 1_000_000)] } ?? []
-    }
+    /// A wake for the next summary of refused candidates, if one is waiting.
+    private var summaryWake: [Effect] { candidateRefusals.nextSummaryNanos.map { [.wake(at: $0)] } ?? [] }
 
     /// A refused-candidate report; `line.peer` is the session of the latest refusal.
     static func candidateReport(_ line: RefusalLog<String>.Line) -> Effect {

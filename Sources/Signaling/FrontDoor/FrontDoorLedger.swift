@@ -88,8 +88,7 @@ final class FrontDoorLedger: Sendable {
     }
 
     private func refill(_ client: inout Client, now: ContinuousClock.Instant) {
-        let elapsed = client.refilledAt.duration(to: now)
-        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        let seconds = client.refilledAt.duration(to: now) / .seconds(1)
         client.tokens = min(limits.requestBurst, client.tokens + seconds * limits.requestsPerSecond)
         client.refilledAt = now
     }
@@ -102,8 +101,5 @@ final class FrontDoorLedger: Sendable {
     }
 
     private static let origin = ContinuousClock.now
-    private static func monotonicSeconds() -> Double {
-        let elapsed = origin.duration(to: .now)
-        return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-    }
+    private static func monotonicSeconds() -> Double { origin.duration(to: .now) / .seconds(1) }
 }

@@ -87,7 +87,7 @@ public final class SubscriberNode: Sendable {
     public func tickFrameWindow() { frames.withLock { $0.tick(now: WallClock.nowNanos()) } }
     public var isConnected: Bool { state.withLock { $0.session.connected } }
     /// Remote candidates refused so far, every kind and session.
-    public var candidatesRefused: Int { state.withLock { $0.session.candidateRefusals.totals.values.reduce(0, +) } }
+    public var candidatesRefused: Int { state.withLock { $0.session.candidateRefusals.total } }
     /// The publisher camera's latest `sceneStatus` (nil until one arrives).
     public var sceneStatus: SceneStatus? { state.withLock { $0.sceneStatus } }
     public var rejections: PoseRejectionCounter? { state.withLock { $0.media?.rejections } }

@@ -138,7 +138,7 @@ public struct SubscriberSession: Sendable {
                 + endSession(reason: "could not answer: \(reason)", tellServer: true) + seekAgainLater(now: now)
         case let .candidateFailed(sessionId, kind, reason):
             guard let line = candidateRefusals.record(kind, peer: sessionId, details: reason, at: Double(now) / 1e9) else {
-                return candidateRefusals.nextSummary.map { [.wake(at: UInt64($0 * 1e9))] } ?? []
+                return candidateRefusals.nextSummaryNanos.map { [.wake(at: $0)] } ?? []
             }
             return [Self.candidateReport(line)]
         case let .localCandidate(sessionId, candidate):
