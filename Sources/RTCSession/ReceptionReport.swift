@@ -35,22 +35,50 @@ public struct ReceptionReport: Codable, Sendable, Hashable {
     /// The largest message accepted (a few streams).
     public static let maxMessageBytes = 2048
 
-    private struct Message: Codable { var streams: [ReceptionReport] }
+    /// One `feedback` message: the reports, and when the receiver sent it (µs of its own
+    /// monotonic clock), which the sender echoes at once (`Echo`) so the receiver learns
+    /// the path's round trip before any packet is lost.
+    public struct Message: Codable, Sendable, Hashable {
+        public var streams: [ReceptionReport]
+        public var sentMicros: Int64?
+        public init(streams: [ReceptionReport], sentMicros: Int64? = nil) { self.streams = streams; self.sentMicros = sentMicros }
+    }
 
-    public static func encode(_ reports: [ReceptionReport]) -> String {
-        let data = (try? JSONEncoder().encode(Message(streams: reports))) ?? Data("{\"streams\":[]}".utf8)
+    /// The sender's answer to a message that carried `sentMicros`: that time, unchanged.
+    public struct Echo: Codable, Sendable, Hashable {
+        public var echo: Int64
+        public init(echo: Int64) { self.echo = echo }
+    }
+
+    public static func encode(_ reports: [ReceptionReport], sentMicros: Int64? = nil) -> String {
+        let data = (try? JSONEncoder().encode(Message(streams: reports, sentMicros: sentMicros))) ?? Data("{\"streams\":[]}".utf8)
         return String(decoding: data, as: UTF8.self)
     }
 
     /// The reports of one message; nil for anything else (too large, not JSON, wrong shape).
     public static func decode(_ text: String) -> [ReceptionReport]? {
+        decodeMessage(text)?.streams
+    }
+
+    /// One whole message; nil for anything else.
+    public static func decodeMessage(_ text: String) -> Message? {
         guard text.utf8.count <= maxMessageBytes,
               let message = try? JSONDecoder().decode(Message.self, from: Data(text.utf8)),
               message.streams.count <= 8,
               message.streams.allSatisfy({ ($0.queueMs ?? 0).isFinite && $0.received <= $0.highestSeq + 1 << 20 }) else {
             return nil
         }
-        return message.streams
+        return message
+    }
+
+    public static func encodeEcho(_ sentMicros: Int64) -> String {
+        "{\"echo\":\(sentMicros)}"
+    }
+
+    /// The send time an echo returns; nil for anything else.
+    public static func decodeEcho(_ text: String) -> Int64? {
+        guard text.utf8.count <= 64, let echo = try? JSONDecoder().decode(Echo.self, from: Data(text.utf8)) else { return nil }
+        return echo.echo
     }
 }
 
@@ -113,12 +141,13 @@ extension WebRTCPeer {
     }
 
     /// A receiver's `ReceptionReport`s (the text of one `feedback` message): they count
-    /// towards the next `takeFeedback`. False when the text is not a report.
+    /// towards the next `takeFeedback`. Nil when the text is not a report; else the
+    /// message, whose `sentMicros` the caller echoes (`ReceptionReport.encodeEcho`).
     @discardableResult
-    package func receiveReceptionReport(_ text: String) -> Bool {
-        guard let reports = ReceptionReport.decode(text) else { return false }
-        feedback.received(reports)
-        return true
+    package func receiveReceptionReport(_ text: String) -> ReceptionReport.Message? {
+        guard let message = ReceptionReport.decodeMessage(text) else { return nil }
+        feedback.received(message.streams)
+        return message
     }
 
     private func installReceptionProbe() {

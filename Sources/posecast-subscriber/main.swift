@@ -44,6 +44,8 @@ struct Subscriber: AsyncParsableCommand {
     var maxJitterLatency = 1000
     @Flag(help: "Keep the jitter-buffer latency where it starts, whatever retransmissions need.")
     var fixedJitterLatency = false
+    @Option(help: "Where an adapting jitter-buffer latency starts, in ms, until the publisher's echo of our first reception report tells the path's round trip (then that round trip plus 40 ms, at least --jitter-latency); 0 starts at --jitter-latency.")
+    var startJitterLatency = 300
     @Option(help: "tuned (ours: 50 ms jitter buffer, frames shown as soon as decoded) or baseline (webrtcbin's defaults: 200 ms jitter buffer, the sink synchronised to the clock).")
     var latencyProfile: LatencyProfile = .tuned
     @Option(help: "Write one JSON line per shown frame here (frame id, capture, decode and shown times, pose hash; headless only).")
@@ -78,6 +80,7 @@ struct Subscriber: AsyncParsableCommand {
         if frameLog != nil, !headless { throw ValidationError("--frame-log needs --headless (frames are timed at the headless sink)") }
         if let jitterLatency, !(0...10_000).contains(jitterLatency) { throw ValidationError("--jitter-latency must be in 0…10000 ms") }
         if !(50...10_000).contains(maxJitterLatency) { throw ValidationError("--max-jitter-latency must be in 50…10000 ms") }
+        if !(0...10_000).contains(startJitterLatency) { throw ValidationError("--start-jitter-latency must be in 0…10000 ms") }
         if let avSync, !(100...8000).contains(avSync) { throw ValidationError("--av-sync takes a tone of 100…8000 Hz") }
 
     }
@@ -104,6 +107,7 @@ struct Subscriber: AsyncParsableCommand {
         if let jitterLatency { node.media.rtc.jitterBufferLatencyMs = jitterLatency }
         node.adaptJitterLatency = !fixedJitterLatency
         node.maxJitterLatencyMs = maxJitterLatency
+        node.unknownPathJitterLatencyMs = startJitterLatency > 0 ? startJitterLatency : nil
         network.apply(to: &node.media.rtc)
         var voice = try self.voice.options()
         if let avSync, !voice.detectTones.contains(avSync) { voice.detectTones.append(avSync) }

@@ -20,6 +20,19 @@ struct ReceptionReportTests {
         }
     }
 
+    @Test("a report carries its send time and the sender echoes it; an echo is only ever an echo")
+    func echo() {
+        let reports = [ReceptionReport(ssrc: 9, highestSeq: 100, received: 99, bytes: 99_000)]
+        let text = ReceptionReport.encode(reports, sentMicros: 123_456_789)
+        #expect(ReceptionReport.decodeMessage(text) == ReceptionReport.Message(streams: reports, sentMicros: 123_456_789))
+        #expect(ReceptionReport.decode(text) == reports)
+        #expect(ReceptionReport.decodeMessage(ReceptionReport.encode(reports))?.sentMicros == nil, "an older receiver's report")
+        #expect(ReceptionReport.decodeEcho(ReceptionReport.encodeEcho(123_456_789)) == 123_456_789)
+        for hostile in ["", "{}", text, "{\"echo\":\"soon\"}", "{\"echo\":1e400}", "{\"echo\":" + String(repeating: "9", count: 80) + "}"] {
+            #expect(ReceptionReport.decodeEcho(hostile) == nil, "accepted: \(hostile.prefix(80))")
+        }
+    }
+
     @Test("the pacer lets a burst out at its rate: 10 packets of 1000 bytes at 800 kbit/s, 12 kbit at once, the rest at 10 ms each")
     func pacing() {
         let pacer = Pacer(rateKbps: 800, burstMs: 10)

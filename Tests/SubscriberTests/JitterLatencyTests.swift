@@ -70,4 +70,39 @@ struct JitterLatencyTests {
         _ = low.update(Self.stats(lost: 0), nowNanos: 0)
         #expect(low.update(Self.stats(lost: 0, rttMs: 120, asked: 1), nowNanos: 1 * Self.s) == 160)
     }
+
+    @Test("on a path not known yet it starts at 300 ms and holds; the publisher's echo brings it to two round trips plus 40 ms, the floor on a short path")
+    func unknownPath() {
+        var c = JitterLatency.Configuration(floorMs: 50)
+        c.unknownPathMs = 300
+        // An 80 ms path each way: the echo says 165 ms.
+        var far = JitterLatency(configuration: c)
+        #expect(far.latencyMs == 300, "where a session starts")
+        #expect(far.update(Self.stats(lost: 0), nowNanos: 0) == nil)
+        #expect(far.update(Self.stats(lost: 0), nowNanos: 1 * Self.s) == nil, "held, not decaying from the start")
+        #expect(far.ceilingMs(Self.stats(lost: 0)) == 300, "no round trip yet: the start is the ceiling")
+        #expect(far.notePathRoundTrip(165, nowNanos: 2 * Self.s) == 370)
+        #expect(far.notePathRoundTrip(170, nowNanos: 3 * Self.s) == nil, "only the first echo ends the start")
+        #expect(far.ceilingMs(Self.stats(lost: 0)) == 380, "two echoed round trips plus 40 ms")
+        #expect(far.update(Self.stats(lost: 2), nowNanos: 4 * Self.s) == 380, "a loss: ×1.5, within two round trips")
+        // Loopback: the first echo takes it to the floor at once.
+        var near = JitterLatency(configuration: c)
+        _ = near.update(Self.stats(lost: 0), nowNanos: 0)
+        #expect(near.notePathRoundTrip(0.8, nowNanos: 1 * Self.s) == 50)
+        // No echo ever (a publisher that does not answer): held for 10 s, then down.
+        var silent = JitterLatency(configuration: c)
+        _ = silent.update(Self.stats(lost: 0), nowNanos: 5 * Self.s)
+        #expect(silent.update(Self.stats(lost: 0), nowNanos: 14 * Self.s) == nil)
+        #expect(silent.update(Self.stats(lost: 0), nowNanos: 16 * Self.s) == 275)
+        // Trouble before the echo: the echo does not take it down.
+        var early = JitterLatency(configuration: c)
+        _ = early.update(Self.stats(lost: 0), nowNanos: 0)
+        #expect(early.update(Self.stats(lost: 1, rttMs: 170), nowNanos: 1 * Self.s) == 380, "×1.5, within two retransmission round trips")
+        #expect(early.notePathRoundTrip(170, nowNanos: 2 * Self.s) == nil)
+        #expect(early.latencyMs == 380)
+        // Nonsense from a publisher changes nothing.
+        var odd = JitterLatency(configuration: c)
+        #expect(odd.notePathRoundTrip(-5, nowNanos: 0) == nil && odd.notePathRoundTrip(.nan, nowNanos: 0) == nil)
+        #expect(odd.pathRoundTripMs == nil && odd.latencyMs == 300)
+    }
 }

@@ -332,11 +332,19 @@ public final class PublisherNode: Sendable {
         case .dataChannelMessage(ReceptionReport.channelLabel, let message):
             // Reception reports for congestion control: from a verified peer only, and
             // nothing but well-formed reports (anything else is counted and dropped: the
-            // channel is unreliable telemetry, no reply goes back).
+            // channel is unreliable telemetry). The one reply is the echo of a report's
+            // send time, by which the receiver learns the path's round trip (its jitter
+            // buffer's latency needs it before the first loss, docs/NETWORK.md).
             guard let peer = peer(sessionId), peer.isVerified, case .text(let text) = message,
-                  peer.receiveReceptionReport(text) else {
+                  let report = peer.receiveReceptionReport(text) else {
                 media.feedbackRefused()
                 return
+            }
+            if let sent = report.sentMicros, let channel = state.withLock({ $0.branches[sessionId]?.feedback }),
+               channel.readyState == .open {
+                do throws(RTCError) { try channel.send(ReceptionReport.encodeEcho(sent)) } catch {
+                    logger.debug("session \(sessionId): echo of a reception report not sent: \(error)")
+                }
             }
         case .dataChannelMessage(_, let message):
             await feed(.controlMessage(sessionId: sessionId, message))

@@ -27,6 +27,20 @@ import RTCSession
 ///   for good, a keyframe request and a freeze of up to 0.65 s, 4 a minute.
 /// - **Down** after `calmNanos` without loss, lateness or a retransmission asked for:
 ///   `decay` of the way to the floor per update, so a clean link gets its low latency back.
+/// - **Before the path is known** (`unknownPathMs`): a session starts there, not at the
+///   floor, and holds it until the path's round trip is known. Started at the 50 ms
+///   floor, the first keyframe's losses on an 80 ms path were never repaired (a
+///   retransmission takes a round trip), and the latency learnt the path one keyframe
+///   request at a time: 5 requests and a 1.5 s freeze in the first 8 s, none after. The
+///   round trip comes from the sender's echo of our reception reports
+///   (`notePathRoundTrip`), a few hundred milliseconds into the session; then the latency
+///   goes to two round trips plus `marginMs` (the floor on a short path): with one round
+///   trip plus the margin, a loss noticed only with the next frame, or a retransmission
+///   lost in turn, still missed it (3 keyframe requests in the first 4 s on the 80 ms
+///   path with 3 % loss), and the latency then climbed there by steps anyway. While the
+///   jitter buffer waits for a missing packet nothing passes, but packets in order pass at
+///   once, so a high start costs only its first frame's wait (rtpjitterbuffer holds the
+///   first packet for its latency) and repairs that would otherwise be keyframe requests.
 public struct JitterLatency: Sendable {
     public struct Configuration: Sendable, Hashable {
         public var floorMs: Int
@@ -38,6 +52,8 @@ public struct JitterLatency: Sendable {
         public var growth = 1.5
         public var calmNanos: UInt64 = 10_000_000_000
         public var decay = 0.1
+        /// Where a session starts, until the path's round trip is known (nil: the floor).
+        public var unknownPathMs: Int?
         public init(floorMs: Int) { self.floorMs = floorMs }
     }
 
@@ -47,34 +63,71 @@ public struct JitterLatency: Sendable {
     private var lastTroubleNanos: UInt64?
     /// When the jitter buffer last asked for a retransmission.
     private var lastRepairNanos: UInt64?
+    /// The first update: the start counts as trouble for `calmNanos` (see `unknownPathMs`).
+    private var startedNanos: UInt64?
+    /// The path's round trip as the sender's echo measured it last (ms).
+    public private(set) var pathRoundTripMs: Double?
 
     public init(configuration: Configuration) {
         self.configuration = configuration
-        latencyMs = configuration.floorMs
+        latencyMs = Self.clamp(configuration.unknownPathMs ?? configuration.floorMs, configuration)
     }
 
-    /// The most the latency may reach on the path `stats` measured.
+    private static func clamp(_ ms: Int, _ c: Configuration) -> Int {
+        max(c.floorMs, min(ms, c.maximumMs))
+    }
+
+    /// The path's round trip as far as it is known: the retransmissions' (which includes
+    /// a queue on the way) or the echo's, whichever is longer; 0 while neither is known.
+    public func roundTripMs(_ stats: JitterBufferStats) -> Double {
+        max(stats.retransmissionRoundTripMs, pathRoundTripMs ?? 0)
+    }
+
+    /// The most the latency may reach on the path `stats` measured (before any round trip
+    /// is known, the start).
     public func ceilingMs(_ stats: JitterBufferStats) -> Int {
         let c = configuration
-        let path = 2 * stats.retransmissionRoundTripMs + c.marginMs
+        let rtt = roundTripMs(stats)
+        guard rtt > 0 else { return Self.clamp(max(c.shortPathCeilingMs, c.unknownPathMs ?? 0), c) }
+        let path = 2 * rtt + c.marginMs
         return min(c.maximumMs, max(c.shortPathCeilingMs, Int(path.rounded())))
+    }
+
+    /// The path's round trip measured by the sender's echo of a reception report (ms).
+    /// The first one ends the start: the latency goes to two of it plus `marginMs` unless
+    /// trouble has raised it already. Returns the new latency when it changes.
+    public mutating func notePathRoundTrip(_ ms: Double, nowNanos: UInt64) -> Int? {
+        guard ms.isFinite, ms >= 0, ms < 10_000 else { return nil }
+        let first = pathRoundTripMs == nil
+        pathRoundTripMs = ms
+        guard first, lastTroubleNanos == nil, configuration.unknownPathMs != nil else { return nil }
+        let next = Self.clamp(Int((2 * ms + configuration.marginMs).rounded()), configuration)
+        startedNanos = nil
+        guard next != latencyMs else { return nil }
+        latencyMs = next
+        return next
     }
 
     /// The new latency (ms) when it should change, else nil.
     public mutating func update(_ stats: JitterBufferStats, nowNanos: UInt64) -> Int? {
         let c = configuration
         defer { last = stats }
-        guard let last else { return nil }
+        guard let last else {
+            // A path still unknown holds the start for `calmNanos`.
+            if c.unknownPathMs != nil, pathRoundTripMs == nil { startedNanos = nowNanos }
+            return nil
+        }
         let trouble = stats.lost > last.lost || stats.late > last.late
         let repairing = stats.retransmissionsRequested > last.retransmissionsRequested
         if repairing { lastRepairNanos = nowNanos }
-        let calmSince = max(lastTroubleNanos ?? 0, lastRepairNanos ?? 0)
+        let calmSince = max(lastTroubleNanos ?? 0, lastRepairNanos ?? 0, startedNanos ?? 0)
+        let rtt = roundTripMs(stats)
         var target = Double(latencyMs)
         if trouble {
             lastTroubleNanos = nowNanos
-            target = max(Double(latencyMs) * c.growth, stats.retransmissionRoundTripMs + c.marginMs)
+            target = max(Double(latencyMs) * c.growth, rtt + c.marginMs)
         } else if repairing {
-            target = max(target, stats.retransmissionRoundTripMs + c.marginMs)
+            target = max(target, rtt + c.marginMs)
         } else if nowNanos &- calmSince >= c.calmNanos, latencyMs > c.floorMs {
             target = Double(latencyMs) - max(1, (Double(latencyMs) - Double(c.floorMs)) * c.decay)
         }

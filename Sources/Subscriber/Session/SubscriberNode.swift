@@ -39,7 +39,7 @@ public final class SubscriberNode: Sendable {
         var channel: DataChannel?
         var events: Task<Void, Never>?
         /// Our reception reports to the publisher (`feedback` channel), while connected.
-        var feedback: (channel: DataChannel, task: Task<Void, Never>)?
+        var feedback: (channel: DataChannel, task: Task<Void, Never>, echoes: EchoRoundTrips)?
         /// The `feedback` channel of this session is asked for (at most once a session).
         var feedbackRequested = false
         /// The session's subscription through the SFU (its offer, then its events).
@@ -233,14 +233,20 @@ public final class SubscriberNode: Sendable {
         let interval = config.receptionReportInterval
         let adaptJitter = config.adaptJitterLatency
         let onEvent = self.onEvent
-        var jitterConfiguration = JitterLatency.Configuration(floorMs: config.media.rtc.jitterBufferLatencyMs)
-        jitterConfiguration.maximumMs = config.maxJitterLatencyMs
-        var jitter = JitterLatency(configuration: jitterConfiguration)
+        var jitter = JitterLatency(configuration: config.jitterLatencyConfiguration)
+        let echoes = EchoRoundTrips()
         let task = Task { [logger] in
             var tick = 0
             while !Task.isCancelled {
                 guard (try? await Task.sleep(for: interval)) != nil else { return }
                 tick += 1
+                // The publisher's echo of a report: the path's round trip, which ends the
+                // jitter buffer's start on an unknown path.
+                if adaptJitter, let rtt = echoes.take(),
+                   let ms = jitter.notePathRoundTrip(rtt, nowNanos: MonotonicClock.nanos()) {
+                    peer.setJitterBufferLatency(ms: ms)
+                    onEvent(.jitterLatency(sessionId: sessionId, ms: ms, retransmissionRoundTripMs: rtt))
+                }
                 // About once a second: the jitter buffer's latency follows what retransmission needs.
                 if adaptJitter, tick % 5 == 0, let stats = peer.jitterBufferStats(),
                    let ms = jitter.update(stats, nowNanos: MonotonicClock.nanos()) {
@@ -248,13 +254,14 @@ public final class SubscriberNode: Sendable {
                     onEvent(.jitterLatency(sessionId: sessionId, ms: ms, retransmissionRoundTripMs: stats.retransmissionRoundTripMs))
                 }
                 guard channel.readyState == .open else { continue }
-                do throws(RTCError) { try channel.send(ReceptionReport.encode(peer.receptionReports())) } catch {
+                let sent = Int64(MonotonicClock.nanos() / 1000)
+                do throws(RTCError) { try channel.send(ReceptionReport.encode(peer.receptionReports(), sentMicros: sent)) } catch {
                     logger.debug("session \(sessionId): reception report not sent: \(error)")
                 }
             }
         }
         let previous = state.withLock { s in
-            defer { s.feedback = (channel, task) }
+            defer { s.feedback = (channel, task, echoes) }
             return s.feedback
         }
         previous?.task.cancel()
@@ -262,7 +269,7 @@ public final class SubscriberNode: Sendable {
 
     /// A fresh pipeline per session: nothing of a dead session can leak into the next.
     private func makeMedia(sessionId: String) async throws(RTCError) -> SubscriberMedia {
-        let media = try SubscriberMedia(config: config.media, name: "subscriber") { [weak self] frame in
+        let media = try SubscriberMedia(config: config.sessionMedia, name: "subscriber") { [weak self] frame in
             guard let self else { return }
             guard self.verified.load(ordering: .acquiring) else { return }
             self.frames.withLock { $0.record(frame) }
@@ -317,6 +324,13 @@ public final class SubscriberNode: Sendable {
             if channel.readyState == .open { await feed(.controlChannelOpen) }
         case .dataChannelOpen(let label) where label == "control":
             await feed(.controlChannelOpen)
+        case .dataChannelMessage(ReceptionReport.channelLabel, let message):
+            // The publisher's echo of one of our reports; nothing else comes on this channel.
+            guard case .text(let text) = message, let sent = ReceptionReport.decodeEcho(text),
+                  state.withLock({ $0.feedback?.echoes })?.record(sentMicros: sent, nowMicros: Int64(MonotonicClock.nanos() / 1000)) == true else {
+                logger.debug("session \(sessionId): not an echo of our reports on the feedback channel, dropped")
+                return
+            }
         case .dataChannelMessage(_, .text(let text)):
             guard verified.load(ordering: .acquiring) else {
                 logger.debug("session \(sessionId): control message before the publisher was verified, dropped")

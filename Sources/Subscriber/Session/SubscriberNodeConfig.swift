@@ -40,6 +40,25 @@ public struct SubscriberNodeConfig: Sendable {
     /// The most the jitter buffer's latency may reach (`JitterLatency`): its ceiling is two
     /// retransmission round trips of the path plus a margin, within this.
     public var maxJitterLatencyMs = 1000
+    /// Where an adapting jitter buffer starts, until the publisher's echo of our first
+    /// reception report tells the path's round trip (`JitterLatency.unknownPathMs`): room
+    /// for one retransmission on a path of up to 250 ms; nil starts at the floor.
+    public var unknownPathJitterLatencyMs: Int? = 300
+
+    /// The jitter buffer's latency machine these settings ask for.
+    var jitterLatencyConfiguration: JitterLatency.Configuration {
+        var c = JitterLatency.Configuration(floorMs: media.rtc.jitterBufferLatencyMs)
+        c.maximumMs = maxJitterLatencyMs
+        c.unknownPathMs = unknownPathJitterLatencyMs
+        return c
+    }
+
+    /// The media settings a session starts with: an adapting jitter buffer at its start.
+    var sessionMedia: SubscriberMediaConfig {
+        var m = media
+        if adaptJitterLatency { m.rtc.jitterBufferLatencyMs = JitterLatency(configuration: jitterLatencyConfiguration).latencyMs }
+        return m
+    }
     /// How long the media is watched when the room's publisher shows up under a new peer
     /// id while a session runs: frames in its second half keep the session (a signaling
     /// restart), none end it and ask the new publisher (the old one died meanwhile).
