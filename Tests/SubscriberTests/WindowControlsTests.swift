@@ -47,10 +47,11 @@ struct WindowControlsTests {
         }
     }
 
-    @Test("the wheel zooms on the point under the pointer, ×1.25 a notch within 1…4; z unzooms")
+    @Test("the wheel zooms ×1.25 a notch within 1…4, the point under the pointer kept in place; z unzooms")
     func wheelZoom() {
         var c = WindowControls()
-        #expect(c.action(for: .press(button: 4, point: Self.p), nowNanos: 0, lockedNow: false) == .command(.zoom(Self.p, factor: 1.25)))
+        #expect(c.action(for: .press(button: 4, point: Self.p), nowNanos: 0, lockedNow: false)
+                == .command(.zoom(WindowControls.zoomCentre(keeping: Self.p, from: 1, to: 1.25), factor: 1.25)))
         #expect(c.action(for: .press(button: 4, point: nil), nowNanos: 0, lockedNow: false)
                 == .command(.zoom(NormalizedPoint(x: 0.5, y: 0.5), factor: 1.56)))
         for _ in 0..<10 { _ = c.action(for: .press(button: 4, point: Self.p), nowNanos: 0, lockedNow: false) }
@@ -58,9 +59,36 @@ struct WindowControlsTests {
         guard case .say = c.action(for: .press(button: 4, point: Self.p), nowNanos: 0, lockedNow: false) else {
             Issue.record("a notch past ×4 must say so"); return
         }
-        #expect(c.action(for: .press(button: 5, point: Self.p), nowNanos: 0, lockedNow: false) == .command(.zoom(Self.p, factor: 3.2)))
+        #expect(c.action(for: .press(button: 5, point: Self.p), nowNanos: 0, lockedNow: false)
+                == .command(.zoom(WindowControls.zoomCentre(keeping: Self.p, from: 4, to: 3.2), factor: 3.2)))
         #expect(c.action(for: .key("z"), nowNanos: 0, lockedNow: false) == .command(.zoom(NormalizedPoint(x: 0.5, y: 0.5), factor: 1)))
         #expect(c.zoom == 1)
+    }
+
+    @Test("three notches in and two out keep the camera's point under the pointer within 0.1 % (the publisher centring its crop on each request)")
+    func wheelKeepsThePoint() {
+        // The publisher's side: the crop's centre in the camera's picture and its zoom; a
+        // request's point, given in the shown picture, becomes the new centre.
+        var centre = (x: 0.5, y: 0.5), zoom = 1.0
+        func camera(_ p: NormalizedPoint) -> (x: Double, y: Double) {
+            (centre.x + (Double(p.x) - 0.5) / zoom, centre.y + (Double(p.y) - 0.5) / zoom)
+        }
+        func shown(_ f: (x: Double, y: Double)) -> (x: Double, y: Double) {
+            (0.5 + (f.x - centre.x) * zoom, 0.5 + (f.y - centre.y) * zoom)
+        }
+        var c = WindowControls()
+        let pointer = NormalizedPoint(x: 0.7, y: 0.35)
+        let target = camera(pointer)
+        for button in [4, 4, 4, 5, 5] {
+            guard case .command(.zoom(let point, let factor)) = c.action(for: .press(button: button, point: pointer), nowNanos: 0, lockedNow: false) else {
+                Issue.record("notch \(button) sent no zoom"); return
+            }
+            centre = camera(point)
+            zoom = factor
+            let now = shown(target)
+            #expect(abs(now.x - Double(pointer.x)) < 0.001 && abs(now.y - Double(pointer.y)) < 0.001,
+                    "after ×\(factor) the point is at \(now), the pointer at \(pointer)")
+        }
     }
 
     @Test("keys: undo, clear, metering modes in turn, HUD; q, Esc and closing quit once")
@@ -77,6 +105,11 @@ struct WindowControlsTests {
         let modes = (0..<3).map { _ in c.action(for: .key("m"), nowNanos: 0, lockedNow: false) }
         #expect(modes == [MeteringMode.uniform, .spot, .weighted].map { .command(.meteringMode($0)) }, "m changes the mode only: nothing metered once, nothing locked")
         #expect(c.action(for: .key("h"), nowNanos: 0, lockedNow: false) == .toggleHUD)
+        #expect(!c.hudVisible)
+        #expect(c.action(for: .key("h"), nowNanos: 20_000_000_000, lockedNow: false) == .toggleHUD)
+        #expect(c.hudVisible && c.hintsUntil == 30_000_000_000, "back on: the keys shown for 10 s")
+        #expect(c.action(for: .key("question"), nowNanos: 40_000_000_000, lockedNow: false) == .toggleHUD)
+        #expect(c.hudVisible && c.hintsUntil == 50_000_000_000)
         #expect(c.action(for: .key("x"), nowNanos: 0, lockedNow: false) == .none)
         for quit: WindowInput in [.key("q"), .key("Escape"), .closed("Output window was closed")] {
             var fresh = WindowControls()

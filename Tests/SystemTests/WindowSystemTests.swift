@@ -5,7 +5,8 @@ import Testing
 
 /// The X tools the window test drives the window with; those not installed.
 enum WindowTools {
-    static let missing = ["/usr/bin/Xvfb", "/usr/bin/xdotool", "/usr/bin/import"].filter { !FileManager.default.isExecutableFile(atPath: $0) }
+    static let missing = ["/usr/bin/Xvfb", "/usr/bin/xdotool", "/usr/bin/import", "/usr/bin/openbox", "/usr/bin/tesseract"]
+        .filter { !FileManager.default.isExecutableFile(atPath: $0) }
 }
 
 /// The expert's window tried as a person would: a real X server (Xvfb), the
@@ -15,7 +16,7 @@ enum WindowTools {
 /// clicked; taps are drawn magenta (`--check-markers`) so they can be found by colour.
 @Suite("system: the expert's window under Xvfb", .serialized,
        .enabled(if: WindowTools.missing.isEmpty,
-                "needs \(WindowTools.missing.joined(separator: ", ")) (apt: xvfb xdotool imagemagick; scripts/setup installs them)"))
+                "needs \(WindowTools.missing.joined(separator: ", ")) (apt: xvfb xdotool imagemagick openbox tesseract-ocr; scripts/setup installs them)"))
 struct WindowSystemTests {
     /// A screenshot of the whole screen, RGB.
     struct Screenshot {
@@ -129,7 +130,7 @@ struct WindowSystemTests {
             }
             var window = ""
             try await waitUntil(10, "the window appears") {
-                let search = try? ManagedProcess.runBlocking("/usr/bin/xdotool", ["search", "--name", "OpenGL"], timeout: 5)
+                let search = try? ManagedProcess.runBlocking("/usr/bin/xdotool", ["search", "--class", "PoseCast"], timeout: 5)
                 window = search?.stdout.split(separator: "\n").first.map(String.init) ?? ""
                 return !window.isEmpty
             }
@@ -243,6 +244,147 @@ struct WindowSystemTests {
         #expect(close.status == 0, "\(close.stderrTail)")
         #expect(try await subscriber.waitForExit(timeout: 15) == 0, "after the close button: \(subscriber.stderrTail)")
         #expect(subscriber.events.contains { $0.is(.windowClosed) })
+    }
+
+    /// Xvfb on a display it picks, with DISPLAY set to it until the returned closure runs.
+    static func startXvfb() async throws -> (ManagedProcess, () -> Void) {
+        let xvfb = try ManagedProcess("/usr/bin/Xvfb", ["-displayfd", "1", "-screen", "0", "1280x800x24", "-nolisten", "tcp"], name: "Xvfb")
+        let (number, _) = try await xvfb.waitForLine("Xvfb's display number", timeout: 10) { Int($0.trimmingCharacters(in: .whitespaces)) != nil }
+        setenv("DISPLAY", ":" + number.trimmingCharacters(in: .whitespaces), 1)
+        return (xvfb, {
+            unsetenv("DISPLAY")
+            xvfb.signal(SIGTERM)
+            for _ in 0..<100 where xvfb.isRunning { usleep(20_000) }
+        })
+    }
+
+    /// The window's inside (its picture, without the window manager's frame) on the
+    /// screen: x, y, width, height, from Xlib (XTranslateCoordinates, through ctypes).
+    static func clientArea(_ window: String) async throws -> (Int, Int, Int, Int) {
+        let run = try await Self.run("/usr/bin/python3", ["-c", Self.clientAreaScript, window])
+        let numbers = run.stdout.split(separator: " ").compactMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+        guard run.status == 0, numbers.count == 4 else { throw HarnessTimeout(description: "no client area for \(window): \(run.stderrTail)") }
+        return (numbers[0], numbers[1], numbers[2], numbers[3])
+    }
+
+    static let clientAreaScript = """
+    import ctypes, sys
+    x = ctypes.cdll.LoadLibrary("libX11.so.6")
+    x.XOpenDisplay.restype = ctypes.c_void_p; x.XOpenDisplay.argtypes = [ctypes.c_char_p]
+    x.XDefaultRootWindow.restype = ctypes.c_ulong; x.XDefaultRootWindow.argtypes = [ctypes.c_void_p]
+    x.XTranslateCoordinates.argtypes = [ctypes.c_void_p, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_int, ctypes.c_int,
+                                        ctypes.POINTER(ctypes.c_int), ctypes.POINTER(ctypes.c_int), ctypes.POINTER(ctypes.c_ulong)]
+    x.XGetGeometry.argtypes = [ctypes.c_void_p, ctypes.c_ulong, ctypes.POINTER(ctypes.c_ulong)] + [ctypes.POINTER(ctypes.c_int)] * 2 + [ctypes.POINTER(ctypes.c_uint)] * 4
+    d = x.XOpenDisplay(None)
+    w = int(sys.argv[1]); root = x.XDefaultRootWindow(d)
+    ax, ay, child = ctypes.c_int(), ctypes.c_int(), ctypes.c_ulong()
+    x.XTranslateCoordinates(d, w, root, 0, 0, ctypes.byref(ax), ctypes.byref(ay), ctypes.byref(child))
+    r, gx, gy = ctypes.c_ulong(), ctypes.c_int(), ctypes.c_int()
+    gw, gh, bw, depth = ctypes.c_uint(), ctypes.c_uint(), ctypes.c_uint(), ctypes.c_uint()
+    x.XGetGeometry(d, w, ctypes.byref(r), ctypes.byref(gx), ctypes.byref(gy), ctypes.byref(gw), ctypes.byref(gh), ctypes.byref(bw), ctypes.byref(depth))
+    print(ax.value, ay.value, gw.value, gh.value)
+    """
+
+    /// The text tesseract reads in the screen's rectangle (x, y, w, h), scaled up ×2
+    /// first (its best size for 15-pixel type).
+    static func readText(_ rect: (Int, Int, Int, Int)) async throws -> String {
+        let path = NSTemporaryDirectory() + "posecast-hud-\(getpid()).png"
+        let shot = try await Self.run("/usr/bin/import", ["-window", "root", "-crop", "\(rect.2)x\(rect.3)+\(rect.0)+\(rect.1)",
+                                                          "-resize", "200%", "png:" + path])
+        guard shot.status == 0 else { throw HarnessTimeout(description: "import failed: \(shot.stderrTail)") }
+        let ocr = try await Self.run("/usr/bin/tesseract", [path, "stdout", "--psm", "6"])
+        return ocr.stdout
+    }
+
+    @Test("window under a window manager (openbox): titled and classed for PoseCast; the HUD readable at 400×300 with a 320×240 stream; three wheel notches keep the pointed disc under the pointer; the publisher gone for 10 s: the same window says it waits and shows the picture again")
+    func windowUnderAWindowManager() async throws {
+        let (xvfb, stopXvfb) = try await Self.startXvfb()
+        _ = xvfb
+        defer { stopXvfb() }
+        let openbox = try ManagedProcess("/usr/bin/openbox", [], name: "openbox")
+        defer { openbox.signal(SIGTERM) }
+        let signaling = try ManagedProcess("posecast-signaling", ["--port", "0"], name: "signaling")
+        defer { signaling.signal(SIGTERM) }
+        let (line, _) = try await signaling.waitForLine("listening line", timeout: 20) { $0.hasPrefix("listening ") }
+        let url = String(line.dropFirst("listening ".count))
+        let publisherArguments = ["--source", "synthetic", "--pose-speed", "0.0001", "--width", "320", "--height", "240",
+                                  "--signaling", url, "--json", "--microphone", "none", "--speaker", "none"]
+        var publisher = try ManagedProcess("posecast-publisher", publisherArguments, name: "publisher")
+        defer { publisher.signal(SIGTERM) }
+        try await publisher.waitForEvent("publisher registered", timeout: 30) { $0.is(.signalingConnected) }
+        let subscriber = try ManagedProcess("posecast-subscriber", ["--signaling", url, "--room", "default", "--json",
+                                                                    "--microphone", "none", "--speaker", "none"], name: "window")
+        defer { subscriber.signal(SIGTERM) }
+        try await subscriber.waitForEvent("the window's subscriber plays", timeout: 30) { $0.is(.status) && $0.int("frames_with_pose") > 30 }
+
+        // Found by its class; its title names the program, the role and the room.
+        var window = ""
+        try await waitUntil(10, "the window appears") {
+            let search = try? ManagedProcess.runBlocking("/usr/bin/xdotool", ["search", "--class", "PoseCast"], timeout: 5)
+            window = search?.stdout.split(separator: "\n").first.map(String.init) ?? ""
+            return !window.isEmpty
+        }
+        let title = try await Self.run("/usr/bin/xdotool", ["getwindowname", window]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(title == "PoseCast — expert in room default", "title: \(title)")
+
+        // The HUD at 400×300 over a 320×240 picture: drawn by the window at its own
+        // resolution, so tesseract reads it.
+        _ = try await Self.run("/usr/bin/xdotool", ["windowsize", window, "400", "300"])
+        try await Task.sleep(for: .seconds(2))
+        var area = try await Self.clientArea(window)
+        #expect(area.2 == 400 && area.3 == 300, "client area \(area)")
+        let hud = try await Self.readText((area.0, area.1, area.2, 60))
+        print("window HUD at 400×300 with a 320×240 stream, as tesseract reads it: \(hud.split(separator: "\n").prefix(2).joined(separator: " / "))")
+        #expect(hud.contains("connected") && hud.contains("fps") && hud.contains("latency"), "HUD read as: \(hud)")
+
+        // Three wheel notches with the pointer on the red disc: the disc stays under it
+        // (within 5 % of the window's width).
+        _ = try await Self.run("/usr/bin/xdotool", ["windowsize", window, "640", "480"])
+        try await Task.sleep(for: .seconds(2))
+        area = try await Self.clientArea(window)
+        let red: (Int, Int, Int) -> Bool = { r, g, b in r > 150 && g < 70 && b < 70 }
+        // Below the HUD (it covers the top of the picture).
+        let searchRect = (area.0, area.1 + 120, area.2, area.3 - 120)
+        let before = try await Self.screenshot().blob(in: searchRect, radius: 25, where: red)
+        try #require(before.count > 20, "red disc not found (\(before.count) pixels)")
+        let pointer = (before.x - Double(area.0), before.y - Double(area.1))
+        for notch in 1...3 {
+            let mark = subscriber.output.count
+            try await Self.click(window, at: pointer, button: 4)
+            try await subscriber.waitForEvent("zoom notch \(notch) acknowledged", timeout: 10, after: mark) {
+                $0.is(.ack) && $0.string("id") != nil
+            }
+            try await Task.sleep(for: .seconds(0.5))
+        }
+        try await Task.sleep(for: .seconds(2))
+        let after = try await Self.screenshot().blob(in: (Int(before.x) - 80, Int(before.y) - 80, 160, 160), radius: 60, where: red)
+        let drift = ((after.x - before.x) * (after.x - before.x) + (after.y - before.y) * (after.y - before.y)).squareRoot()
+        print("wheel ×3 on the red disc: from (\(Int(before.x)), \(Int(before.y))) to (\(Int(after.x)), \(Int(after.y))), \(String(format: "%.1f", drift)) px (\(String(format: "%.1f", 100 * drift / Double(area.2))) % of the window), \(before.count) → \(after.count) pixels")
+        #expect(after.count > before.count * 2, "the disc did not grow with the zoom: \(before.count) → \(after.count) pixels")
+        #expect(drift <= 0.05 * Double(area.2), "the pointed disc moved \(drift) px")
+        _ = try await Self.run("/usr/bin/xdotool", ["key", "--window", window, "z"])
+
+        // The publisher gone for 10 s: the same window stays and says it waits; then the
+        // picture again, in the same window.
+        publisher.signal(SIGKILL)
+        try await Task.sleep(for: .seconds(8))
+        let during = try await Self.readText(area)
+        #expect(during.contains("waiting"), "during the outage the window read: \(during)")
+        let windows = try await Self.run("/usr/bin/xdotool", ["search", "--class", "PoseCast"]).stdout.split(separator: "\n").map(String.init)
+        #expect(windows == [window], "windows during the outage: \(windows)")
+        try await Task.sleep(for: .seconds(2))
+        let mark = subscriber.output.count
+        publisher = try ManagedProcess("posecast-publisher", publisherArguments, name: "publisher again")
+        try await subscriber.waitForEvent("frames again after the outage", timeout: 40, after: mark) {
+            $0.is(.status) && $0.int("fps") >= 20
+        }
+        try await Task.sleep(for: .seconds(1))
+        let back = try await Self.run("/usr/bin/xdotool", ["search", "--class", "PoseCast"]).stdout.split(separator: "\n").map(String.init)
+        #expect(back == [window], "windows after the outage: \(back)")
+        let lit = try await Self.screenshot().centroid(in: (area.0, area.1 + 150, area.2, area.3 - 150)) { r, g, b in r + g + b > 60 }
+        #expect(lit.count > area.2 * (area.3 - 150) * 7 / 10, "the picture is not back: \(lit.count) lit pixels")
+        _ = try await Self.run("/usr/bin/xdotool", ["key", "--window", window, "q"])
+        #expect(try await subscriber.waitForExit(timeout: 15) == 0, "after q: \(subscriber.stderrTail)")
     }
 
     /// Sends WINDOW (argv[1]) the close request a window manager sends when its close

@@ -6,16 +6,18 @@
 // Where the pose is (its carrier): a trailer at the frame's end, which is stripped (the
 // direct path, and VP8 through an SFU), or, through an SFU (the page's option
 // `throughSFU`), an SEI inside an H.264 frame, which stays (decoders skip user data).
-// Frames without a pose pass untouched and are counted.
-"use strict";
-importScripts("pose.js");
+// Frames without a pose pass untouched and are counted; with H.264, the encoded frame of
+// parameter sets alone (SPS + PPS) that Chromium hands over before a keyframe, with the
+// keyframe's RTP timestamp, is counted apart (`parameterSets`): it never has a pose.
+// A module worker (`new Worker(…, {type: "module"})`).
+import * as PoseCast from "./pose.js";
 
 let counts = freshCounts();
 let throughSFU = false;
 let lastReport = 0;
 
 function freshCounts() {
-  return {frames: 0, withTrailer: 0, withSEI: 0, malformed: 0, stripNanos: 0};
+  return {frames: 0, withTrailer: 0, withSEI: 0, parameterSets: 0, malformed: 0, stripNanos: 0};
 }
 
 function report(force) {
@@ -64,6 +66,8 @@ function readPose(frame, controller) {
   } else if (found && found.problem) {
     counts.malformed += 1;
     self.postMessage({type: "problem", rtpTimestamp, text: `${found.carrier}: ${found.problem}`});
+  } else if (isH264(data, metadata) && PoseCast.isParameterSetsOnly(data)) {
+    counts.parameterSets += 1;
   }
   counts.stripNanos += Math.round((performance.now() - started) * 1e6);
   controller.enqueue(frame);

@@ -10,9 +10,12 @@ import Voice
 ///   point (the centre before any), or unlocks when the publisher's focus is locked;
 /// - `u` or BackSpace: remove the newest pin of ours; `c` or Delete: remove all of ours;
 ///   `C` (Shift+c) twice within 3 s: clear every expert's pins (the first press asks);
-/// - `m`: next metering mode (uniform, spot, weighted); `h`: HUD on/off;
-/// - the wheel: the publisher's digital zoom, ×1.25 a notch, on the point under the
-///   pointer (up in, down out, 1…4); `z`: back to the framing (zoom off);
+/// - `m`: next metering mode (uniform, spot, weighted); `h`: HUD on/off; `?`: these
+///   hints for `hintsNanos` (also at the start and when the HUD comes back on: on a small
+///   window the hints alone took half the picture);
+/// - the wheel: the publisher's digital zoom, ×1.25 a notch (up in, down out, 1…4),
+///   keeping the point under the pointer where it is (`zoomCentre`); `z`: back to the
+///   framing (zoom off);
 /// - `v`: microphone on/off; with push-to-talk, hold the space bar to talk;
 /// - `q` or Escape, or the window's close button: quit (exit 0).
 /// The middle button does nothing; a press on the black border is refused here and said so.
@@ -20,8 +23,9 @@ struct WindowControls: Sendable {
     static let doubleClickNanos: UInt64 = 400_000_000
     static let doubleClickPixels: Float = 0.01
     static let meteringModes: [MeteringMode] = [.uniform, .spot, .weighted]
-    static let hints = "left: pin · right: focus · wheel: zoom · z: unzoom · l: lock/unlock focus · u: undo · c: clear mine · C C: clear all · m: metering · v: mute · space: talk · h: HUD · q: quit"
+    static let hints = "left: pin · right: focus · wheel: zoom · z: unzoom · l: lock/unlock focus · u: undo · c: clear mine · C C: clear all · m: metering · v: mute · space: talk · h: HUD · ?: these keys · q: quit"
     static let clearAllConfirmNanos: UInt64 = 3_000_000_000
+    static let hintsNanos: UInt64 = 10_000_000_000
     static let zoomStep = 1.25
 
     var lastLeftPress: (nanos: UInt64, point: NormalizedPoint)?
@@ -32,6 +36,9 @@ struct WindowControls: Sendable {
     /// The zoom this window asked for last (1: none).
     var zoom = 1.0
     var hudVisible = true
+    /// The hints show in the HUD until then (wall-clock nanoseconds; nil: from the first
+    /// refresh on, for `hintsNanos`).
+    var hintsUntil: UInt64?
     /// The last thing said to the person (a reply, a refusal), shown in the HUD.
     var message = ""
     /// Quitting: later inputs (the window's errors as it goes) do nothing.
@@ -47,6 +54,21 @@ struct WindowControls: Sendable {
         case toggleHUD
         case quit
         case none
+    }
+
+    /// The centre to ask for (in the shown picture, normalised) so that the picture's point
+    /// under the pointer `p` stays under it when the zoom goes from `from` to `to`. The
+    /// publisher centres its crop on the point it is given: asking for `p` itself moved
+    /// that point to the middle of the window, and each notch walked the view further.
+    /// A point `p` of the shown picture lies `(p − ½) / from` from its centre in the
+    /// camera's picture; after the step it must lie as far, scaled by `1 / to`, from the
+    /// new centre, which is therefore `p − (p − ½) · from / to` in the shown picture.
+    /// (Near the camera picture's edge the publisher keeps its crop inside the picture,
+    /// so the point can move there.)
+    static func zoomCentre(keeping p: NormalizedPoint, from: Double, to: Double) -> NormalizedPoint {
+        let k = Float(from / to)
+        func axis(_ v: Float) -> Float { min(max(v - (v - 0.5) * k, 0), 1) }
+        return NormalizedPoint(x: axis(p.x), y: axis(p.y))
     }
 
     /// What an input does; `lockedNow`: the publisher's focus is locked.
@@ -69,8 +91,10 @@ struct WindowControls: Sendable {
             if button == 4 || button == 5 {
                 let next = min(max(button == 4 ? zoom * Self.zoomStep : zoom / Self.zoomStep, 1), ControlCodec.maxZoom)
                 guard next != zoom else { return .say(button == 4 ? "zoom: already ×\(ControlCodec.maxZoom)" : "zoom: already the whole view") }
-                zoom = next
-                return .command(.zoom(point ?? NormalizedPoint(x: 0.5, y: 0.5), factor: (next * 100).rounded() / 100))
+                let factor = (next * 100).rounded() / 100
+                let centre = Self.zoomCentre(keeping: point ?? NormalizedPoint(x: 0.5, y: 0.5), from: zoom, to: factor)
+                zoom = factor
+                return .command(.zoom(centre, factor: factor))
             }
             guard button == 1 || button == 3 else { return .say("middle button: nothing (left: pin, right: focus, wheel: zoom)") }
             guard let point else { return .say("that click fell on the border, outside the picture: nothing sent") }
@@ -101,7 +125,14 @@ struct WindowControls: Sendable {
             case "m", "M":
                 meteringIndex = (meteringIndex + 1) % Self.meteringModes.count
                 return .command(.meteringMode(Self.meteringModes[meteringIndex]))
-            case "h", "H": return .toggleHUD
+            case "h", "H":
+                hudVisible.toggle()
+                if hudVisible { hintsUntil = nowNanos + Self.hintsNanos }
+                return .toggleHUD
+            case "question", "?":
+                hudVisible = true
+                hintsUntil = nowNanos + Self.hintsNanos
+                return .toggleHUD
             case "v", "V":
                 muted.toggle()
                 return .command(.mute(muted))
@@ -134,7 +165,6 @@ extension SubscriberApp {
             out.event(.windowNotice, ["message": text], human: "window: \(text)")
             refreshHUD()
         case .toggleHUD:
-            windowControls.withLock { $0.hudVisible.toggle() }
             refreshHUD()
         case .quit:
             if case .closed(let why) = input { out.event(.windowClosed, ["reason": why], human: "window closed: quitting") }
@@ -147,8 +177,12 @@ extension SubscriberApp {
     /// Redraws the HUD from the node's state (once a second, and after each input).
     func refreshHUD() {
         guard !config.headless else { return }
-        let controls = windowControls.withLock { $0 }
-        guard controls.hudVisible else { node.setHUD(""); return }
+        let now = WallClock.nowNanos()
+        let controls = windowControls.withLock { c in
+            if c.hintsUntil == nil { c.hintsUntil = now + WindowControls.hintsNanos }
+            return c
+        }
+        guard controls.hudVisible else { showHUD(""); return }
         let w = node.frameWindow
         var lines = [String(format: "%@ · %.0f fps · latency %@ · pose %.0f%%",
                             node.isConnected ? "connected" : "waiting for the publisher", w.fps,
@@ -162,8 +196,13 @@ extension SubscriberApp {
             lines.append(line)
         }
         if !controls.message.isEmpty { lines.append(controls.message) }
-        lines.append(WindowControls.hints)
-        node.setHUD(lines.joined(separator: "\n"))
+        if now < controls.hintsUntil ?? 0 { lines.append(WindowControls.hints) } else { lines.append("?: keys") }
+        showHUD(lines.joined(separator: "\n"))
+    }
+
+    /// Over the picture: drawn by our window at its resolution, else into the picture.
+    private func showHUD(_ text: String) {
+        if let window { window.setHUD(text) } else { node.setHUD(text) }
     }
 
     /// Puts the last reply or error in the HUD.

@@ -50,10 +50,14 @@ public final class SubscriberApp: Sendable {
     let windowControls = Mutex(WindowControls())
     /// Quit asked from the window (a key, its close button).
     private let quitRequests: (stream: AsyncStream<Void>, continuation: AsyncStream<Void>.Continuation)
+    /// The one window of the run (X11), which every session's picture is drawn into;
+    /// nil headless, or where no X display opens (then each session's sink makes its own).
+    let window: ExpertWindow?
 
     private init(node: SubscriberNode, out: EventOutput, config: SubscriberAppConfig, frames: FrameLog?,
-                 snapshot: PictureSnapshot?) {
+                 snapshot: PictureSnapshot?, window: ExpertWindow?) {
         self.node = node; self.out = out; self.config = config; self.frames = frames; self.snapshot = snapshot
+        self.window = window
         quitRequests = AsyncStream.makeStream(of: Void.self)
     }
 
@@ -110,13 +114,28 @@ public final class SubscriberApp: Sendable {
         // in its config: the box is filled right after the app is made.
         let box = Mutex<SubscriberApp?>(nil)
         nodeConfig.media.onWindowInput = { input in box.withLock { $0 }?.handle(input) }
+        var window: ExpertWindow?
+        if !config.headless, config.environment["DISPLAY"] != nil {
+            window = ExpertWindow(title: Self.windowTitle(config.node)) { input in box.withLock { $0 }?.handle(input) }
+            if let window {
+                nodeConfig.media.windowHandle = window.handle
+                window.setBackdrop("waiting for the publisher in room \(config.node.room)…")
+            } else {
+                out.event(.windowNotice, ["message": "no X window could be opened on \(config.environment["DISPLAY"] ?? "")"],
+                          human: "window: no X window of our own; each session's video sink opens one")
+            }
+        }
         let node = SubscriberNode(config: nodeConfig, logger: Logger(label: "posecast.subscriber")) { [watcher = nodeConfig.markerWatcher] event in
             watcher?.observe(event)
             out.subscriberEvent(event)
-            if case .connected = event, let app = box.withLock({ $0 }) { app.reportVoice() }
+            if case .connected = event, let app = box.withLock({ $0 }) {
+                app.reportVoice()
+                // A new session: the last one's "session ended" line is history.
+                app.noteForHUD("")
+            }
             if let line = Self.hudLine(for: event) { box.withLock { $0 }?.noteForHUD(line) }
         }
-        let app = SubscriberApp(node: node, out: out, config: config, frames: frames, snapshot: snapshot)
+        let app = SubscriberApp(node: node, out: out, config: config, frames: frames, snapshot: snapshot, window: window)
         box.withLock { $0 = app }
         app.windowControls.withLock { $0.pushToTalk = config.pushToTalk; $0.muted = config.node.media.voice?.startMuted ?? false }
         return app
@@ -160,12 +179,19 @@ public final class SubscriberApp: Sendable {
         }
         commands.cancel(); statusTask.cancel(); stopper.cancel(); quitter.cancel()
         await statusTask.value
+        window?.close()
         frames?.close()
         out.event(.stopped, [:], human: "stopped")
     }
 }
 
 extension SubscriberApp {
+    /// The window's title: the program, the role and the room (a window list or a task
+    /// bar names it; its class is `posecast-subscriber`, `PoseCast`).
+    static func windowTitle(_ node: SubscriberNodeConfig) -> String {
+        "PoseCast — \(node.role.rawValue) in room \(node.room)"
+    }
+
     /// The line an event leaves in the window's HUD (replies, refusals, errors, the
     /// session's end), or nil.
     static func hudLine(for event: SubscriberNodeEvent) -> String? {

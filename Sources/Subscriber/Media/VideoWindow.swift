@@ -25,10 +25,12 @@ public enum WindowInput: Sendable, Equatable {
     case closed(String)
 }
 
-/// The display branch of the subscriber: the decoded picture, a HUD line drawn into it,
-/// and a window that scales the picture to its size with the aspect ratio kept.
+/// The display branch of the subscriber: the decoded picture, and a window that scales
+/// it to its size with the aspect ratio kept: the app's one window (`ExpertWindow`, which
+/// draws the HUD at its own resolution), or without it a window of the sink's own with a
+/// HUD line drawn into the picture.
 ///
-/// decoder → queue (one frame, leaky) → textoverlay (HUD) → glimagesink
+/// decoder → queue (one frame, leaky) → [textoverlay (HUD), without a window handle] → glimagesink
 ///
 /// - **Scaling**: glimagesink draws the picture scaled into the window, letterboxed
 ///   (`force-aspect-ratio`), and translates the pointer's window coordinates into
@@ -52,7 +54,10 @@ final class VideoWindow: Sendable {
         let pose = Mutex<FramePose?>(nil)
     }
 
-    init(onInput: (@Sendable (WindowInput) -> Void)?) throws(RTCError) {
+    /// `windowHandle`: an X window the sink draws into (the app's `ExpertWindow`, which
+    /// draws the HUD itself); nil: the sink's own window, with the HUD drawn into the
+    /// picture by a textoverlay.
+    init(onInput: (@Sendable (WindowInput) -> Void)?, windowHandle: UInt? = nil) throws(RTCError) {
         var elements: [Element] = []
         let queue = try ElementFactory.make("queue")
         queue.set("max-size-buffers", 1)
@@ -62,7 +67,7 @@ final class VideoWindow: Sendable {
         elements.append(queue)
         // After the queue, on the window's thread: the first text render loads fonts (some
         // 100 ms), which must not hold up decoding.
-        overlay = try? ElementFactory.make("textoverlay")
+        overlay = windowHandle == nil ? try? ElementFactory.make("textoverlay") : nil
         if let overlay {
             overlay.set("valignment", "top")
             overlay.set("halignment", "left")
@@ -79,6 +84,11 @@ final class VideoWindow: Sendable {
         } else {
             elements.append(try ElementFactory.make("videoconvert"))
             sink = try ElementFactory.make("autovideosink")
+        }
+        if let windowHandle {
+            // GstVideoOverlay (glsinkbin passes it to its sink): the sink makes its own
+            // child window inside ours and follows its size.
+            sink.setOverlayWindowHandle(windowHandle)
         }
         sink.set("sync", false)
         // It waits, linked, for the first stream: no preroll to hold the pipeline's start.

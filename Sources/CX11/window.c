@@ -1,0 +1,312 @@
+#include "CX11.h"
+#include <X11/Xlib.h>
+#include <X11/Xutil.h>
+#include <X11/Xatom.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* One top-level window for the whole run, its HUD child and the thread that serves
+ * them (CX11.h says why). Everything drawn here is drawn by this file's thread, from
+ * the texts the setters leave under `lock`; the setters only ask for a redraw
+ * (XClearArea with exposures), so no drawing happens on a caller's thread. */
+struct pcx_window {
+    Display *display;
+    Window top, hud;
+    GC gc;
+    XFontStruct *font;
+    Atom wm_delete, wm_protocols, stop_atom;
+    pcx_window_event callback;
+    void *context;
+    pthread_t thread;
+    pthread_mutex_t lock;
+    char *hud_text;      /* lines separated by '\n'; "" hides the HUD */
+    char *backdrop_text; /* what the window says where no picture covers it */
+    int width, height;
+    atomic_bool gone;    /* the top-level window was destroyed (by another client) */
+};
+
+static const int pad = 6;
+
+int pcx_init_threads(void) { return XInitThreads() != 0; }
+
+/* The first of these fonts the server has: readable sizes first; "fixed" is built
+ * into every X server, so one is always found. */
+static XFontStruct *load_font(Display *display) {
+    const char *names[] = {"-misc-fixed-bold-r-normal--15-*-*-*-*-*-iso10646-1", "9x15bold", "9x15", "8x13bold", "fixed"};
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+        XFontStruct *font = XLoadQueryFont(display, names[i]);
+        if (font) return font;
+    }
+    return NULL;
+}
+
+static char *copy_text(pthread_mutex_t *lock, char *const *text) {
+    pthread_mutex_lock(lock);
+    char *copy = strdup(*text ? *text : "");
+    pthread_mutex_unlock(lock);
+    return copy;
+}
+
+/* The text as the font's characters: UTF-8 decoded into XChar2b (what XDrawString16
+ * takes, for the ISO 10646 fonts and, with byte1 0, for the Latin-1 ones); a character
+ * the font cannot have (beyond Latin-1 in a one-row font) becomes '?'. XDrawString took
+ * the bytes as Latin-1 and drew "Â·" for every "·". */
+static int decode_utf8(XFontStruct *font, const char *text, int length, XChar2b *out) {
+    int count = 0, wide = font->max_byte1 > 0;
+    for (int i = 0; i < length;) {
+        unsigned char c = (unsigned char)text[i];
+        int extra = c < 0x80 ? 0 : (c >> 5) == 6 ? 1 : (c >> 4) == 14 ? 2 : (c >> 3) == 30 ? 3 : -1;
+        if (extra < 0 || (extra > 0 && i + extra >= length)) {   /* not UTF-8, or cut short */
+            i++;
+            out[count].byte1 = 0;
+            out[count++].byte2 = '?';
+            continue;
+        }
+        unsigned code = extra == 0 ? c : extra == 1 ? c & 0x1F : extra == 2 ? c & 0x0F : c & 0x07;
+        for (int k = 1; k <= extra; k++) code = code << 6 | ((unsigned char)text[i + k] & 0x3F);
+        i += extra + 1;
+        if (code > 0xFFFF || (!wide && code > 0xFF)) code = '?';
+        out[count].byte1 = (unsigned char)(code >> 8);
+        out[count++].byte2 = (unsigned char)(code & 0xFF);
+    }
+    return count;
+}
+
+/* Greedy word wrap of one line at `limit` pixels; calls `emit` per wrapped piece. */
+static void wrap_line(XFontStruct *font, const XChar2b *line, int length, int limit,
+                      void (*emit)(void *, const XChar2b *, int), void *state) {
+    while (length > 0) {
+        int fit = length;
+        while (fit > 0 && XTextWidth16(font, line, fit) > limit) {
+            int space = fit - 1;
+            while (space > 0 && !(line[space].byte1 == 0 && line[space].byte2 == ' ')) space--;
+            fit = space > 0 ? space : fit - 1;
+        }
+        if (fit <= 0) fit = 1;
+        emit(state, line, fit);
+        line += fit;
+        length -= fit;
+        while (length > 0 && line->byte1 == 0 && line->byte2 == ' ') { line++; length--; }
+    }
+}
+
+struct layout { pcx_window *w; int count, widest, drawing, y, limit; };
+
+static void measure_piece(void *state, const XChar2b *piece, int length) {
+    struct layout *l = state;
+    if (l->count >= l->limit) return;   /* beyond the HUD's share of the window */
+    int width = XTextWidth16(l->w->font, piece, length);
+    if (width > l->widest) l->widest = width;
+    if (l->drawing) {
+        XDrawString16(l->w->display, l->w->hud, l->w->gc, pad, l->y, piece, length);
+        l->y += l->w->font->ascent + l->w->font->descent + 2;
+    }
+    l->count++;
+}
+
+static void each_piece(pcx_window *w, const char *text, struct layout *l) {
+    int limit = w->width - 2 * pad > 40 ? w->width - 2 * pad : 40;
+    const char *line = text;
+    while (*line) {
+        const char *end = strchr(line, '\n');
+        int length = end ? (int)(end - line) : (int)strlen(line);
+        XChar2b *chars = malloc(sizeof(XChar2b) * (size_t)(length + 1));
+        int count = decode_utf8(w->font, line, length, chars);
+        wrap_line(w->font, chars, count, limit, measure_piece, l);
+        free(chars);
+        if (!end) break;
+        line = end + 1;
+    }
+}
+
+/* The HUD: a child window over the top left of the picture, sized to its wrapped
+ * text at the window's own resolution, raised over the video sink's child. */
+static void draw_hud(pcx_window *w) {
+    char *text = copy_text(&w->lock, &w->hud_text);
+    if (!w->font || !*text) { XUnmapWindow(w->display, w->hud); free(text); return; }
+    /* At most about a third of the window's height: the lines that come last (the key
+     * hints) are the ones left out on a small window, which keeps most of its picture. */
+    int line = w->font->ascent + w->font->descent + 2;
+    int lines = (w->height * 35 / 100 - 2 * pad) / line;
+    struct layout l = {w, 0, 0, 0, 0, lines > 1 ? lines : 1};
+    each_piece(w, text, &l);
+    unsigned width = (unsigned)(l.widest + 2 * pad), height = (unsigned)(l.count * line + 2 * pad - 2);
+    XMoveResizeWindow(w->display, w->hud, 0, 0, width, height);
+    XMapRaised(w->display, w->hud);
+    XSetForeground(w->display, w->gc, 0x202020);
+    XFillRectangle(w->display, w->hud, w->gc, 0, 0, width, height);
+    XSetForeground(w->display, w->gc, 0xF0F0F0);
+    struct layout d = {w, 0, 0, 1, pad + w->font->ascent, l.limit};
+    each_piece(w, text, &d);
+    free(text);
+}
+
+/* Where no picture covers the window (before the first session, between sessions):
+ * black, with the backdrop's text in the middle. */
+static void draw_backdrop(pcx_window *w) {
+    char *text = copy_text(&w->lock, &w->backdrop_text);
+    XSetForeground(w->display, w->gc, 0x000000);
+    XFillRectangle(w->display, w->top, w->gc, 0, 0, (unsigned)w->width, (unsigned)w->height);
+    if (w->font && *text) {
+        int length = (int)strlen(text);
+        XChar2b *chars = malloc(sizeof(XChar2b) * (size_t)(length + 1));
+        int count = decode_utf8(w->font, text, length, chars);
+        int x = (w->width - XTextWidth16(w->font, chars, count)) / 2;
+        XSetForeground(w->display, w->gc, 0xC8C8C8);
+        XDrawString16(w->display, w->top, w->gc, x > pad ? x : pad, w->height / 2, chars, count);
+        free(chars);
+    }
+    free(text);
+}
+
+static void report_key(pcx_window *w, XKeyEvent *event, int kind) {
+    KeySym keysym = NoSymbol;
+    char buffer[8];
+    XLookupString(event, buffer, sizeof buffer, &keysym, NULL);
+    const char *name = keysym == NoSymbol ? NULL : XKeysymToString(keysym);
+    if (name) w->callback(w->context, kind, name);
+}
+
+static void *serve(void *argument) {
+    pcx_window *w = argument;
+    for (;;) {
+        XEvent event;
+        XNextEvent(w->display, &event);
+        switch (event.type) {
+        case Expose:
+            if (event.xexpose.count != 0) break;
+            if (event.xexpose.window == w->hud) draw_hud(w); else draw_backdrop(w);
+            break;
+        case ConfigureNotify:
+            if (event.xconfigure.window == w->top) {
+                w->width = event.xconfigure.width;
+                w->height = event.xconfigure.height;
+                draw_hud(w);
+            }
+            break;
+        case MapNotify:
+            /* A child mapped (the video sink's window): the HUD goes back on top. */
+            if (event.xmap.window != w->hud && event.xmap.event == w->top) XRaiseWindow(w->display, w->hud);
+            break;
+        case KeyPress: report_key(w, &event.xkey, PCX_WINDOW_KEY_PRESS); break;
+        case KeyRelease: report_key(w, &event.xkey, PCX_WINDOW_KEY_RELEASE); break;
+        case ButtonPress: {
+            char button[4] = {(char)('0' + (event.xbutton.button % 10)), 0};
+            w->callback(w->context, PCX_WINDOW_PRESS_OUTSIDE_PICTURE, button);
+            break;
+        }
+        case ClientMessage:
+            if (event.xclient.message_type == w->stop_atom) return NULL;
+            if (event.xclient.message_type == w->wm_protocols && (Atom)event.xclient.data.l[0] == w->wm_delete)
+                w->callback(w->context, PCX_WINDOW_CLOSED, "the window's close button");
+            break;
+        case DestroyNotify:
+            if (event.xdestroywindow.window == w->top) {
+                atomic_store(&w->gone, true);
+                w->callback(w->context, PCX_WINDOW_CLOSED, "the window was destroyed");
+                return NULL;    /* nothing left to serve, nor to send a stop message to */
+            }
+            break;
+        default:
+            break;
+        }
+        XFlush(w->display);
+    }
+}
+
+pcx_window *pcx_window_open(int width, int height, const char *title, const char *res_name, const char *res_class,
+                            pcx_window_event callback, void *context) {
+    Display *display = XOpenDisplay(NULL);
+    if (!display) return NULL;
+    pcx_window *w = calloc(1, sizeof *w);
+    w->display = display;
+    w->callback = callback;
+    w->context = context;
+    w->width = width;
+    w->height = height;
+    pthread_mutex_init(&w->lock, NULL);
+    w->hud_text = strdup("");
+    w->backdrop_text = strdup("");
+    int screen = DefaultScreen(display);
+    w->top = XCreateSimpleWindow(display, RootWindow(display, screen), 0, 0, (unsigned)width, (unsigned)height, 0,
+                                 BlackPixel(display, screen), BlackPixel(display, screen));
+    w->hud = XCreateSimpleWindow(display, w->top, 0, 0, 1, 1, 0, 0, 0x202020);
+    XStoreName(display, w->top, title);
+    Atom utf8 = XInternAtom(display, "UTF8_STRING", False);
+    XChangeProperty(display, w->top, XInternAtom(display, "_NET_WM_NAME", False), utf8, 8, PropModeReplace,
+                    (const unsigned char *)title, (int)strlen(title));
+    XClassHint *hint = XAllocClassHint();
+    hint->res_name = (char *)res_name;
+    hint->res_class = (char *)res_class;
+    XSetClassHint(display, w->top, hint);
+    XFree(hint);
+    w->wm_protocols = XInternAtom(display, "WM_PROTOCOLS", False);
+    w->wm_delete = XInternAtom(display, "WM_DELETE_WINDOW", False);
+    w->stop_atom = XInternAtom(display, "_POSECAST_STOP", False);
+    XSetWMProtocols(display, w->top, &w->wm_delete, 1);
+    XSelectInput(display, w->top, ExposureMask | KeyPressMask | KeyReleaseMask | ButtonPressMask | StructureNotifyMask
+                 | SubstructureNotifyMask);
+    XSelectInput(display, w->hud, ExposureMask | ButtonPressMask);
+    w->gc = XCreateGC(display, w->top, 0, NULL);
+    w->font = load_font(display);
+    if (w->font) XSetFont(display, w->gc, w->font->fid);
+    XMapWindow(display, w->top);
+    XFlush(display);
+    pthread_create(&w->thread, NULL, serve, w);
+    return w;
+}
+
+unsigned long pcx_window_xid(pcx_window *w) { return w->top; }
+
+static void set_text(pcx_window *w, char **slot, const char *text, Window redraw) {
+    pthread_mutex_lock(&w->lock);
+    free(*slot);
+    *slot = strdup(text ? text : "");
+    pthread_mutex_unlock(&w->lock);
+    if (atomic_load(&w->gone)) return;
+    XClearArea(w->display, redraw, 0, 0, 0, 0, True);
+    XFlush(w->display);
+}
+
+void pcx_window_set_hud(pcx_window *w, const char *text) {
+    pthread_mutex_lock(&w->lock);
+    free(w->hud_text);
+    w->hud_text = strdup(text ? text : "");
+    pthread_mutex_unlock(&w->lock);
+    if (atomic_load(&w->gone)) return;
+    /* An unmapped HUD gets no Expose from XClearArea: the thread is asked directly, and
+     * maps, sizes, raises or hides it. */
+    XEvent event = {0};
+    event.type = Expose;
+    event.xexpose.window = w->hud;
+    XSendEvent(w->display, w->hud, False, ExposureMask, &event);
+    XFlush(w->display);
+}
+
+void pcx_window_set_backdrop(pcx_window *w, const char *text) { set_text(w, &w->backdrop_text, text, w->top); }
+
+void pcx_window_close(pcx_window *w) {
+    if (!w) return;
+    bool gone = atomic_load(&w->gone);
+    XEvent event = {0};
+    event.type = ClientMessage;
+    event.xclient.window = w->hud;
+    event.xclient.message_type = w->stop_atom;
+    event.xclient.format = 32;
+    if (!gone) {
+        XSendEvent(w->display, w->hud, False, NoEventMask, &event);
+        XFlush(w->display);
+    }
+    pthread_join(w->thread, NULL);
+    if (w->font) XFreeFont(w->display, w->font);
+    XFreeGC(w->display, w->gc);
+    if (!atomic_load(&w->gone)) XDestroyWindow(w->display, w->top);
+    XCloseDisplay(w->display);
+    pthread_mutex_destroy(&w->lock);
+    free(w->hud_text);
+    free(w->backdrop_text);
+    free(w);
+}
