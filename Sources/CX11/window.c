@@ -14,7 +14,7 @@
  * (XClearArea with exposures), so no drawing happens on a caller's thread. */
 struct pcx_window {
     Display *display;
-    Window top, hud;
+    Window top, video, hud;
     GC gc;
     XFontStruct *font;
     Atom wm_delete, wm_protocols, stop_atom;
@@ -145,18 +145,20 @@ static void draw_hud(pcx_window *w) {
 }
 
 /* Where no picture covers the window (before the first session, between sessions):
- * black, with the backdrop's text in the middle. */
+ * black, with the backdrop's text in the middle. With no text nothing is drawn: a sink
+ * drawing straight into the video window (ximagesink) redraws its picture itself. */
 static void draw_backdrop(pcx_window *w) {
     char *text = copy_text(&w->lock, &w->backdrop_text);
+    if (!*text) { free(text); return; }
     XSetForeground(w->display, w->gc, 0x000000);
-    XFillRectangle(w->display, w->top, w->gc, 0, 0, (unsigned)w->width, (unsigned)w->height);
-    if (w->font && *text) {
+    XFillRectangle(w->display, w->video, w->gc, 0, 0, (unsigned)w->width, (unsigned)w->height);
+    if (w->font) {
         int length = (int)strlen(text);
         XChar2b *chars = malloc(sizeof(XChar2b) * (size_t)(length + 1));
         int count = decode_utf8(w->font, text, length, chars);
         int x = (w->width - XTextWidth16(w->font, chars, count)) / 2;
         XSetForeground(w->display, w->gc, 0xC8C8C8);
-        XDrawString16(w->display, w->top, w->gc, x > pad ? x : pad, w->height / 2, chars, count);
+        XDrawString16(w->display, w->video, w->gc, x > pad ? x : pad, w->height / 2, chars, count);
         free(chars);
     }
     free(text);
@@ -178,18 +180,21 @@ static void *serve(void *argument) {
         switch (event.type) {
         case Expose:
             if (event.xexpose.count != 0) break;
-            if (event.xexpose.window == w->hud) draw_hud(w); else draw_backdrop(w);
+            if (event.xexpose.window == w->hud) draw_hud(w);
+            else if (event.xexpose.window == w->video) draw_backdrop(w);
             break;
         case ConfigureNotify:
-            if (event.xconfigure.window == w->top) {
+            if (event.xconfigure.window == w->top
+                && (w->width != event.xconfigure.width || w->height != event.xconfigure.height)) {
                 w->width = event.xconfigure.width;
                 w->height = event.xconfigure.height;
+                XResizeWindow(w->display, w->video, (unsigned)w->width, (unsigned)w->height);
                 draw_hud(w);
             }
             break;
         case MapNotify:
-            /* A child mapped (the video sink's window): the HUD goes back on top. */
-            if (event.xmap.window != w->hud && event.xmap.event == w->top) XRaiseWindow(w->display, w->hud);
+            /* A window mapped under ours (a video sink's own child): the HUD goes back on top. */
+            if (event.xmap.window != w->hud) XRaiseWindow(w->display, w->hud);
             break;
         case KeyPress: report_key(w, &event.xkey, PCX_WINDOW_KEY_PRESS); break;
         case KeyRelease: report_key(w, &event.xkey, PCX_WINDOW_KEY_RELEASE); break;
@@ -233,6 +238,11 @@ pcx_window *pcx_window_open(int width, int height, const char *title, const char
     int screen = DefaultScreen(display);
     w->top = XCreateSimpleWindow(display, RootWindow(display, screen), 0, 0, (unsigned)width, (unsigned)height, 0,
                                  BlackPixel(display, screen), BlackPixel(display, screen));
+    /* The sinks draw into `video` (filling the top window, under the HUD): a sink that
+     * draws straight into it takes its button presses (only one client may), and the top
+     * window keeps the keys and presses whenever no sink is there. */
+    w->video = XCreateSimpleWindow(display, w->top, 0, 0, (unsigned)width, (unsigned)height, 0,
+                                   BlackPixel(display, screen), BlackPixel(display, screen));
     w->hud = XCreateSimpleWindow(display, w->top, 0, 0, 1, 1, 0, 0, 0x202020);
     XStoreName(display, w->top, title);
     Atom utf8 = XInternAtom(display, "UTF8_STRING", False);
@@ -249,7 +259,9 @@ pcx_window *pcx_window_open(int width, int height, const char *title, const char
     XSetWMProtocols(display, w->top, &w->wm_delete, 1);
     XSelectInput(display, w->top, ExposureMask | KeyPressMask | KeyReleaseMask | ButtonPressMask | StructureNotifyMask
                  | SubstructureNotifyMask);
+    XSelectInput(display, w->video, ExposureMask | SubstructureNotifyMask);
     XSelectInput(display, w->hud, ExposureMask | ButtonPressMask);
+    XMapWindow(display, w->video);
     w->gc = XCreateGC(display, w->top, 0, NULL);
     w->font = load_font(display);
     if (w->font) XSetFont(display, w->gc, w->font->fid);
@@ -260,6 +272,8 @@ pcx_window *pcx_window_open(int width, int height, const char *title, const char
 }
 
 unsigned long pcx_window_xid(pcx_window *w) { return w->top; }
+
+unsigned long pcx_window_video_xid(pcx_window *w) { return w->video; }
 
 static void set_text(pcx_window *w, char **slot, const char *text, Window redraw) {
     pthread_mutex_lock(&w->lock);
@@ -286,7 +300,7 @@ void pcx_window_set_hud(pcx_window *w, const char *text) {
     XFlush(w->display);
 }
 
-void pcx_window_set_backdrop(pcx_window *w, const char *text) { set_text(w, &w->backdrop_text, text, w->top); }
+void pcx_window_set_backdrop(pcx_window *w, const char *text) { set_text(w, &w->backdrop_text, text, w->video); }
 
 void pcx_window_close(pcx_window *w) {
     if (!w) return;

@@ -179,6 +179,89 @@ struct ChromiumConsoleSystemTests {
         #expect(second.events.contains { $0.is(.sessionStarted) && $0.string("poseTransport") == "trailer" })
     }
 
+    /// The console on a phone (390×844, mobile emulation, touch events) and on a desk
+    /// (1280×800, the mouse), `chromium_console.py --device` (docs/CONSOLE.md, "Phones,
+    /// tablets and desks"): the layout, a disc pinned by a tap, the camera menu by a long
+    /// press, a pinch zoom, and a publisher killed and restarted on the same port while
+    /// the page is open.
+    @Test("console on a phone and a desk: the picture first, no sideways scroll, a short one-line badge; a tapped disc within 1 cm; the long-press menu on screen and acknowledged; a pinch ×2 acknowledged with the pinched point within 5 %; a restart clears the stale state",
+          arguments: ["phone", "desk"])
+    func device(_ device: String) async throws {
+        let work = NSTemporaryDirectory() + "posecast-console-\(device)-\(getpid())"
+        try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: work) }
+        let frameLog = work + "/frames.jsonl", features = work + "/features.txt"
+        let scene = try await ManagedProcess.run(ManagedProcess.binDirectory.appendingPathComponent("posecast-scene").path, ["features"], timeout: 30)
+        try scene.stdout.write(toFile: features, atomically: true, encoding: .utf8)
+        let port = try Fault.freeLoopbackPort()
+        func publisher(_ name: String) throws -> ManagedProcess {
+            try ManagedProcess("posecast-publisher", ["--source", "synthetic", "--pose", "orbit", "--listen", "127.0.0.1:\(port)",
+                                                      "--json", "--frame-log", frameLog, "--ice-address", "127.0.0.1",
+                                                      "--microphone", "none", "--speaker", "none"], name: name)
+        }
+        let first = try publisher("publisher")
+        defer { first.signal(SIGKILL) }
+        try await first.waitForEvent("embedded signaling", timeout: 20) { $0.is(.listening) }
+        let shots = Self.artifacts + "-\(device)"
+        try? FileManager.default.removeItem(atPath: shots)
+        let python = try #require(AiortcPython.path)
+        let driver = try ManagedProcess(python[0], Array(python.dropFirst()) + [
+            AiortcPython.script("chromium_console.py"), "--console", "http://127.0.0.1:\(port)/", "--frame-log", frameLog,
+            "--features", features, "--device", device, "--await-restart", "--screenshots", shots, "--timeout", "200"],
+                                        name: "chromium console (\(device))")
+        defer { driver.signal(SIGTERM) }
+        try await driver.waitForLine("the \(device) checks before the restart", timeout: 150) { $0.contains("\"awaiting-restart\"") }
+        first.signal(SIGKILL)
+        try? await Task.sleep(for: .seconds(2))
+        let second = try publisher("publisher (restarted)")
+        defer { second.signal(SIGTERM) }
+        let (line, _) = try await driver.waitForLine("the driver's summary", timeout: 100) { $0.contains("\"summary\": true") }
+        let summary = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+        print("console (\(device)): \(driver.output.filter { $0.hasPrefix("{\"step\"") }.joined(separator: "\n"))")
+        #expect(summary["ok"] as? Bool == true, "\(summary["reasons"] ?? "?"); stderr: \(driver.stderrTail)")
+
+        // The layout: the picture across the phone's width (the desk's beside the panels), nothing sideways.
+        let layout = summary["layout"] as? [String: Any] ?? [:]
+        func pair(_ key: String) -> [Double] { (layout[key] as? [Any] ?? []).compactMap { ($0 as? NSNumber)?.doubleValue } + [0, 0] }
+        let picture = pair("picture"), viewport = pair("viewport")
+        #expect(picture[0] >= (device == "phone" ? 0.99 : 0.7) * viewport[0], "the picture is \(picture) in \(viewport)")
+        #expect(Self.number(layout, "header_height") ?? 999 <= 48, "the header: \(layout)")
+        #expect(layout["page_scrolls_sideways"] as? Bool == false && layout["panel_scrolls_sideways"] as? Bool == false, "\(layout)")
+        #expect(layout["badge_one_line"] as? Bool == true && layout["badge_has_uuid"] as? Bool == false, "the badge: \(layout["badge"] ?? "?")")
+        #expect(layout["status_visible"] as? Bool == true, "the status panel is below the fold")
+        if device == "phone" {
+            let turned = summary["layout_landscape"] as? [String: Any] ?? [:]
+            #expect(turned["page_scrolls_sideways"] as? Bool == false && Self.number(turned, "picture_share") ?? 0 >= 0.4, "landscape: \(turned)")
+            #expect((summary["menu_landscape"] as? [String: Any])?["inside"] as? Bool == true, "the landscape menu: \(summary["menu_landscape"] ?? "?")")
+        }
+
+        // Poses, the tapped disc, the menu, the pinch.
+        let presented = Self.number(summary, "presented") ?? 0, withPose = Self.number(summary, "presented_with_pose") ?? 0
+        #expect(presented >= 120 && withPose >= 0.995 * presented, "\(withPose) of \(presented) presented frames with their pose")
+        #expect(Self.number(summary, "pose_mismatch_count") == 0)
+        #expect(Self.number(summary, "no_pose_refusals") == 0)
+        let disc = summary["disc"] as? [String: Any] ?? [:]
+        let tapError = Self.number(disc, "error_cm") ?? .infinity
+        #expect(tapError <= 1.0, "the \(disc["name"] ?? "?") disc's pin is \(tapError) cm from its centre")
+        let menu = summary["menu"] as? [String: Any] ?? [:]
+        #expect((menu["box"] as? [String: Any])?["inside"] as? Bool == true, "the menu: \(menu["box"] ?? "?")")
+        #expect((menu["reply"] as? [String: Any])?["code"] as? String == "ack", "the menu's item: \(menu)")
+        let zoom = summary["zoom"] as? [String: Any] ?? [:]
+        let drift = Self.number(zoom, "drift_pct_max") ?? .infinity
+        #expect(Self.number(zoom, "settled_zoom") ?? 0 >= 1.8, "the zoom: \(zoom)")
+        #expect(drift <= 5, "the pinched point moved \(drift) % of the picture: \(zoom)")
+        print("console (\(device)): tap \(String(format: "%.2f", tapError)) cm from the disc; zoom ×\(zoom["settled_zoom"] ?? "?"), "
+              + "the pinched point \(String(format: "%.3f", drift)) % from its place; \(Int(withPose)) of \(Int(presented)) frames with pose")
+
+        // The restart: nothing stale while reconnecting, said without a close code; back with posed frames.
+        let reconnect = summary["reconnect"] as? [String: Any] ?? [:]
+        #expect((reconnect["stale"] as? [String])?.isEmpty == true, "stale while reconnecting: \(reconnect["stale"] ?? "?")")
+        #expect(reconnect["close_code_shown"] as? Bool == false, "\(reconnect["words"] ?? "?")")
+        #expect(reconnect["back"] as? Bool == true)
+        #expect(second.events.contains { $0.is(.sessionStarted) })
+        #expect((summary["screenshots"] as? [String] ?? []).count >= 4)
+    }
+
     /// Two-way voice in the console (docs/CONSOLE.md, "Voice"): Chromium's fake microphone
     /// plays a 440 Hz WAV, the publisher's microphone a 1 kHz tone. The publisher's tone
     /// detector (what the field hears) and Chromium's getStats and analyser (what the expert

@@ -52,6 +52,21 @@ on the ground) acknowledged over signaling and shown in the list; then a viewer'
 refused. Run it where Janus's media can reach Chromium (the tests: inside the network
 namespace, `ip netns exec`).
 
+With --device phone|tablet|desk (issue 34) the console runs on that screen instead:
+phone 390×844 and tablet 820×1180 with mobile emulation and touch
+(Emulation.setDeviceMetricsOverride, Emulation.setTouchEmulationEnabled; input as
+Input.dispatchTouchEvent), desk 1280×800 with the mouse. It checks: the layout (the
+picture's size, no sideways scroll, a one-line header with a short name, the panels);
+every presented frame's pose over 6 s; a disc pinned by a tap (a click on the desk)
+within 1 cm; the camera menu opened by a long press (a right click) wholly on screen, an
+item chosen and acknowledged; a pinch ×2 (three wheel notches on the desk) acknowledged,
+with the pinched point's place in the zoomed frames (the same sensor direction, from
+each frame's intrinsics) within 5 % of where it was; then, for a phone or a tablet, the
+same layout and menu turned to landscape. With --await-restart it then prints
+{"step": "awaiting-restart"}: the caller kills the publisher and starts it again, and the
+page must clear what the last session showed (video, latency, focus, pins) while it
+reconnects, say so without a close code, and come back with posed frames.
+
 Usage:
     .build/interop-venv/bin/python3 scripts/interop/chromium_console.py \
         --console http://127.0.0.1:PORT/ --frame-log FRAMES.jsonl --features FEATURES.txt \
@@ -59,6 +74,7 @@ Usage:
         [--screenshots DIR] [--timeout 120] [--verbose] \
         [--poses-only [--turn turn:HOST:PORT?transport=udp --turn-user U --turn-password P --relay-only]]
         [--audio tone=440|FILE.wav [--heard-hz 1000]]
+        [--device phone|tablet|desk [--await-restart]]
 """
 
 import argparse
@@ -550,6 +566,312 @@ async def viewer(page, args, summary, shots):
     await page.screenshot(args.screenshots, "console-viewer", shots)
 
 
+# ---------------------------------------------------------------- phones, tablets, desks (--device)
+
+# CSS pixels, device pixel ratio, touch. Landscape is the same device turned.
+DEVICES = {
+    "phone": {"width": 390, "height": 844, "scale": 2, "mobile": True, "touch": True},
+    "tablet": {"width": 820, "height": 1180, "scale": 2, "mobile": True, "touch": True},
+    "desk": {"width": WIDTH, "height": HEIGHT, "scale": 1, "mobile": False, "touch": False},
+}
+PINCH_SCALE = 2.0        # fingers spread to twice their distance
+WHEEL_NOTCHES = 3        # 1.25³ ≈ 1.95 on the desk
+
+
+async def set_device(devtools, device, landscape=False):
+    d = DEVICES[device]
+    width, height = (d["height"], d["width"]) if landscape else (d["width"], d["height"])
+    params = {"width": width, "height": height, "deviceScaleFactor": d["scale"], "mobile": d["mobile"],
+              "screenWidth": width, "screenHeight": height}
+    if d["mobile"]:
+        params["screenOrientation"] = {"type": "landscapePrimary", "angle": 90} if landscape else {"type": "portraitPrimary", "angle": 0}
+    await devtools.call("Emulation.setDeviceMetricsOverride", params)
+    await devtools.call("Emulation.setTouchEmulationEnabled", {"enabled": d["touch"], "maxTouchPoints": 5})
+    await devtools.call("Emulation.setEmitTouchEventsForMouse", {"enabled": False})
+
+
+class Fingers:
+    """Touch input through Input.dispatchTouchEvent, or the mouse on a desk."""
+
+    def __init__(self, page, touch):
+        self.page, self.touch = page, touch
+
+    async def touches(self, kind, points):
+        await self.page.dt.call("Input.dispatchTouchEvent", {
+            "type": kind, "touchPoints": [{"x": x, "y": y, "id": i, "radiusX": 2, "radiusY": 2, "force": 1}
+                                          for i, (x, y) in points]})
+
+    async def tap(self, x, y):
+        if not self.touch:
+            return await self.page.click(x, y)
+        await self.touches("touchStart", [(0, (x, y))])
+        await asyncio.sleep(0.05)
+        await self.touches("touchEnd", [])
+
+    async def long_press(self, x, y):
+        if not self.touch:
+            return await self.page.click(x, y, button="right")
+        await self.touches("touchStart", [(0, (x, y))])
+        await asyncio.sleep(0.8)
+        await self.touches("touchEnd", [])
+
+    async def tap_element(self, selector):
+        box = await self.page.js(f"""(() => {{ const e = document.querySelector({json.dumps(selector)});
+            if (!e) return null; e.scrollIntoView({{block: 'nearest'}}); const r = e.getBoundingClientRect();
+            return {{x: r.left + r.width / 2, y: r.top + r.height / 2}}; }})()""")
+        if not box:
+            raise chromium.Failure(f"no element {selector} to tap")
+        await self.tap(box["x"], box["y"])
+
+    async def zoom(self, x, y, scale):
+        """Two fingers 60 px apart around (x, y) spread to `scale` times that; on a desk, wheel notches."""
+        if not self.touch:
+            await self.page.dt.call("Input.dispatchMouseEvent", {"type": "mouseMoved", "x": x, "y": y})
+            for _ in range(WHEEL_NOTCHES):
+                await self.page.dt.call("Input.dispatchMouseEvent", {"type": "mouseWheel", "x": x, "y": y,
+                                                                     "deltaX": 0, "deltaY": -100})
+                await asyncio.sleep(0.05)
+            return
+        half = 30
+        await self.touches("touchStart", [(0, (x - half, y)), (1, (x + half, y))])
+        steps = 8
+        for i in range(1, steps + 1):
+            h = half * (1 + (scale - 1) * i / steps)
+            await asyncio.sleep(0.03)
+            await self.touches("touchMove", [(0, (x - h, y)), (1, (x + h, y))])
+        await asyncio.sleep(0.05)
+        await self.touches("touchEnd", [(0, (x - half * scale, y))])
+        await self.touches("touchEnd", [])
+
+
+LAYOUT = """(() => {
+  const doc = document.documentElement, stage = document.getElementById('stage').getBoundingClientRect();
+  const f = posecastConsole.state.current, picture = posecastConsole.pictureRect(f);
+  const header = document.querySelector('header').getBoundingClientRect();
+  const badge = document.getElementById('connection'), b = badge.getBoundingClientRect();
+  const aside = document.getElementById('panels'), a = aside.getBoundingClientRect();
+  const line = parseFloat(getComputedStyle(badge).lineHeight) || 19;
+  const wide = [...document.querySelectorAll('body *')].filter((e) => { const r = e.getBoundingClientRect();
+    return r.width > 0 && getComputedStyle(e).position !== 'fixed' && (r.right > innerWidth + 1 || r.left < -1); })
+    .map((e) => e.id || e.tagName.toLowerCase()).slice(0, 5);
+  return {viewport: [innerWidth, innerHeight], picture: [Math.round(picture.width), Math.round(picture.height)],
+          picture_share: picture.width * picture.height / (innerWidth * innerHeight),
+          picture_top: Math.round(picture.top), header_height: Math.round(header.height),
+          badge: badge.textContent, badge_one_line: b.height < 2 * line, badge_inside: b.right <= innerWidth + 0.5,
+          page_scrolls_sideways: doc.scrollWidth > doc.clientWidth, panel_scrolls_sideways: aside.scrollWidth > aside.clientWidth + 1,
+          outside_viewport: wide, panel: a.width > 0 ? [Math.round(a.left), Math.round(a.top), Math.round(a.width), Math.round(a.height)] : null,
+          status_visible: (() => { const s = document.getElementById('status').getBoundingClientRect();
+            return s.height > 0 && s.top < innerHeight && s.bottom > 0; })()};
+})()"""
+
+MENU_BOX = """(() => { const m = document.getElementById('menu'); if (m.hidden) return null; const r = m.getBoundingClientRect();
+  const items = [...m.querySelectorAll('button')].map((b) => b.textContent);
+  return {left: r.left, top: r.top, right: r.right, bottom: r.bottom, width: r.width, height: r.height,
+          scroll_height: m.scrollHeight, client_height: m.clientHeight, items,
+          inside: r.left >= 0 && r.top >= 0 && r.right <= innerWidth && r.bottom <= innerHeight}; })()"""
+
+UUID_LIKE = r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
+
+
+async def layout(page, name):
+    shown = await page.js(LAYOUT)
+    shown["badge_has_uuid"] = bool(__import__("re").search(UUID_LIKE, shown["badge"]))
+    step("layout", screen=name, **shown)
+    return shown
+
+
+async def picture_point(page, u, v):
+    return await page.js(f"(() => {{ const f = posecastConsole.state.current; const r = posecastConsole.pictureRect(f);"
+                         f" return {{x: r.left + r.width * {u}, y: r.top + r.height * {v}}}; }})()")
+
+
+async def device_freeze(page, fingers, on):
+    if fingers.touch:
+        await fingers.tap_element("#stage-freeze")
+    else:
+        await page.key(" " if on else "Escape", "Space" if on else "Escape", 32 if on else 27)
+    await page.until("frozen" if on else "live again", "!!posecastConsole.state.frozen" if on else "!posecastConsole.state.frozen", 5)
+
+
+async def device_disc(page, fingers, features):
+    """Freezes, finds a disc wholly in view and taps (clicks) its centre; the annotation
+    against the disc's true centre."""
+    for attempt in range(8):
+        await device_freeze(page, fingers, True)
+        found = await visible_discs(page, features)
+        if found:
+            disc = found[0]
+            before = await page.js("posecastConsole.state.clicks.length")
+            await fingers.tap(disc["page"]["x"], disc["page"]["y"])
+            click = await acknowledged(page, before, f"the tap on the {disc['name']} disc")
+            if click["outcome"]["code"] != "ack":
+                raise chromium.Failure(f"the tap on the {disc['name']} disc was refused: {click['outcome']}")
+            annotation = await page.until("the annotation in the list",
+                                          f"posecastConsole.state.annotations.find((a) => a.id === {json.dumps(click['outcome']['annotationId'])})", 5)
+            truth = features[disc["name"]]
+            position = [annotation["position"][k] for k in ("x", "y", "z")]
+            result = {"name": disc["name"], "frameId": click["frameId"], "error_cm": sum((a - b) ** 2 for a, b in zip(position, truth)) ** 0.5 * 100,
+                      "tapped_page": [disc["page"]["x"], disc["page"]["y"]], "tap_normalised": [click["point"]["x"], click["point"]["y"]],
+                      "area_px": disc["area"], "placement": annotation.get("placement"), "attempts": attempt + 1}
+            return result
+        await device_freeze(page, fingers, False)
+        await asyncio.sleep(1.5)   # the orbit brings other discs into view
+    raise chromium.Failure("no disc wholly in view in 8 frozen frames")
+
+
+async def device_menu(page, fingers, args, shots, name, choose):
+    """Long press (right click) on the picture: the menu wholly on screen; `choose` an item,
+    its acknowledgement waited for."""
+    point = await picture_point(page, 0.45, 0.6)
+    await fingers.long_press(point["x"], point["y"])
+    box = await page.until("the camera menu open", MENU_BOX, 5)
+    step("menu", screen=name, **{k: box[k] for k in ("left", "top", "right", "bottom", "inside")})
+    await page.screenshot(args.screenshots, f"console-{name}-menu", shots)
+    if not choose:
+        # Closed as a finger closes it: a tap on the picture beside the menu (Esc on a desk).
+        if fingers.touch:
+            corner = await picture_point(page, 0.04, 0.04)
+            await fingers.tap(corner["x"], corner["y"])
+        else:
+            await page.key("Escape", "Escape", 27)
+        await page.until("the menu closed", "document.getElementById('menu').hidden", 3)
+        return {"box": box}
+    before = await page.js("posecastConsole.state.replies.length")
+    await page.js(f"[...document.querySelectorAll('#menu button')].find((b) => b.textContent === {json.dumps(choose)}).id = 'menu-choice'; 1")
+    await fingers.tap_element("#menu-choice")
+    reply = await page.until(f"“{choose}” acknowledged",
+                             f"posecastConsole.state.replies.slice({before}).find((r) => r.type === 'focus') || null", 10)
+    locked = await page.until("focus locked", "(() => { const s = posecastConsole.state.scene;"
+                              " return s && s.routines && s.routines.focus && s.routines.focus.state === 'locked'"
+                              " ? document.getElementById('s-focus').textContent : null; })()", 15)
+    closed = await page.js("document.getElementById('menu').hidden")
+    return {"box": box, "reply": reply, "focus_shown": locked, "menu_closed_after": closed}
+
+
+async def device_zoom(page, fingers, args, shots, name):
+    """A pinch ×2 (wheel notches) at a point left of and below the centre: acknowledged, and
+    once the publisher's zoom has settled, that point's place in the zoomed frames."""
+    pinched_at = (0.42, 0.58)
+    point = await picture_point(page, *pinched_at)
+    before = await page.js("posecastConsole.state.zooms.length")
+    await fingers.zoom(point["x"], point["y"], PINCH_SCALE)
+    record = await page.until("the zoom acknowledged",
+                              f"(() => {{ const z = posecastConsole.state.zooms; const r = z[z.length - 1];"
+                              f" return z.length > {before} && r.outcome ? r : null; }})()", 10)
+    if record["outcome"]["code"] != "ack":
+        raise chromium.Failure(f"the zoom was refused: {record['outcome']}")
+    settled = await page.until("the publisher's zoom settled", f"""(() => {{ const s = posecastConsole.state.scene;
+        const f = s && s.effects && s.effects.framing; return f && Math.abs(f.zoom - {record['factor']}) < 0.01 ? f.zoom : null; }})()""", 15)
+    await asyncio.sleep(0.5)
+    drifts = []
+    for _ in range(10):
+        d = await page.js(f"""(() => {{ const f = posecastConsole.state.current; if (!f || !f.pose) return null;
+            const k0 = {json.dumps(record['intrinsics'])}, k1 = f.pose.intrinsics, p = {json.dumps(record['pinched'])};
+            const dx = (p.x - k0.cx) / k0.fx, dy = (p.y - k0.cy) / k0.fy;
+            const q = {{x: k1.cx + k1.fx * dx, y: k1.cy + k1.fy * dy}};
+            return {{x: q.x, y: q.y, drift: Math.hypot(q.x - p.x, q.y - p.y), zoom: k1.fx / k0.fx}}; }})()""")
+        if d:
+            drifts.append(d)
+        await asyncio.sleep(0.1)
+    await page.screenshot(args.screenshots, f"console-{name}-zoomed", shots)
+    worst = max(drifts, key=lambda d: d["drift"]) if drifts else None
+    result = {"factor": record["factor"], "settled_zoom": settled, "pinched": record["pinched"], "sent_point": record["point"],
+              "frame_zoom_before": record["frameZoom"], "drift_pct_max": 100 * worst["drift"] if worst else None,
+              "zoom_seen": worst["zoom"] if worst else None, "frames_checked": len(drifts)}
+    # Back to the publisher's own framing for what follows.
+    await page.js("document.getElementById('stage-zoom-off').hidden ? 0 : 1")
+    await fingers.tap_element("#stage-zoom-off")
+    await page.until("zoom off", """(() => { const s = posecastConsole.state.scene; const f = s && s.effects && s.effects.framing;
+        return f && f.zoom < 1.01; })()""", 15)
+    return result
+
+
+STALE = """(() => { const s = posecastConsole.state; const shown = posecastConsole.shown();
+  const log = [...document.querySelectorAll('#log li')].map((l) => l.textContent);
+  return {phase: s.phase, shown, annotations: s.annotations.length, listed: document.querySelectorAll('#annotations li').length,
+          current: !!s.current, frozen: !!s.frozen, scene: !!s.scene, note: document.getElementById('stage-note').hidden ? null
+          : document.getElementById('stage-note').textContent, messages: log.slice(0, 4)}; })()"""
+
+
+async def device_reconnect(page, args, summary, shots, name):
+    before = await page.js(STALE)
+    session = await page.js("posecastConsole.state.sessionId")
+    step("awaiting-restart", session=session, before=before)
+    await page.until("the console noticing the publisher gone", "posecastConsole.state.phase !== 'connected'", 30)
+    await asyncio.sleep(1.0)
+    during = await page.js(STALE)
+    await page.screenshot(args.screenshots, f"console-{name}-reconnecting", shots)
+    stale = [k for k in ("video", "pose", "latency", "focus", "exposure", "wb", "zoom") if during["shown"][k] != "—"]
+    if during["annotations"] or during["listed"]:
+        stale.append("pins")
+    if during["current"] or during["scene"]:
+        stale.append("frame or scene state")
+    words = " ".join([during["shown"]["connection"], during["shown"]["badge"], during["note"] or ""] + during["messages"])
+    step("reconnecting", stale=stale, shown=during["shown"], note=during["note"], messages=during["messages"])
+    await page.until("back in a new session with posed frames",
+                     f"(() => {{ const s = posecastConsole.state; return s.phase === 'connected' && s.sessionId !== {json.dumps(session)}"
+                     " && !!s.current && !!s.current.pose; })()", 60)
+    after = await page.js(STALE)
+    return {"before": before, "during": during, "stale": stale, "close_code_shown": bool(__import__("re").search(r"\(10\d\d\)|\b1006\b", words)),
+            "words": words, "back": after["phase"] == "connected"}
+
+
+async def device_run(devtools, page, base, args, summary, shots):
+    device = args.device
+    fingers = Fingers(page, DEVICES[device]["touch"])
+    await set_device(devtools, device)
+    await devtools.call("Page.navigate", {"url": base + "?role=expert"})
+    await wait_for_video(page, 45)
+    step("connected", device=device)
+    summary["device"] = device
+    features = read_features(args.features)
+    await asyncio.sleep(0.5)
+    summary["layout"] = await layout(page, device)
+
+    # Every presented frame's pose, over 6 s.
+    await page.js("posecastConsole.state.presented = {count: 0, withPose: 0, late: 0, newerThanCallback: 0}; posecastConsole.state.presentedLog = []; 1")
+    await asyncio.sleep(6)
+    presented = await page.js("(() => { const s = posecastConsole.state; return {p: s.presented, log: s.presentedLog,"
+                              " refusals: s.noPoseRefusals, worker: s.worker}; })()")
+    compared, mismatches = compare_poses(presented["log"], args.frame_log)
+    summary["presented"] = presented["p"]["count"]
+    summary["presented_with_pose"] = presented["p"]["withPose"]
+    summary["presented_pose_late"] = presented["p"].get("late", 0)
+    summary["pose_mismatch_count"] = len(mismatches)
+    summary["worker"] = presented["worker"]
+    step("poses", presented=summary["presented"], with_pose=summary["presented_with_pose"], late=summary["presented_pose_late"],
+         mismatches=len(mismatches))
+
+    summary["disc"] = await device_disc(page, fingers, features)
+    step("disc", **summary["disc"])
+    await page.screenshot(args.screenshots, f"console-{device}-pinned", shots)
+    await device_freeze(page, fingers, False)
+
+    menu = await device_menu(page, fingers, args, shots, device, "Focus here and lock")
+    summary["menu"] = menu
+    step("menu-used", reply=menu["reply"], focus=menu["focus_shown"])
+
+    summary["zoom"] = await device_zoom(page, fingers, args, shots, device)
+    step("zoom", **summary["zoom"])
+    await asyncio.sleep(1.0)
+    await page.screenshot(args.screenshots, f"console-{device}", shots)
+    summary["no_pose_refusals"] = await page.js("posecastConsole.state.noPoseRefusals")
+
+    if DEVICES[device]["touch"]:
+        # The same device turned: layout and the menu, then back upright.
+        await set_device(devtools, device, landscape=True)
+        await asyncio.sleep(1.0)
+        summary["layout_landscape"] = await layout(page, f"{device}-landscape")
+        summary["menu_landscape"] = (await device_menu(page, fingers, args, shots, f"{device}-landscape", None))["box"]
+        await page.screenshot(args.screenshots, f"console-{device}-landscape", shots)
+        await set_device(devtools, device)
+        await asyncio.sleep(0.5)
+
+    if args.await_restart:
+        summary["reconnect"] = await device_reconnect(page, args, summary, shots, device)
+        step("reconnected", back=summary["reconnect"]["back"], stale=summary["reconnect"]["stale"])
+
+
 # ---------------------------------------------------------------- voice (--audio)
 
 VOICE_STATE = """(() => { const v = posecastConsole.state.voice; const a = posecastConsole.audio;
@@ -794,6 +1116,8 @@ async def run(args, summary, shots):
             base = args.console.rstrip("/") + "/"
             if args.audio:
                 return await voice_run(devtools, page, base, args, summary, shots)
+            if args.device:
+                return await device_run(devtools, page, base, args, summary, shots)
             query = {"role": "expert"}
             if args.sfu:
                 query.update(sfu=args.sfu, room=args.room)
@@ -827,7 +1151,7 @@ def main():
     parser.add_argument("--verbose", action="store_true")
     parser.add_argument("--poses-only", action="store_true", help="only the poses check (and the route)")
     parser.add_argument("--await-restart", action="store_true",
-                        help="with --poses-only: then wait for the console to reconnect to a restarted publisher")
+                        help="with --poses-only or --device: then wait for the console to reconnect to a restarted publisher")
     parser.add_argument("--turn", help="a TURN server for Chromium (turn:HOST:PORT?transport=udp)")
     parser.add_argument("--turn-user")
     parser.add_argument("--turn-password")
@@ -837,6 +1161,7 @@ def main():
     parser.add_argument("--sfu", help="the console through Janus: its WebSocket API (ws://HOST:8188/)")
     parser.add_argument("--room", help="with --sfu: the room (signaling and Janus VideoRoom alike)")
     parser.add_argument("--min-frames", type=int, default=300, help="with --sfu: presented frames to count")
+    parser.add_argument("--device", choices=sorted(DEVICES), help="the console on a phone, a tablet or a desk (touch on the first two)")
     args = parser.parse_args()
     if args.sfu and not args.room:
         parser.error("--sfu needs --room")

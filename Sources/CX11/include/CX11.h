@@ -56,8 +56,12 @@ typedef void (*pcx_window_event)(void *context, int kind, const char *name);
 pcx_window *pcx_window_open(int width, int height, const char *title, const char *res_name, const char *res_class,
                             pcx_window_event callback, void *context);
 
-/* The top-level window's id, for GstVideoOverlay's window handle. */
+/* The top-level window's id (the one a window manager frames). */
 unsigned long pcx_window_xid(pcx_window *window);
+
+/* The video window's id, for GstVideoOverlay's window handle: a child filling the top
+ * window, under the HUD. */
+unsigned long pcx_window_video_xid(pcx_window *window);
 
 /* The HUD's text, lines separated by '\n', wrapped to the window's width; "" hides it. */
 void pcx_window_set_hud(pcx_window *window, const char *text);

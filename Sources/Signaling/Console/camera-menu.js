@@ -12,9 +12,8 @@ export const MENU_MARGIN = 8;
 export function placeMenu(anchor, size, viewport, margin = MENU_MARGIN) {
   const axis = (at, extent, room) => {
     if (extent > room - 2 * margin) return margin;
-    if (at + extent <= room - margin) return Math.max(margin, at);
-    if (at - extent >= margin) return at - extent;
-    return Math.max(margin, room - margin - extent);
+    const wanted = at + extent <= room - margin ? at : at - extent;
+    return Math.min(Math.max(margin, wanted), room - margin - extent);
   };
   const maxHeight = viewport.height - 2 * margin;
   return {left: axis(anchor.x, Math.min(size.width, viewport.width - 2 * margin), viewport.width),

@@ -24,7 +24,8 @@ final class ExpertWindow: Sendable {
         init(_ onInput: @escaping @Sendable (WindowInput) -> Void) { self.onInput = onInput }
     }
 
-    /// The X window id, for the video sinks.
+    /// The video window's X id, for the video sinks (a child filling the window, under
+    /// the HUD).
     let handle: UInt
 
     /// Nil when no X display can be opened (`$DISPLAY` unset or unreachable).
@@ -49,7 +50,7 @@ final class ExpertWindow: Sendable {
             return nil
         }
         self.handler = handler
-        handle = UInt(pcx_window_xid(raw))
+        handle = UInt(pcx_window_video_xid(raw))
         window = Mutex(raw)
     }
 
@@ -58,8 +59,13 @@ final class ExpertWindow: Sendable {
         window.withLock { w in if let w { pcx_window_set_hud(w, text) } }
     }
 
-    /// What the window says where no picture covers it.
+    /// The backdrop's text as last set (only a change redraws it: a redraw clears the
+    /// video window, which a sink drawing straight into it would show as a flash).
+    private let backdrop = Mutex("")
+
+    /// What the window says where no picture covers it ("" while a picture does).
     func setBackdrop(_ text: String) {
+        guard backdrop.withLock({ last in defer { last = text }; return last != text }) else { return }
         window.withLock { w in if let w { pcx_window_set_backdrop(w, text) } }
     }
 

@@ -177,6 +177,7 @@ extension SubscriberApp {
     /// Redraws the HUD from the node's state (once a second, and after each input).
     func refreshHUD() {
         guard !config.headless else { return }
+        window?.setBackdrop(node.isConnected ? "" : "waiting for the publisher in room \(config.node.room)…")
         let now = WallClock.nowNanos()
         let controls = windowControls.withLock { c in
             if c.hintsUntil == nil { c.hintsUntil = now + WindowControls.hintsNanos }
