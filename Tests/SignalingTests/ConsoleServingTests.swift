@@ -28,10 +28,14 @@ struct ConsoleServingTests {
                 #expect(file.status == 200, "\(name): \(file.status)")
                 #expect(file.type?.contains(name.hasSuffix(".css") ? "css" : "javascript") == true, "\(name): \(file.type ?? "no type")")
             }
-            // The page asks for the trailer, keys poses by RTP timestamp and loads nothing from elsewhere.
-            let script = try await Self.get(base + "console.js")
-            #expect(script.body.contains("poseTransport: state.transformAvailable ? \"trailer\""))
-            for file in [page.body, script.body] { #expect(!file.contains("https://") && !file.contains("http://")) }
+            // The page asks for the trailer (its transport module) and loads nothing from elsewhere.
+            let transport = try await Self.get(base + "transport.js")
+            #expect(transport.body.contains("poseTransport: state.transformAvailable ? \"trailer\""))
+            var files = [("index.html", page.body)]
+            for name in ConsoleFiles.names where name.hasSuffix(".js") { files.append((name, try await Self.get(base + name).body)) }
+            for (name, file) in files {
+                #expect(!file.contains("https://") && !file.contains("http://"), "\(name) names another site")
+            }
             #expect(try await Self.get(base + "nothing-here.js").status == 404)
             // The client's connect waits for the server's welcome: a peer id means the upgrade worked.
             let client = try await ServerLiveTests.connect(server)

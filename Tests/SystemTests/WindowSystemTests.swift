@@ -296,7 +296,7 @@ struct WindowSystemTests {
         return ocr.stdout
     }
 
-    @Test("window under a window manager (openbox): titled and classed for PoseCast; the HUD readable at 400×300 with a 320×240 stream; three wheel notches keep the pointed disc under the pointer; the publisher gone for 10 s: the same window says it waits and shows the picture again")
+    @Test("window under a window manager (openbox): titled and classed for PoseCast; the HUD readable at 400×300 with a 320×240 stream; three wheel notches keep the pointed disc under the pointer; c leaves another expert's pin; m locks nothing; the publisher gone for 10 s: the same window says it waits and shows the picture again")
     func windowUnderAWindowManager() async throws {
         let (xvfb, stopXvfb) = try await Self.startXvfb()
         _ = xvfb
@@ -363,6 +363,45 @@ struct WindowSystemTests {
         #expect(after.count > before.count * 2, "the disc did not grow with the zoom: \(before.count) → \(after.count) pixels")
         #expect(drift <= 0.05 * Double(area.2), "the pointed disc moved \(drift) px")
         _ = try await Self.run("/usr/bin/xdotool", ["key", "--window", window, "z"])
+
+        // `c` clears only this window's pins: a second expert's (headless, from its stdin)
+        // stays. `m` changes the metering mode and locks nothing.
+        let expertB = try ManagedProcess("posecast-subscriber", ["--headless", "--json", "--signaling", url,
+                                                                 "--microphone", "none", "--speaker", "none"], name: "expert B")
+        defer { expertB.signal(SIGTERM) }
+        try await expertB.waitForEvent("expert B's control channel", timeout: 30) { $0.is(.controlOpen) }
+        try await expertB.waitForEvent("expert B plays", timeout: 30) { $0.is(.status) && $0.int("frames_with_pose") > 10 }
+        expertB.send("tap 0.3 0.8 B")
+        let (ackB, _) = try await expertB.waitForEvent("expert B's pin", timeout: 10) {
+            ($0.is(.ack) && $0.string("annotationId") != nil) || $0.is(.error) || $0.is(.commandError)
+        }
+        #expect(ackB.is(.ack), "expert B's tap: \(ackB)")
+        let pinB = try #require(ackB.string("annotationId"))
+        let pinMark = subscriber.output.count
+        try await Self.click(window, at: (Double(area.2) * 0.6, Double(area.3) * 0.85))
+        let (ackA, _) = try await subscriber.waitForEvent("the window's pin", timeout: 10, after: pinMark) {
+            $0.is(.ack) && $0.string("annotationId") != nil
+        }
+        let pinA = try #require(ackA.string("annotationId"))
+        let clearMark = subscriber.output.count
+        _ = try await Self.run("/usr/bin/xdotool", ["key", "--window", window, "c"])
+        try await subscriber.waitForEvent("only expert B's pin left after c", timeout: 10, after: clearMark) {
+            $0.is(.annotations) && ($0["ids"] as? [String]) == [pinB]
+        }
+        print("window c: its pin \(pinA) gone, expert B's \(pinB) kept")
+        let meterMark = subscriber.output.count
+        _ = try await Self.run("/usr/bin/xdotool", ["key", "--window", window, "m"])
+        let (meterSent, _) = try await subscriber.waitForEvent("m's request", timeout: 10, after: meterMark) {
+            $0.is(.requestSent) && $0.string("type") == "meteringMode"
+        }
+        try await subscriber.waitForEvent("m acknowledged", timeout: 10, after: meterMark) { $0.is(.ack) && $0.string("id") == meterSent.string("id") }
+        let afterMeter = subscriber.output.count
+        let (status, _) = try await subscriber.waitForEvent("a status after m", timeout: 10, after: afterMeter) {
+            $0.is(.status) && $0.string("focus") != nil
+        }
+        let routines = ["focus", "exposure", "white_balance"].map { ($0, status.string($0) ?? "?") }
+        #expect(routines.allSatisfy { $0.1 != "locked" }, "after m: \(routines)")
+        expertB.signal(SIGTERM)
 
         // The publisher gone for 10 s: the same window stays and says it waits; then the
         // picture again, in the same window.

@@ -28,11 +28,12 @@ int pcx_install_error_handler(pcx_error_report report);
  *    renderer"; its HUD could only be drawn into the decoded picture, at the stream's
  *    resolution (unreadable in a small window, blurred at 320×240) and only when a frame
  *    arrived. This is one top-level window for the whole run, named and classed, that
- *    each session's sink draws into (GstVideoOverlay's window handle: the sink makes
- *    its own child window inside it), with a HUD child drawn here at the window's
- *    resolution whenever its text changes, and a backdrop text where no picture covers
- *    the window. Its own Display connection and one thread (`serve`) do all of its
- *    drawing and read its keys, its close button and its destruction.
+ *    each session's sink draws into (GstVideoOverlay's window handle: a video child
+ *    filling it, in which glimagesink makes its own child window), with a HUD child
+ *    drawn here at the window's resolution whenever its text changes, and a backdrop
+ *    text where no picture covers the window. Its own Display connection and one
+ *    thread (`serve`) do all of its drawing and read its keys, its close button and
+ *    its destruction.
  */
 
 /* Xlib's threads: before any other Xlib call of the process (libX11 1.8 does it by
