@@ -101,6 +101,7 @@ public final class Pipeline: @unchecked Sendable {
 
     package func remove(_ e: Element) {
         _ = gst_element_set_state(e.raw, GST_STATE_NULL)
+        Self.stopLockedDescendants(of: e.raw)
         _ = gst_bin_remove(gcast(element.object, to: GstBin.self), e.raw)
     }
 
@@ -113,8 +114,22 @@ public final class Pipeline: @unchecked Sendable {
     /// pipelines; use `start()` from async code, which also waits for it).
     public func play() throws(RTCError) { try setState(GST_STATE_PLAYING, "PLAYING") }
     /// Sets the pipeline to NULL on the calling thread, joining its streaming threads:
-    /// from async code use `shutDown()`.
-    public func stop() { _ = gst_element_set_state(element.raw, GST_STATE_NULL) }
+    /// from async code use `shutDown()`. Elements whose state is locked (webrtcbin locks
+    /// its transports' until DTLS is up) do not follow a bin to NULL: they are set to NULL
+    /// each, or a task of theirs still runs when the last reference goes. Seen as a hang in
+    /// a session whose DTLS failed (a forged answer): disposing the peer joined sctpenc's
+    /// source task, still waiting for data. (Kept until webrtcbin stops its locked
+    /// elements itself on the way to NULL.)
+    public func stop() {
+        _ = gst_element_set_state(element.raw, GST_STATE_NULL)
+        Self.stopLockedDescendants(of: element.raw)
+    }
+
+    private static func stopLockedDescendants(of bin: UnsafeMutablePointer<GstElement>) {
+        Element.forEachDescendant(of: bin) { child in
+            if gst_element_is_locked_state(child) != 0 { _ = gst_element_set_state(child, GST_STATE_NULL) }
+        }
+    }
 
     /// Sets PLAYING on the state worker and waits, driven by the bus, until the pipeline
     /// has reached it or `timeout` has passed (a live pipeline whose source has not

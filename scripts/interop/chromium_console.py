@@ -316,14 +316,14 @@ async def acknowledged(page, before, what):
                             " return c && c.outcome ? c : null; })()", 10)
 
 
-async def annotate_disc(page, disc, features):
-    """Clicks a disc found by visible_discs; its annotation, acknowledged and in the
-    console's list, against the disc's true centre."""
+async def annotate_disc(page, disc, features, press=None, what="click"):
+    """Clicks (or `press`es: a finger's tap) a disc found by visible_discs; its annotation,
+    acknowledged and in the console's list, against the disc's true centre."""
     before = await page.js("posecastConsole.state.clicks.length")
-    await page.click(disc["page"]["x"], disc["page"]["y"])
+    await (press or page.click)(disc["page"]["x"], disc["page"]["y"])
     click = await acknowledged(page, before, f"the {disc['name']} disc's annotation")
     if click["outcome"]["code"] != "ack":
-        raise chromium.Failure(f"the click on the {disc['name']} disc was refused: {click['outcome']}")
+        raise chromium.Failure(f"the {what} on the {disc['name']} disc was refused: {click['outcome']}")
     annotation = await page.until("the annotation in the list",
                                   f"posecastConsole.state.annotations.find((a) => a.id === {json.dumps(click['outcome']['annotationId'])})", 5)
     truth = features[disc["name"]]
@@ -332,7 +332,8 @@ async def annotate_disc(page, disc, features):
     return {"name": disc["name"], "frameId": click["frameId"], "clicked_px": [disc["found"]["x"], disc["found"]["y"]],
             "projected_px": [disc["projected"]["x"], disc["projected"]["y"]], "area_px": disc["area"], "world": position,
             "truth": truth, "error_cm": error_cm, "placement": annotation.get("placement"),
-            "annotationId": annotation["id"]}
+            "annotationId": annotation["id"], "tapped_page": [disc["page"]["x"], disc["page"]["y"]],
+            "tap_normalised": [click["point"]["x"], click["point"]["y"]]}
 
 
 async def expert(page, args, summary, shots):
@@ -700,20 +701,8 @@ async def device_disc(page, fingers, features):
         await device_freeze(page, fingers, True)
         found = await visible_discs(page, features)
         if found:
-            disc = found[0]
-            before = await page.js("posecastConsole.state.clicks.length")
-            await fingers.tap(disc["page"]["x"], disc["page"]["y"])
-            click = await acknowledged(page, before, f"the tap on the {disc['name']} disc")
-            if click["outcome"]["code"] != "ack":
-                raise chromium.Failure(f"the tap on the {disc['name']} disc was refused: {click['outcome']}")
-            annotation = await page.until("the annotation in the list",
-                                          f"posecastConsole.state.annotations.find((a) => a.id === {json.dumps(click['outcome']['annotationId'])})", 5)
-            truth = features[disc["name"]]
-            position = [annotation["position"][k] for k in ("x", "y", "z")]
-            result = {"name": disc["name"], "frameId": click["frameId"], "error_cm": sum((a - b) ** 2 for a, b in zip(position, truth)) ** 0.5 * 100,
-                      "tapped_page": [disc["page"]["x"], disc["page"]["y"]], "tap_normalised": [click["point"]["x"], click["point"]["y"]],
-                      "area_px": disc["area"], "placement": annotation.get("placement"), "attempts": attempt + 1}
-            return result
+            result = await annotate_disc(page, found[0], features, press=fingers.tap, what="tap")
+            return {**result, "attempts": attempt + 1}
         await device_freeze(page, fingers, False)
         await asyncio.sleep(1.5)   # the orbit brings other discs into view
     raise chromium.Failure("no disc wholly in view in 8 frozen frames")
