@@ -55,7 +55,7 @@ let package = Package(
         // V4L2 ioctls (function-like macros Swift cannot import) behind a few C wrappers.
         .target(name: "CV4L2"),
         // Xlib's error handler for the expert's window (Xlib's default exits the process).
-        .target(name: "CX11", linkerSettings: [.linkedLibrary("X11")]),
+        .target(name: "CX11", linkerSettings: [.linkedLibrary("X11"), .linkedLibrary("Xext")]),
         // LiteRT's C API (libLiteRt.so from the ai-edge-litert wheel, which ships no
         // headers), declared by hand and loaded with dlopen: a missing library is a
         // run-time error naming the file, never a build or link failure.

@@ -2,6 +2,9 @@
 #include <X11/Xlib.h>
 #include <X11/Xutil.h>
 #include <X11/Xatom.h>
+#include <X11/extensions/XShm.h>
+#include <sys/ipc.h>
+#include <sys/shm.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -24,8 +27,20 @@ struct pcx_window {
     pthread_mutex_t lock;
     char *hud_text;      /* lines separated by '\n'; "" hides the HUD */
     char *backdrop_text; /* what the window says where no picture covers it */
-    int width, height;
+    int width, height;   /* the top window's size: written by the thread under `lock` */
     atomic_bool gone;    /* the top-level window was destroyed (by another client) */
+
+    /* The picture (pcx_window_draw_frame, on a streaming thread; the thread redraws it on
+     * Expose): the last frame as an XImage in shared memory where the server has MIT-SHM
+     * (no copy through the socket), else in our memory. Everything here is under
+     * `frame_lock`, and `frame_gc` is drawn with only under it. */
+    pthread_mutex_t frame_lock;
+    GC frame_gc;
+    XImage *image;
+    XShmSegmentInfo shm;
+    bool use_shm, has_frame;
+    int frame_x, frame_y;   /* where the last frame was drawn: the press's picture */
+    unsigned long long frame_tag;   /* the caller's tag of the frame drawn last */
 };
 
 static const int pad = 6;
@@ -144,12 +159,93 @@ static void draw_hud(pcx_window *w) {
     free(text);
 }
 
+static void window_size(pcx_window *w, int *width, int *height) {
+    pthread_mutex_lock(&w->lock);
+    *width = w->width;
+    *height = w->height;
+    pthread_mutex_unlock(&w->lock);
+}
+
+/* The last frame, centred, and black around it. Called with `frame_lock` held. */
+static void put_frame(pcx_window *w) {
+    int width, height;
+    window_size(w, &width, &height);
+    int fw = w->image->width, fh = w->image->height;
+    int x = (width - fw) / 2, y = (height - fh) / 2;
+    w->frame_x = x;
+    w->frame_y = y;
+    XSetForeground(w->display, w->frame_gc, 0x000000);
+    if (y > 0) XFillRectangle(w->display, w->video, w->frame_gc, 0, 0, (unsigned)width, (unsigned)y);
+    if (y + fh < height) XFillRectangle(w->display, w->video, w->frame_gc, 0, y + fh, (unsigned)width, (unsigned)(height - y - fh));
+    if (x > 0) XFillRectangle(w->display, w->video, w->frame_gc, 0, y, (unsigned)x, (unsigned)fh);
+    if (x + fw < width) XFillRectangle(w->display, w->video, w->frame_gc, x + fw, y, (unsigned)(width - x - fw), (unsigned)fh);
+    if (w->use_shm) {
+        XShmPutImage(w->display, w->video, w->frame_gc, w->image, 0, 0, x, y, (unsigned)fw, (unsigned)fh, False);
+        /* The server reads the segment after the request: done before it is written again. */
+        XSync(w->display, False);
+    } else {
+        XPutImage(w->display, w->video, w->frame_gc, w->image, 0, 0, x, y, (unsigned)fw, (unsigned)fh);
+        XFlush(w->display);
+    }
+}
+
+static void free_image(pcx_window *w) {
+    if (!w->image) return;
+    if (w->use_shm) {
+        XShmDetach(w->display, &w->shm);
+        XSync(w->display, False);
+        XDestroyImage(w->image);   /* frees the XImage, not the segment (data is the segment) */
+        shmdt(w->shm.shmaddr);
+    } else {
+        XDestroyImage(w->image);   /* and its data, ours from malloc */
+    }
+    w->image = NULL;
+    w->has_frame = false;
+}
+
+/* An image of `width`×`height` 32-bit pixels for the server's visual, in shared memory
+ * when the server has it. Called with `frame_lock` held; false when none could be made. */
+static bool make_image(pcx_window *w, int width, int height) {
+    free_image(w);
+    int screen = DefaultScreen(w->display);
+    Visual *visual = DefaultVisual(w->display, screen);
+    unsigned depth = (unsigned)DefaultDepth(w->display, screen);
+    if (w->use_shm) {
+        w->image = XShmCreateImage(w->display, visual, depth, ZPixmap, NULL, &w->shm, (unsigned)width, (unsigned)height);
+        if (w->image) {
+            w->shm.shmid = shmget(IPC_PRIVATE, (size_t)w->image->bytes_per_line * (size_t)height, IPC_CREAT | 0600);
+            w->shm.shmaddr = w->shm.shmid < 0 ? (char *)-1 : shmat(w->shm.shmid, NULL, 0);
+            if (w->shm.shmid >= 0) shmctl(w->shm.shmid, IPC_RMID, NULL);   /* freed once both sides detach */
+            if (w->shm.shmaddr != (char *)-1) {
+                w->image->data = w->shm.shmaddr;
+                w->shm.readOnly = True;
+                if (XShmAttach(w->display, &w->shm)) { XSync(w->display, False); return true; }
+                shmdt(w->shm.shmaddr);
+            }
+            w->image->data = NULL;
+            XDestroyImage(w->image);
+            w->image = NULL;
+        }
+        w->use_shm = false;   /* no segment: the socket from now on */
+    }
+    char *data = malloc((size_t)width * 4 * (size_t)height);
+    if (!data) return false;
+    w->image = XCreateImage(w->display, visual, depth, ZPixmap, 0, data, (unsigned)width, (unsigned)height, 32, width * 4);
+    if (!w->image) { free(data); return false; }
+    return true;
+}
+
 /* Where no picture covers the window (before the first session, between sessions):
- * black, with the backdrop's text in the middle. With no text nothing is drawn: a sink
- * drawing straight into the video window (ximagesink) redraws its picture itself. */
+ * black, with the backdrop's text in the middle. With no text, the last frame. */
 static void draw_backdrop(pcx_window *w) {
     char *text = copy_text(&w->lock, &w->backdrop_text);
-    if (!*text) { free(text); return; }
+    if (!*text) {
+        free(text);
+        pthread_mutex_lock(&w->frame_lock);
+        if (w->has_frame) put_frame(w);
+        pthread_mutex_unlock(&w->frame_lock);
+        return;
+    }
     XSetForeground(w->display, w->gc, 0x000000);
     XFillRectangle(w->display, w->video, w->gc, 0, 0, (unsigned)w->width, (unsigned)w->height);
     if (w->font) {
@@ -169,7 +265,7 @@ static void report_key(pcx_window *w, XKeyEvent *event, int kind) {
     char buffer[8];
     XLookupString(event, buffer, sizeof buffer, &keysym, NULL);
     const char *name = keysym == NoSymbol ? NULL : XKeysymToString(keysym);
-    if (name) w->callback(w->context, kind, name);
+    if (name) w->callback(w->context, kind, name, -1, -1, 0);
 }
 
 static void *serve(void *argument) {
@@ -186,8 +282,10 @@ static void *serve(void *argument) {
         case ConfigureNotify:
             if (event.xconfigure.window == w->top
                 && (w->width != event.xconfigure.width || w->height != event.xconfigure.height)) {
+                pthread_mutex_lock(&w->lock);
                 w->width = event.xconfigure.width;
                 w->height = event.xconfigure.height;
+                pthread_mutex_unlock(&w->lock);
                 XResizeWindow(w->display, w->video, (unsigned)w->width, (unsigned)w->height);
                 draw_hud(w);
             }
@@ -200,18 +298,33 @@ static void *serve(void *argument) {
         case KeyRelease: report_key(w, &event.xkey, PCX_WINDOW_KEY_RELEASE); break;
         case ButtonPress: {
             char button[4] = {(char)('0' + (event.xbutton.button % 10)), 0};
-            w->callback(w->context, PCX_WINDOW_PRESS_OUTSIDE_PICTURE, button);
+            double x = -1, y = -1;
+            unsigned long long tag = 0;
+            if (event.xbutton.window == w->video) {
+                /* On the picture: its pixel's centre, normalised to the frame drawn last. */
+                pthread_mutex_lock(&w->frame_lock);
+                if (w->has_frame) {
+                    int px = event.xbutton.x - w->frame_x, py = event.xbutton.y - w->frame_y;
+                    if (px >= 0 && py >= 0 && px < w->image->width && py < w->image->height) {
+                        x = (px + 0.5) / w->image->width;
+                        y = (py + 0.5) / w->image->height;
+                        tag = w->frame_tag;
+                    }
+                }
+                pthread_mutex_unlock(&w->frame_lock);
+            }
+            w->callback(w->context, PCX_WINDOW_PRESS, button, x, y, tag);
             break;
         }
         case ClientMessage:
             if (event.xclient.message_type == w->stop_atom) return NULL;
             if (event.xclient.message_type == w->wm_protocols && (Atom)event.xclient.data.l[0] == w->wm_delete)
-                w->callback(w->context, PCX_WINDOW_CLOSED, "the window's close button");
+                w->callback(w->context, PCX_WINDOW_CLOSED, "the window's close button", -1, -1, 0);
             break;
         case DestroyNotify:
             if (event.xdestroywindow.window == w->top) {
                 atomic_store(&w->gone, true);
-                w->callback(w->context, PCX_WINDOW_CLOSED, "the window was destroyed");
+                w->callback(w->context, PCX_WINDOW_CLOSED, "the window was destroyed", -1, -1, 0);
                 return NULL;    /* nothing left to serve, nor to send a stop message to */
             }
             break;
@@ -233,14 +346,14 @@ pcx_window *pcx_window_open(int width, int height, const char *title, const char
     w->width = width;
     w->height = height;
     pthread_mutex_init(&w->lock, NULL);
+    pthread_mutex_init(&w->frame_lock, NULL);
     w->hud_text = strdup("");
     w->backdrop_text = strdup("");
     int screen = DefaultScreen(display);
     w->top = XCreateSimpleWindow(display, RootWindow(display, screen), 0, 0, (unsigned)width, (unsigned)height, 0,
                                  BlackPixel(display, screen), BlackPixel(display, screen));
-    /* The sinks draw into `video` (filling the top window, under the HUD): a sink that
-     * draws straight into it takes its button presses (only one client may), and the top
-     * window keeps the keys and presses whenever no sink is there. */
+    /* The picture is drawn into `video` (filling the top window, under the HUD), which
+     * takes the presses; the keys go up to the top window. */
     w->video = XCreateSimpleWindow(display, w->top, 0, 0, (unsigned)width, (unsigned)height, 0,
                                    BlackPixel(display, screen), BlackPixel(display, screen));
     w->hud = XCreateSimpleWindow(display, w->top, 0, 0, 1, 1, 0, 0, 0x202020);
@@ -259,10 +372,12 @@ pcx_window *pcx_window_open(int width, int height, const char *title, const char
     XSetWMProtocols(display, w->top, &w->wm_delete, 1);
     XSelectInput(display, w->top, ExposureMask | KeyPressMask | KeyReleaseMask | ButtonPressMask | StructureNotifyMask
                  | SubstructureNotifyMask);
-    XSelectInput(display, w->video, ExposureMask | SubstructureNotifyMask);
+    XSelectInput(display, w->video, ExposureMask | ButtonPressMask | SubstructureNotifyMask);
     XSelectInput(display, w->hud, ExposureMask | ButtonPressMask);
     XMapWindow(display, w->video);
     w->gc = XCreateGC(display, w->top, 0, NULL);
+    w->frame_gc = XCreateGC(display, w->top, 0, NULL);
+    w->use_shm = XShmQueryExtension(display) && getenv("POSECAST_NO_XSHM") == NULL;
     w->font = load_font(display);
     if (w->font) XSetFont(display, w->gc, w->font->fid);
     XMapWindow(display, w->top);
@@ -274,6 +389,33 @@ pcx_window *pcx_window_open(int width, int height, const char *title, const char
 unsigned long pcx_window_xid(pcx_window *w) { return w->top; }
 
 unsigned long pcx_window_video_xid(pcx_window *w) { return w->video; }
+
+int pcx_window_can_draw(pcx_window *w) {
+    int screen = DefaultScreen(w->display);
+    Visual *visual = DefaultVisual(w->display, screen);
+    return DefaultDepth(w->display, screen) == 24 && visual->class == TrueColor && visual->red_mask == 0xFF0000
+        && visual->green_mask == 0xFF00 && visual->blue_mask == 0xFF;
+}
+
+void pcx_window_size(pcx_window *w, int *width, int *height) { window_size(w, width, height); }
+
+int pcx_window_draw_frame(pcx_window *w, const unsigned char *pixels, int width, int height, int stride,
+                          unsigned long long tag) {
+    if (atomic_load(&w->gone) || width <= 0 || height <= 0) return 0;
+    pthread_mutex_lock(&w->frame_lock);
+    if ((!w->image || w->image->width != width || w->image->height != height) && !make_image(w, width, height)) {
+        pthread_mutex_unlock(&w->frame_lock);
+        return 0;
+    }
+    for (int row = 0; row < height; row++)
+        memcpy(w->image->data + (size_t)row * (size_t)w->image->bytes_per_line, pixels + (size_t)row * (size_t)stride,
+               (size_t)width * 4);
+    w->has_frame = true;
+    w->frame_tag = tag;
+    put_frame(w);
+    pthread_mutex_unlock(&w->frame_lock);
+    return 1;
+}
 
 static void set_text(pcx_window *w, char **slot, const char *text, Window redraw) {
     pthread_mutex_lock(&w->lock);
@@ -315,11 +457,16 @@ void pcx_window_close(pcx_window *w) {
         XFlush(w->display);
     }
     pthread_join(w->thread, NULL);
+    pthread_mutex_lock(&w->frame_lock);
+    free_image(w);
+    pthread_mutex_unlock(&w->frame_lock);
     if (w->font) XFreeFont(w->display, w->font);
     XFreeGC(w->display, w->gc);
+    XFreeGC(w->display, w->frame_gc);
     if (!atomic_load(&w->gone)) XDestroyWindow(w->display, w->top);
     XCloseDisplay(w->display);
     pthread_mutex_destroy(&w->lock);
+    pthread_mutex_destroy(&w->frame_lock);
     free(w->hud_text);
     free(w->backdrop_text);
     free(w);

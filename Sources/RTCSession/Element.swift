@@ -169,6 +169,16 @@ package final class Pad: @unchecked Sendable {
         return Int(value)
     }
 
+    /// A fraction field of the pad's negotiated caps (e.g. "pixel-aspect-ratio"), or nil.
+    package func capsFraction(_ field: String) -> (numerator: Int, denominator: Int)? {
+        guard let caps = gst_pad_get_current_caps(raw) else { return nil }
+        defer { gst_caps_unref(caps) }
+        var n: Int32 = 0, d: Int32 = 0
+        guard gst_caps_get_size(caps) > 0, gst_structure_get_fraction(gst_caps_get_structure(caps, 0), field, &n, &d) != 0,
+              n > 0, d > 0 else { return nil }
+        return (Int(n), Int(d))
+    }
+
     /// The negotiated caps as a string without the named fields, or nil before negotiation.
     package func negotiatedCaps(removing fields: [String] = []) -> String? {
         guard let current = gst_pad_get_current_caps(raw) else { return nil }

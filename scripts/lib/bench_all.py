@@ -11,7 +11,7 @@ A record: {"name", "command", "started" (UTC, ISO), "seconds", "load_before", "l
 import datetime, json, os, platform, re, shlex, shutil, subprocess, sys, time
 
 # Cheap ones first: a failure or a hang late in the run costs the least there.
-ORDER = ["bench-render", "bench-focus", "bench-trailer", "bench-window", "bench-loss", "bench-annotation",
+ORDER = ["bench-render", "bench-focus", "bench-trailer", "bench-window", "bench-window-cpu", "bench-loss", "bench-annotation",
          "bench-av", "bench-network", "bench-paths", "bench-chromium-load", "bench-effects", "bench-loopback", "bench-sfu", "bench-encoders",
          "hostile", "soak"]
 
@@ -25,6 +25,8 @@ KEYS = {
     "bench-window": ["display", "run", "latency_ms_p50", "latency_ms_p95", "latency_ms_p99", "max_first_second",
                      "frames_shown", "pose_pct", "p95_no_window_worst", "p95_window_worst", "p95_difference_ms",
                      "target_ms"],
+    "bench-window-cpu": ["way", "subscriber_cpu_pct", "xvfb_cpu_pct", "fps", "load", "burners", "size",
+                         "window_over_headless_pct", "sink_over_headless_pct"],
     "bench-loss": ["loss_pct", "frames_lost", "decoded_fps_during_loss", "pose_pct", "wrong_poses", "rtx_delivered",
                    "nack_sent", "keyframe_requests", "recovery_ms", "latency_p50_ms", "latency_p95_ms"],
     "bench-annotation": ["delay_ms", "taps", "synced_px_p50", "synced_px_p95", "synced_cm_p50", "synced_in_front",

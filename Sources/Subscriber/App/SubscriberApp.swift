@@ -115,13 +115,15 @@ public final class SubscriberApp: Sendable {
         let box = Mutex<SubscriberApp?>(nil)
         nodeConfig.media.onWindowInput = { input in box.withLock { $0 }?.handle(input) }
         var window: ExpertWindow?
-        if !config.headless, config.environment["DISPLAY"] != nil {
+        // POSECAST_WINDOW=sink: no window of ours, each session's GL sink opens its own, as
+        // before round 3 (scripts/bench-window-cpu compares the two).
+        if !config.headless, config.environment["DISPLAY"] != nil, config.environment["POSECAST_WINDOW"] != "sink" {
             window = ExpertWindow(title: Self.windowTitle(config.node)) { input in box.withLock { $0 }?.handle(input) }
             if let window {
-                nodeConfig.media.windowHandle = window.handle
+                nodeConfig.media.window = window
                 window.setBackdrop("waiting for the publisher in room \(config.node.room)…")
             } else {
-                out.event(.windowNotice, ["message": "no X window could be opened on \(config.environment["DISPLAY"] ?? "")"],
+                out.event(.windowNotice, ["message": "no window of our own on \(config.environment["DISPLAY"] ?? ""): no display, or a screen that is not 24-bit TrueColor"],
                           human: "window: no X window of our own; each session's video sink opens one")
             }
         }

@@ -20,10 +20,10 @@ public struct SubscriberMediaConfig: Sendable {
     public var rtc = RTCConfiguration()
     /// Presses, keys and the close of the window (`.display` only), on GStreamer's threads.
     public var onWindowInput: (@Sendable (WindowInput) -> Void)?
-    /// The X window each session's picture is drawn into (`.display`; the app's
+    /// The window each session's picture is drawn into (`.display`; the app's one
     /// `ExpertWindow`, which also draws the HUD): nil, and the sink opens a window of its
     /// own per session with the HUD drawn into the picture.
-    public var windowHandle: UInt?
+    var window: ExpertWindow?
     /// A copy of every decoded picture with its frame (costly: tests and measurements).
     public var onPicture: (@Sendable (DecodedPicture) -> Void)?
     /// The sink renders each frame at its running time plus the pipeline latency (a video
@@ -191,7 +191,7 @@ public final class SubscriberMedia: @unchecked Sendable {
     /// A window's elements, added to the pipeline and linked (its input, the queue, left
     /// free); `running`: brought to the pipeline's state now (else they start with it).
     private func makeWindow(running: Bool = false) throws(RTCError) -> VideoWindow {
-        let window = try VideoWindow(onInput: config.onWindowInput, windowHandle: config.windowHandle)
+        let window = try VideoWindow(onInput: config.onWindowInput, window: config.window)
         if let onInput = config.onWindowInput {
             window.watchClose(in: pipeline, onInput: onInput) { [peer] error in peer.report(error) }
         }

@@ -25,24 +25,29 @@ public enum WindowInput: Sendable, Equatable {
     case closed(String)
 }
 
-/// The display branch of the subscriber: the decoded picture, and a window that scales
-/// it to its size with the aspect ratio kept: the app's one window (`ExpertWindow`, which
-/// draws the HUD at its own resolution), or without it a window of the sink's own with a
-/// HUD line drawn into the picture.
+/// The display branch of the subscriber: the decoded picture, scaled to a window with the
+/// aspect ratio kept. Two ways:
 ///
-/// decoder → queue (one frame, leaky) → [textoverlay (HUD), without a window handle] → glimagesink
+/// - **Into the app's one window** (`ExpertWindow`, which draws the HUD at its own
+///   resolution and reads the presses itself):
+///   decoder → queue (one frame, leaky) → videoconvertscale → BGRx at the window's fit → fakesink,
+///   whose buffer probe hands each frame to the window (MIT-SHM, no GL). Scaling and
+///   conversion are one pass on the CPU; the size follows the window (`PictureFit`, asked
+///   again after every frame: a resize or a new stream size renegotiates the capsfilter).
+///   glimagesink here cost 46 % of a core at 640×480 under software GL (llvmpipe).
+/// - **A window of the sink's own** (no X window of ours could be made):
+///   decoder → queue (one frame, leaky) → textoverlay (HUD) → glimagesink, which scales
+///   (`force-aspect-ratio`) and translates the pointer into picture pixels before it sends
+///   navigation events upstream; a press on the border comes out clamped to the picture's
+///   edge, which we report as `point: nil`. Where the GL sink cannot be made,
+///   `autovideosink` (unscaled) is the fallback.
 ///
-/// - **Scaling**: glimagesink draws the picture scaled into the window, letterboxed
-///   (`force-aspect-ratio`), and translates the pointer's window coordinates into
-///   picture pixels before it sends navigation events upstream; a press on the border
-///   comes out clamped to the picture's edge, which we report as `point: nil`. Where the
-///   GL sink cannot be made, `autovideosink` (unscaled) is the fallback.
 /// - **Latency**: the one-frame leaky queue decouples decoding from drawing. A window that
 ///   is not drawing yet (mapping, a compositor catching up) makes frames wait; without
 ///   the leaky queue they pile up in the jitter buffer and are shown late (p50 715 ms in
 ///   the first seconds), with it the newest decoded frame replaces the waiting one.
 /// - **Closing**: glimagesink posts an error when its window is closed; it is reported as
-///   `.closed`, not as a failure of the session.
+///   `.closed`, not as a failure of the session (the app's window reports its own).
 final class VideoWindow: Sendable {
     let elements: [Element]
     private let overlay: Element?
@@ -54,10 +59,10 @@ final class VideoWindow: Sendable {
         let pose = Mutex<FramePose?>(nil)
     }
 
-    /// `windowHandle`: an X window the sink draws into (the app's `ExpertWindow`, which
-    /// draws the HUD itself); nil: the sink's own window, with the HUD drawn into the
-    /// picture by a textoverlay.
-    init(onInput: (@Sendable (WindowInput) -> Void)?, windowHandle: UInt? = nil) throws(RTCError) {
+    /// `window`: the app's window to draw into (it draws the HUD and reads presses
+    /// itself); nil: the sink's own window, with the HUD drawn into the picture by a
+    /// textoverlay.
+    init(onInput: (@Sendable (WindowInput) -> Void)?, window: ExpertWindow? = nil) throws(RTCError) {
         var elements: [Element] = []
         let queue = try ElementFactory.make("queue")
         queue.set("max-size-buffers", 1)
@@ -65,9 +70,28 @@ final class VideoWindow: Sendable {
         queue.set("max-size-time", 0)
         queue.set("leaky", "downstream")
         elements.append(queue)
+        if let window {
+            overlay = nil
+            if ElementFactory.isAvailable("videoconvertscale") {
+                elements.append(try ElementFactory.make("videoconvertscale"))
+            } else {
+                elements += [try ElementFactory.make("videoscale"), try ElementFactory.make("videoconvert")]
+            }
+            let fit = try ElementFactory.make("capsfilter")
+            fit.set("caps", "video/x-raw,format=BGRx")
+            elements.append(fit)
+            sink = try ElementFactory.make("fakesink")
+            sink.set("sync", false)
+            sink.set("async", false)
+            elements.append(sink)
+            self.elements = elements
+            Self.drawFrames(from: queue.staticPad("src")!, fit: fit, sink: sink, into: window, shown: shown)
+            if let onInput { Self.catchXErrors(reportingTo: onInput) }
+            return
+        }
         // After the queue, on the window's thread: the first text render loads fonts (some
         // 100 ms), which must not hold up decoding.
-        overlay = windowHandle == nil ? try? ElementFactory.make("textoverlay") : nil
+        overlay = try? ElementFactory.make("textoverlay")
         if let overlay {
             overlay.set("valignment", "top")
             overlay.set("halignment", "left")
@@ -85,11 +109,6 @@ final class VideoWindow: Sendable {
             elements.append(try ElementFactory.make("videoconvert"))
             sink = try ElementFactory.make("autovideosink")
         }
-        if let windowHandle {
-            // GstVideoOverlay (glsinkbin passes it to its sink): the sink makes its own
-            // child window inside ours and follows its size.
-            sink.setOverlayWindowHandle(windowHandle)
-        }
         sink.set("sync", false)
         // It waits, linked, for the first stream: no preroll to hold the pipeline's start.
         sink.set("async", false)
@@ -106,6 +125,49 @@ final class VideoWindow: Sendable {
         if let onInput {
             Self.watchInput(on: queue.staticPad("src")!, shown: shown, onInput: onInput)
             Self.catchXErrors(reportingTo: onInput)
+        }
+    }
+
+    /// The app's window mode, on the window's streaming thread: each frame's pose is read
+    /// as it leaves the queue (before conversion, which need not keep our meta) and goes
+    /// with the converted frame to the window; then the fit is asked again and, when the
+    /// window or the stream changed size, set on the capsfilter for the next frame.
+    private static func drawFrames(from queueSource: Pad, fit: Element, sink: Element, into window: ExpertWindow,
+                                   shown: ShownFrame) {
+        _ = queueSource.addProbe(GST_PAD_PROBE_TYPE_BUFFER) { info in
+            if let buffer = gst_pad_probe_info_get_buffer(info) {
+                let pose = PoseMeta.bytes(of: buffer).flatMap { try? PoseWireFormat.decode($0) }
+                shown.pose.withLock { $0 = pose }
+            }
+            return GST_PAD_PROBE_OK
+        }
+        let asked = Mutex<PictureFit?>(nil)
+        let sinkPad = sink.staticPad("sink")!
+        _ = sinkPad.addProbe(GST_PAD_PROBE_TYPE_BUFFER) { [sinkPad, queueSource] info in
+            guard let buffer = gst_pad_probe_info_get_buffer(info),
+                  let width = sinkPad.capsInt("width"), let height = sinkPad.capsInt("height"), width > 0, height > 0
+            else { return GST_PAD_PROBE_OK }
+            var map = GstMapInfo()
+            if gst_buffer_map(buffer, &map, GST_MAP_READ) != 0 {
+                if let data = map.data, Int(map.size) >= width * 4 * height {
+                    window.draw(pixels: data, width: width, height: height, stride: Int(map.size) / height,
+                                pose: shown.pose.withLock { $0 })
+                }
+                gst_buffer_unmap(buffer, &map)
+            }
+            guard let sourceWidth = queueSource.capsInt("width"), let sourceHeight = queueSource.capsInt("height"),
+                  let wanted = window.fit(source: (sourceWidth, sourceHeight),
+                                          pixelAspect: queueSource.capsFraction("pixel-aspect-ratio") ?? (1, 1))
+            else { return GST_PAD_PROBE_OK }
+            let change = asked.withLock { last -> Bool in
+                guard last != wanted else { return false }
+                last = wanted
+                return true
+            }
+            if change {
+                fit.set("caps", "video/x-raw,format=BGRx,width=\(wanted.width),height=\(wanted.height),pixel-aspect-ratio=1/1")
+            }
+            return GST_PAD_PROBE_OK
         }
     }
 
@@ -138,7 +200,8 @@ final class VideoWindow: Sendable {
         }
     }
 
-    /// The HUD text (Pango markup off: shown as given); empty hides it.
+    /// The HUD text (Pango markup off: shown as given); empty hides it (the sink's own
+    /// window only: the app's window draws its own).
     func setHUD(_ text: String) { overlay?.set("text", text) }
 
     /// The sink sends navigation events upstream, in picture pixels: a probe where they
