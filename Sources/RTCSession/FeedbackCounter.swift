@@ -27,6 +27,11 @@ public struct FeedbackInterval: Sendable, Hashable {
     public var roundTripsMs: [Double] = []
     public var rembKbps: Double?
     public var queueingMs: [Double] = []
+    /// Our own receiver's delay trend read a queue starting (`ReceptionReport.usage`) in
+    /// a report of the interval.
+    public var overusing = false
+    /// The highest delay trend our receiver reported in the interval.
+    public var delayTrend: Double?
     /// RTP bytes (media and retransmissions) our own receiver reported receiving in the
     /// interval (`ReceptionReport`): what got through.
     public var receivedBytes: UInt64 = 0
@@ -212,6 +217,7 @@ final class FeedbackCounter: Sendable {
     /// packets expected and lost since its previous report, and its queueing delay.
     func received(_ streams: [ReceptionReport]) {
         var expected: UInt64 = 0, lost: Int64 = 0, bytes: UInt64 = 0, queue: Double?, span: UInt64 = 0
+        var usage: DelayTrend.Usage?, trend: Double?
         let now = Int64(g_get_monotonic_time())
         reports.withLock { r in
             if let last = r.lastReportMicros, now > last { span = UInt64(now - last) * 1000 }
@@ -229,14 +235,18 @@ final class FeedbackCounter: Sendable {
             }
             r.lastReception = (media.highestSeq, media.received)
             queue = media.queueMs
+            usage = media.usage
+            trend = media.trend
         }
-        guard expected > 0 || bytes > 0 || queue != nil else { return }
+        guard expected > 0 || bytes > 0 || queue != nil || usage != nil else { return }
         counts.withLock { c in
             c.interval.reportedExpected += expected
             c.interval.reportedLost += lost
             c.interval.receivedBytes += bytes
             c.interval.receivedSpanNanos += span
             if let queue { c.interval.queueingMs.append(queue) }
+            if usage == .overusing { c.interval.overusing = true }
+            if let trend { c.interval.delayTrend = max(c.interval.delayTrend ?? trend, trend) }
         }
     }
 

@@ -19,15 +19,22 @@ import Synchronization
 ///   time (arrival − RTP timestamp) over the lowest of the last 10 s, forgotten once a
 ///   longer path has held flat for 1.5 s: rises when a queue builds on the path,
 ///   whatever the clocks' offset.
+/// - `trend` and `usage`: the delay gradient's trend (`DelayTrend.modifiedTrend`) and
+///   usage since the last report (`overusing` when any frame since read so): a queue
+///   starting, before `queueMs` shows it.
 public struct ReceptionReport: Codable, Sendable, Hashable {
     public var ssrc: UInt32
     public var highestSeq: UInt64
     public var received: UInt64
     public var bytes: UInt64
     public var queueMs: Double?
+    public var trend: Double?
+    public var usage: DelayTrend.Usage?
 
-    public init(ssrc: UInt32, highestSeq: UInt64, received: UInt64, bytes: UInt64, queueMs: Double? = nil) {
+    public init(ssrc: UInt32, highestSeq: UInt64, received: UInt64, bytes: UInt64, queueMs: Double? = nil,
+                trend: Double? = nil, usage: DelayTrend.Usage? = nil) {
         self.ssrc = ssrc; self.highestSeq = highestSeq; self.received = received; self.bytes = bytes; self.queueMs = queueMs
+        self.trend = trend; self.usage = usage
     }
 
     /// The feedback channel's label.
@@ -65,7 +72,7 @@ public struct ReceptionReport: Codable, Sendable, Hashable {
         guard text.utf8.count <= maxMessageBytes,
               let message = try? JSONDecoder().decode(Message.self, from: Data(text.utf8)),
               message.streams.count <= 8,
-              message.streams.allSatisfy({ ($0.queueMs ?? 0).isFinite && $0.received <= $0.highestSeq + 1 << 20 }) else {
+              message.streams.allSatisfy({ ($0.queueMs ?? 0).isFinite && ($0.trend ?? 0).isFinite && $0.received <= $0.highestSeq + 1 << 20 }) else {
             return nil
         }
         return message
@@ -90,6 +97,11 @@ final class ReceptionCounter: Sendable {
         var bytes: UInt64 = 0
         var clockRate: Double = 90_000
         var queue = OneWayQueue()
+        var trend = DelayTrend()
+        /// The RTP timestamp extended past its wraps (the trend's send times must grow).
+        var timestamp: Int64?
+        /// The worst usage since the last report.
+        var usage: DelayTrend.Usage?
     }
     private let streams = Mutex([UInt32: Stream]())
     let installed = Atomic<Bool>(false)
@@ -114,6 +126,11 @@ final class ReceptionCounter: Sendable {
             s.bytes += size
             let transit = Double(nowMicros) / 1000 - Double(timestamp) / s.clockRate * 1000
             s.queue.add(transitMs: transit)
+            let extended = s.timestamp.map { $0 + Int64(Int32(bitPattern: timestamp &- UInt32(truncatingIfNeeded: $0))) } ?? Int64(timestamp)
+            if extended > s.timestamp ?? .min { s.timestamp = extended }
+            if let usage = s.trend.add(sendMs: Double(extended) / s.clockRate * 1000, arrivalMs: Double(nowMicros) / 1000) {
+                s.usage = s.usage == .overusing ? .overusing : usage
+            }
             all[ssrc] = s
         }
     }
@@ -124,9 +141,12 @@ final class ReceptionCounter: Sendable {
             all.map { ssrc, stream in
                 var s = stream
                 let queue = s.queue.close(nowMicros: nowMicros)
+                let usage = s.usage
+                s.usage = nil
                 all[ssrc] = s
                 return ReceptionReport(ssrc: ssrc, highestSeq: s.highest, received: s.received, bytes: s.bytes,
-                                       queueMs: queue.map { ($0 * 10).rounded() / 10 })
+                                       queueMs: queue.map { ($0 * 10).rounded() / 10 },
+                                       trend: usage == nil ? nil : (s.trend.modifiedTrend * 10).rounded() / 10, usage: usage)
             }.sorted { $0.received > $1.received }
         }
     }

@@ -187,6 +187,38 @@ struct BitrateControllerTests {
         #expect(rtcp.lastReason == .loss)
     }
 
+    @Test("the receiver's delay trend reading overuse: growth holds, and a queue over 8 ms still rising cuts; a flat one does not")
+    func delayTrend() {
+        // Overuse on a queue of 10 then 16 ms: cut (the reports alone, under 20 ms, would not).
+        var c = Self.controller(start: 1000)
+        c.update(FeedbackInterval(sent: 0, nacked: 0), nowNanos: 0)
+        var first = Self.reported(kbps: 1000, seconds: 0.25, loss: 0, queueMs: 10)
+        first.overusing = true
+        c.update(first, nowNanos: 250 * Self.ms)
+        #expect(c.lastReason == .hold, "overuse holds growth: \(c.lastReason)")
+        #expect(c.estimateKbps == 1000)
+        var second = Self.reported(kbps: 1000, seconds: 0.25, loss: 0, queueMs: 16)
+        second.overusing = true
+        c.update(second, nowNanos: 500 * Self.ms)
+        #expect(c.lastReason == .queueing)
+        #expect(c.estimateKbps <= 850)
+        // The same queue without the trend's overuse: no cut (under 20 ms).
+        var quiet = Self.controller(start: 1000)
+        quiet.update(FeedbackInterval(sent: 0, nacked: 0), nowNanos: 0)
+        quiet.update(Self.reported(kbps: 1000, seconds: 0.25, loss: 0, queueMs: 10), nowNanos: 250 * Self.ms)
+        quiet.update(Self.reported(kbps: 1000, seconds: 0.25, loss: 0, queueMs: 16), nowNanos: 500 * Self.ms)
+        #expect(quiet.lastReason != .queueing)
+        // Overuse on a queue that jumped and stays flat (a longer path, reached in steps): no cut.
+        var step = Self.controller(start: 1000)
+        step.update(FeedbackInterval(sent: 0, nacked: 0), nowNanos: 0)
+        for (k, queue) in [40.0, 41, 40, 42].enumerated() {
+            var i = Self.reported(kbps: 1000, seconds: 0.25, loss: 0, queueMs: queue)
+            i.overusing = true
+            step.update(i, nowNanos: UInt64(k + 1) * 250 * Self.ms)
+            #expect(step.lastReason != .queueing, "a flat queue of \(queue) ms cut")
+        }
+    }
+
     @Test("a queue building on the path cuts before any loss; our pacer's own wait does not count")
     func queueing() {
         var c = Self.controller(start: 1000)

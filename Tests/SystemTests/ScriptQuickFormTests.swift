@@ -38,6 +38,9 @@ import TestSupport
                                           "expert_to_field_ms_p50"]),
         Script(name: "bench-window", keys: ["display", "latency_ms_p50", "latency_ms_p95", "frames_shown", "p95_difference_ms"],
                unavailable: { Self.missing("/usr/bin/Xvfb", "Xvfb (scripts/setup installs it)") }),
+        Script(name: "bench-window-cpu", keys: ["way", "subscriber_cpu_pct", "xvfb_cpu_pct", "fps", "window_over_headless_pct"],
+               unavailable: { Self.missing("/usr/bin/Xvfb", "Xvfb (scripts/setup installs it)")
+                   ?? Self.missing("/usr/bin/openbox", "openbox (scripts/setup installs it)") }),
         Script(name: "bench-trailer", keys: ["measure", "extension", "publisher", "subscriber", "summary"],
                unavailable: { Self.missing("/usr/bin/chromium", "Chromium (scripts/setup installs it)")
                    ?? (AiortcPython.path == nil ? "no Python with websockets (scripts/interop-setup)" : nil) }),

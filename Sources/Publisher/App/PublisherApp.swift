@@ -257,6 +257,8 @@ public final class PublisherApp: Sendable {
             if let v = c.baseRoundTripMs { fields["baseRttMs"] = (v * 10).rounded() / 10 }
             if let v = c.rembKbps { fields["rembKbps"] = Int(v.rounded()) }
             if let v = c.queueMs { fields["queueMs"] = v }
+            if let v = c.delayTrend { fields["delayTrend"] = v }
+            if c.overusing { fields["overusing"] = true }
             if let v = c.pacedPackets { fields["pacedPackets"] = Int(v) }
             if c.transportFeedbackRefused > 0 { fields["transportFeedbackRefused"] = Int(c.transportFeedbackRefused) }
             if let v = c.link { fields["linkOffered"] = Int(v.offeredTotal); fields["linkDropped"] = Int(v.droppedTotal) }

@@ -11,6 +11,9 @@ public struct CongestionSnapshot: Sendable {
     public var baseRoundTripMs: Double?
     public var rembKbps: Double?
     public var queueMs: Double?
+    /// Our receiver's delay trend, and whether it read a queue starting, in the last interval.
+    public var delayTrend: Double?
+    public var overusing = false
     /// Transport-wide feedback messages read so far.
     public var transportFeedback: Int
     public var reason: String
@@ -25,6 +28,7 @@ public struct CongestionSnapshot: Sendable {
         self.peer = peer; estimateKbps = Int(c.estimateKbps); self.encoderKbps = encoderKbps
         sentKbps = c.lastSentKbps; loss = c.lastLoss; roundTripMs = c.lastRoundTripMs
         baseRoundTripMs = c.baseRoundTripMs; rembKbps = c.lastREMBKbps; queueMs = c.lastQueueMs; reason = c.lastReason.rawValue
+        delayTrend = c.lastDelayTrend; overusing = c.lastOverusing
         transportFeedback = c.transportFeedbackMessages
     }
 }

@@ -17,7 +17,10 @@ import RTCSession
 ///   (`cutOnQueueing`) when two reports in a row are over `oneWayQueueingMs` and the
 ///   second is `risingMs` higher than the first. A queue that fills keeps rising; a path
 ///   that got longer rises once and stays flat (the receiver then forgets its old base,
-///   `OneWayQueue`), so one high report is not yet a queue. For receivers that only send
+///   `OneWayQueue`), so one high report is not yet a queue. Sooner when the receiver's
+///   delay trend (`DelayTrend`, a trendline over the delay's change from frame to frame)
+///   reads a queue starting: no growth in that interval, and the cut comes once two
+///   reports in a row are over `trendQueueMs` and still rising. For receivers that only send
 ///   RTCP, the round trip from our sender reports to its reports: `queueingMs` over the
 ///   lowest of the last `baseWindowNanos`.
 /// - **What got through**: the bytes our receiver reported over the time its reports
@@ -94,6 +97,10 @@ public struct BitrateController: Sendable {
         /// How much higher than the report before a queue over `oneWayQueueingMs` must be
         /// to count as filling (more than the window minima's jitter).
         public var risingMs = 5.0
+        /// When our receiver's delay trend reads a queue starting (`DelayTrend`), a queue
+        /// over this in two reports in a row, still rising, cuts (instead of over
+        /// `oneWayQueueingMs`).
+        public var trendQueueMs = 8.0
         /// After a cut on queueing, the queue needs this long to drain before a second
         /// cut on queueing (unless it is higher than every report since the cut).
         public var queueDrainNanos: UInt64 = 1_500_000_000
@@ -155,6 +162,12 @@ public struct BitrateController: Sendable {
     private var pendingQueueMs: Double?
     /// The last one-way queueing delay judged.
     public private(set) var lastQueueMs: Double?
+    /// Our receiver's delay trend in the last interval judged, and whether it read a
+    /// queue starting (overuse) in it.
+    public private(set) var lastDelayTrend: Double?
+    public private(set) var lastOverusing = false
+    /// Overuse read in the pending interval.
+    private var pendingOverusing = false
     /// Our receiver's queueing delay in its previous report (less our pacer's share).
     private var previousReportQueueMs: Double?
     /// The receiver reports its one-way queueing delay (ours does): then the round trip
@@ -203,6 +216,8 @@ public struct BitrateController: Sendable {
         let ownQueue = interval.pacerAgeMs.map { max(0, $0 - (pacerBaseMs ?? $0)) } ?? 0
         noteReceived(interval, at: nowNanos)
         let reportQueue = interval.queueingMs.max().map { max(0, $0 - ownQueue) }
+        if interval.overusing { pendingOverusing = true }
+        if let trend = interval.delayTrend { lastDelayTrend = trend }
         if let queue = reportQueue {
             pendingQueueMs = max(pendingQueueMs ?? queue, queue)
         }
@@ -218,9 +233,13 @@ public struct BitrateController: Sendable {
         // A queue building: cut at once, whatever the interval (see `cutOnQueueing`).
         if let queue = reportQueue {
             reportsOneWayQueue = true
-            let filling = previousReportQueueMs.map { $0 > c.oneWayQueueingMs && queue > $0 + c.risingMs } ?? false
+            let rising = previousReportQueueMs.map { queue > $0 + c.risingMs } ?? false
+            let filling = rising && (previousReportQueueMs ?? 0) > c.oneWayQueueingMs
+            // The trend's reading, on a queue still rising: a path that got longer in a
+            // few steps (the in-process link's delay step) also reads as overuse, once.
+            let starting = interval.overusing && rising && (previousReportQueueMs ?? 0) > c.trendQueueMs
             previousReportQueueMs = queue
-            let cut = queue > c.oneWayQueueingMs && filling && cutOnQueueing(queue, at: nowNanos)
+            let cut = (queue > c.oneWayQueueingMs && filling || starting) && cutOnQueueing(queue, at: nowNanos)
             if let last = queueCut { queueCut = (last.nanos, max(last.peakMs, queue)) }
             if cut { return clamp() }
         }
@@ -246,7 +265,9 @@ public struct BitrateController: Sendable {
             && (pendingRoundTripMs.flatMap { rtt in baseRoundTripMs.map { rtt - $0 > c.queueingMs } } ?? false)
         // Our receiver's queueing is judged per report (above); here only the round trip's.
         let queueing = rttRise
-        let filling = (pendingQueueMs ?? 0) > c.oneWayHoldMs
+        let filling = (pendingQueueMs ?? 0) > c.oneWayHoldMs || pendingOverusing
+        lastOverusing = pendingOverusing
+        pendingOverusing = false
         lastQueueMs = pendingQueueMs
         pendingRoundTripMs = nil
         pendingQueueMs = nil
