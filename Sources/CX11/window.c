@@ -388,8 +388,6 @@ pcx_window *pcx_window_open(int width, int height, const char *title, const char
 
 unsigned long pcx_window_xid(pcx_window *w) { return w->top; }
 
-unsigned long pcx_window_video_xid(pcx_window *w) { return w->video; }
-
 int pcx_window_can_draw(pcx_window *w) {
     int screen = DefaultScreen(w->display);
     Visual *visual = DefaultVisual(w->display, screen);

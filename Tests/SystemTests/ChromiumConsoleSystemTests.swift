@@ -144,6 +144,20 @@ struct ChromiumConsoleSystemTests {
         #expect(coturn.process.output.contains { $0.contains("username=<posecast>") && $0.contains("new") }, "coturn logged no allocation")
     }
 
+    /// The restart both reconnect tests make: once the driver says it awaits it, `first`
+    /// is killed and, 2 s later, a second publisher started on the same port; then the
+    /// driver's summary. Returns that publisher (the caller ends it) and the summary.
+    static func restart(_ first: ManagedProcess, driver: ManagedProcess, awaiting what: String, timeout: Double,
+                        publisher: (String) throws -> ManagedProcess) async throws -> (ManagedProcess, [String: Any]) {
+        try await driver.waitForLine(what, timeout: timeout) { $0.contains("\"awaiting-restart\"") }
+        first.signal(SIGKILL)
+        try? await Task.sleep(for: .seconds(2))
+        let second = try publisher("publisher (restarted)")
+        let (line, _) = try await driver.waitForLine("the driver's summary", timeout: 100) { $0.contains("\"summary\": true") }
+        let summary = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+        return (second, summary)
+    }
+
     @Test("console reconnects by itself: the publisher killed and restarted on the same port, the page is back in a new session with posed frames")
     func reconnects() async throws {
         let work = NSTemporaryDirectory() + "posecast-console-restart-\(getpid())"
@@ -164,13 +178,9 @@ struct ChromiumConsoleSystemTests {
             AiortcPython.script("chromium_console.py"), "--console", "http://127.0.0.1:\(port)/", "--frame-log", frameLog,
             "--features", features, "--poses-only", "--await-restart", "--timeout", "150"], name: "chromium console")
         defer { driver.signal(SIGTERM) }
-        try await driver.waitForLine("the console's poses checked", timeout: 90) { $0.contains("\"awaiting-restart\"") }
-        first.signal(SIGKILL)
-        try? await Task.sleep(for: .seconds(2))
-        let second = try publisher("publisher (restarted)")
+        let (second, summary) = try await Self.restart(first, driver: driver, awaiting: "the console's poses checked", timeout: 90,
+                                                       publisher: publisher)
         defer { second.signal(SIGTERM) }
-        let (line, _) = try await driver.waitForLine("the driver's summary", timeout: 100) { $0.contains("\"summary\": true") }
-        let summary = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
         print("console restart: \(driver.output.filter { $0.hasPrefix("{\"step\"") }.joined(separator: " "))")
         #expect(summary["ok"] as? Bool == true, "\(summary["reasons"] ?? "?"); stderr: \(driver.stderrTail)")
         #expect(summary["reconnected"] as? Bool == true)
@@ -210,13 +220,9 @@ struct ChromiumConsoleSystemTests {
             "--features", features, "--device", device, "--await-restart", "--screenshots", shots, "--timeout", "200"],
                                         name: "chromium console (\(device))")
         defer { driver.signal(SIGTERM) }
-        try await driver.waitForLine("the \(device) checks before the restart", timeout: 150) { $0.contains("\"awaiting-restart\"") }
-        first.signal(SIGKILL)
-        try? await Task.sleep(for: .seconds(2))
-        let second = try publisher("publisher (restarted)")
+        let (second, summary) = try await Self.restart(first, driver: driver, awaiting: "the \(device) checks before the restart",
+                                                       timeout: 150, publisher: publisher)
         defer { second.signal(SIGTERM) }
-        let (line, _) = try await driver.waitForLine("the driver's summary", timeout: 100) { $0.contains("\"summary\": true") }
-        let summary = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
         print("console (\(device)): \(driver.output.filter { $0.hasPrefix("{\"step\"") }.joined(separator: "\n"))")
         #expect(summary["ok"] as? Bool == true, "\(summary["reasons"] ?? "?"); stderr: \(driver.stderrTail)")
 

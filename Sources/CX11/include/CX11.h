@@ -67,9 +67,6 @@ pcx_window *pcx_window_open(int width, int height, const char *title, const char
 /* The top-level window's id (the one a window manager frames). */
 unsigned long pcx_window_xid(pcx_window *window);
 
-/* The video window's id: a child filling the top window, under the HUD. */
-unsigned long pcx_window_video_xid(pcx_window *window);
-
 /* 1 when the screen's default visual takes BGRx frames as they are (24-bit TrueColor,
  * red 0xFF0000, green 0xFF00, blue 0xFF: every X server of today); 0 and the caller
  * draws no frames here. */

@@ -39,9 +39,6 @@ final class ExpertWindow: Sendable {
         }
     }
 
-    /// The video window's X id (a child filling the window, under the HUD).
-    let handle: UInt
-
     /// Nil when no X display can be opened (`$DISPLAY` unset or unreachable).
     init?(title: String, width: Int = 640, height: Int = 480, onInput: @escaping @Sendable (WindowInput) -> Void) {
         _ = pcx_init_threads()
@@ -72,7 +69,6 @@ final class ExpertWindow: Sendable {
             return nil
         }
         self.handler = handler
-        handle = UInt(pcx_window_video_xid(raw))
         window = Mutex(raw)
     }
 

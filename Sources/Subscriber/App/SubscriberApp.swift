@@ -115,8 +115,8 @@ public final class SubscriberApp: Sendable {
         let box = Mutex<SubscriberApp?>(nil)
         nodeConfig.media.onWindowInput = { input in box.withLock { $0 }?.handle(input) }
         var window: ExpertWindow?
-        // POSECAST_WINDOW=sink: no window of ours, each session's GL sink opens its own, as
-        // before round 3 (scripts/bench-window-cpu compares the two).
+        // POSECAST_WINDOW=sink: no window of ours; each session's GL sink opens its own
+        // (cheap with a GPU; scripts/bench-window-cpu compares the two).
         if !config.headless, config.environment["DISPLAY"] != nil, config.environment["POSECAST_WINDOW"] != "sink" {
             window = ExpertWindow(title: Self.windowTitle(config.node)) { input in box.withLock { $0 }?.handle(input) }
             if let window {

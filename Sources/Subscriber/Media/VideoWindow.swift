@@ -57,6 +57,17 @@ final class VideoWindow: Sendable {
 
     final class ShownFrame: Sendable {
         let pose = Mutex<FramePose?>(nil)
+
+        /// Keeps the pose of every buffer passing `pad` (a probe on its streaming thread).
+        func record(at pad: Pad) {
+            _ = pad.addProbe(GST_PAD_PROBE_TYPE_BUFFER) { [self] info in
+                if let buffer = gst_pad_probe_info_get_buffer(info) {
+                    let pose = PoseMeta.bytes(of: buffer).flatMap { try? PoseWireFormat.decode($0) }
+                    self.pose.withLock { $0 = pose }
+                }
+                return GST_PAD_PROBE_OK
+            }
+        }
     }
 
     /// `window`: the app's window to draw into (it draws the HUD and reads presses
@@ -115,13 +126,7 @@ final class VideoWindow: Sendable {
         elements.append(sink)
         self.elements = elements
         let shown = self.shown
-        _ = sink.staticPad("sink")!.addProbe(GST_PAD_PROBE_TYPE_BUFFER) { info in
-            if let buffer = gst_pad_probe_info_get_buffer(info) {
-                let pose = PoseMeta.bytes(of: buffer).flatMap { try? PoseWireFormat.decode($0) }
-                shown.pose.withLock { $0 = pose }
-            }
-            return GST_PAD_PROBE_OK
-        }
+        shown.record(at: sink.staticPad("sink")!)
         if let onInput {
             Self.watchInput(on: queue.staticPad("src")!, shown: shown, onInput: onInput)
             Self.catchXErrors(reportingTo: onInput)
@@ -134,13 +139,7 @@ final class VideoWindow: Sendable {
     /// window or the stream changed size, set on the capsfilter for the next frame.
     private static func drawFrames(from queueSource: Pad, fit: Element, sink: Element, into window: ExpertWindow,
                                    shown: ShownFrame) {
-        _ = queueSource.addProbe(GST_PAD_PROBE_TYPE_BUFFER) { info in
-            if let buffer = gst_pad_probe_info_get_buffer(info) {
-                let pose = PoseMeta.bytes(of: buffer).flatMap { try? PoseWireFormat.decode($0) }
-                shown.pose.withLock { $0 = pose }
-            }
-            return GST_PAD_PROBE_OK
-        }
+        shown.record(at: queueSource)
         let asked = Mutex<PictureFit?>(nil)
         let sinkPad = sink.staticPad("sink")!
         _ = sinkPad.addProbe(GST_PAD_PROBE_TYPE_BUFFER) { [sinkPad, queueSource] info in
