@@ -8,6 +8,7 @@ let package = Package(
         .library(name: "Publisher", targets: ["Publisher"]),
         .library(name: "Subscriber", targets: ["Subscriber"]),
         .library(name: "Signaling", targets: ["Signaling"]),
+        .library(name: "RTCModel", targets: ["RTCModel"]),
         .library(name: "RTCSession", targets: ["RTCSession"]),
         .library(name: "PoseMedia", targets: ["PoseMedia"]),
         .library(name: "PoseCastKit", targets: ["PoseCastKit"]),
@@ -81,11 +82,15 @@ let package = Package(
         .target(name: "CameraControl", dependencies: ["PoseCastKit", "Imaging", "SyntheticCamera", "CV4L2"]),
         // Swift wrapper around webrtcbin; knows nothing of poses.
         // (swift-crypto: MD5 and HMAC-SHA1 for the TURN credential check's STUN messages.)
-        .target(name: "RTCSession", dependencies: ["CGStreamer", "CGstShim", "CDTLS", "CNice",
+        // The values a WebRTC session's logic reasons about (descriptions, candidates,
+        // reception reports, the delay trend, codecs, errors), without GStreamer: the pure
+        // session machines import this instead of RTCSession, which re-exports it.
+        .target(name: "RTCModel", dependencies: ["PoseCastKit"]),
+        .target(name: "RTCSession", dependencies: ["RTCModel", "CGStreamer", "CGstShim", "CDTLS", "CNice",
                                                    .product(name: "Crypto", package: "swift-crypto")]),
         // Pose media, both roles: the pose GstMeta and RTP header extension, the tagger and
         // reader probes, codecs, frame stamps, codec timing and frame logs.
-        .target(name: "PoseMedia", dependencies: ["RTCSession", "PoseCastKit", "Imaging", "CGStreamer", "CGstShim"]),
+        .target(name: "PoseMedia", dependencies: ["RTCModel", "RTCSession", "PoseCastKit", "Imaging", "CGStreamer", "CGstShim"]),
         // Two-way voice, both roles: microphone and speaker specs, the Opus send and receive
         // chains, echo cancellation (webrtcdsp), mute, level meters, tone bursts and tone
         // detection for the A/V tests.
@@ -127,7 +132,7 @@ let package = Package(
         // control, the annotation overlay, one encoder for every subscriber branch, its
         // session node and control channel, status and events.
         .target(name: "Publisher", dependencies: [
-            "PoseMedia", "RTCSession", "PoseCastKit", "Imaging", "SyntheticCamera", "CameraControl", "Signaling",
+            "PoseMedia", "RTCModel", "RTCSession", "PoseCastKit", "Imaging", "SyntheticCamera", "CameraControl", "Signaling",
             "NodeOutput", "CGStreamer", "CGstShim", "CCairo", "VideoEffects", "Voice", "SFU",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "NIOCore", package: "swift-nio"),
@@ -136,7 +141,7 @@ let package = Package(
         // The remote expert: decoding with each frame's pose, tap placement, marker checks,
         // its session node, commands, status and events. No cairo, V4L2 or renderer.
         .target(name: "Subscriber", dependencies: [
-            "PoseMedia", "RTCSession", "PoseCastKit", "Imaging", "Signaling", "NodeOutput", "CGStreamer", "CGstShim", "CX11", "Voice", "SFU",
+            "PoseMedia", "RTCModel", "RTCSession", "PoseCastKit", "Imaging", "Signaling", "NodeOutput", "CGStreamer", "CGstShim", "CX11", "Voice", "SFU",
             .product(name: "Logging", package: "swift-log"),
         ]),
 

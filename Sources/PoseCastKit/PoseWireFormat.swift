@@ -14,6 +14,11 @@
 /// | 58 | 0…197 | application bytes |
 public enum PoseWireFormat {
     public static let version: UInt8 = 1
+    /// The RTP header extension's URI in SDP (`a=extmap:ID URI`). The C shim registers the
+    /// extension under the same string (PCG_POSE_EXT_URI, which `PoseHeaderExtension.uri`
+    /// is; PoseExtensionFuzzTests checks the two agree): the session logic reads answers
+    /// for it without GStreamer.
+    public static let headerExtensionURI = "urn:x-posecast:rtp-hdrext:pose:1"
     public static let fixedSize = 58
     /// A two-byte RTP header extension element holds at most 255 bytes: the size of
     /// `ElementStorage`, whose arity the compiler checks against the C shim's

@@ -1,3 +1,4 @@
+import RTCModel
 import PoseCastKit
 
 /// One decoded frame and what it carried.

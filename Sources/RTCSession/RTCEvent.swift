@@ -19,15 +19,3 @@ public enum RTCEvent: Sendable {
     case pipelineError(RTCError)
     case pipelineWarning(String)
 }
-
-public enum DataChannelMessage: Sendable, Hashable {
-    case text(String)
-    case binary([UInt8])
-}
-
-public enum ICEGatheringState: Int32, Sendable { case new = 0, gathering, complete }
-public enum ICEConnectionState: Int32, Sendable { case new = 0, checking, connected, completed, failed, disconnected, closed }
-public enum PeerConnectionState: Int32, Sendable { case new = 0, connecting, connected, disconnected, failed, closed }
-public enum SignalingState: Int32, Sendable {
-    case stable = 0, closed, haveLocalOffer, haveRemoteOffer, haveLocalPranswer, haveRemotePranswer
-}

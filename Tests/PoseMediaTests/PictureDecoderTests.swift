@@ -31,7 +31,7 @@ struct PictureDecoderTests {
         #expect(image.width == 64 && image.height == 48)
     }
 
-    @Test("corrupt, truncated, empty and missing files are refused within a second, naming the file")
+    @Test("corrupt, truncated, empty and missing files are refused for their own reason, naming the file, not by the timeout")
     func bad() throws {
         let dir = NSTemporaryDirectory() + "pictures-\(UUID().uuidString)/"
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
@@ -50,7 +50,11 @@ struct PictureDecoderTests {
                 let seconds = Date().timeIntervalSince(started)
                 print("picture decoder: \(name) refused in \(String(format: "%.2f", seconds)) s: \(error)")
                 #expect(error.description.contains(dir + name), "\(error)")
-                #expect(seconds < 1.5, "\(name) took \(seconds) s to refuse")
+                // Refused by what the decoder said, not by waiting out the 5 s timeout: the
+                // reason tells, whatever the machine's load; how long decodebin takes to
+                // give up on a file depends on it.
+                #expect(!error.description.contains("no picture decoded within"), "\(name) waited out the timeout: \(error)")
+                #expect(seconds < 5, "\(name) took \(seconds) s to refuse")
             }
         }
     }

@@ -11,6 +11,11 @@ import Testing
 /// there through `PoseWireFormat.decode` (what PoseReader does on decoded frames).
 @Suite("pose extension fuzz")
 struct PoseExtensionFuzzTests {
+    @Test("the extension's URI is the same in the C shim and in the wire format the session logic reads answers with")
+    func uriAgrees() {
+        #expect(PoseHeaderExtension.uri == PoseWireFormat.headerExtensionURI)
+    }
+
     /// Real poses as the publisher encodes them: plain, flagged, with and without
     /// application bytes up to the maximum.
     static func seeds() throws -> [[UInt8]] {

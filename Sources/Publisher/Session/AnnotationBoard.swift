@@ -1,6 +1,5 @@
 import PoseCastKit
 import Synchronization
-import PoseMedia
 
 /// The publisher's annotations in world coordinates, shared by every session:
 /// what the control channel changes and the overlay draws.

@@ -1,5 +1,4 @@
 import PoseCastKit
-import PoseMedia
 
 /// Turns an `annotate` request into the world position the publisher stores: the
 /// expert's own position (`world`), the publisher's depth of the tapped frame

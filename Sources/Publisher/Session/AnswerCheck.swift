@@ -1,4 +1,5 @@
-import PoseMedia
+import PoseCastKit
+import RTCModel
 
 /// What a subscriber's answer must accept before it is applied:
 /// webrtcbin 1.22 applies an answer whose video line lists only codecs we never offered,
@@ -56,7 +57,7 @@ public enum AnswerCheck {
                 inVideo = line.hasPrefix("m=video ")
             } else if inVideo, line.hasPrefix("a=extmap:") {
                 let fields = line.split(separator: " ")
-                if fields.count >= 2, fields[1] == PoseHeaderExtension.uri { return true }
+                if fields.count >= 2, fields[1] == PoseWireFormat.headerExtensionURI { return true }
             }
         }
         return false

@@ -1,4 +1,4 @@
-import RTCSession
+import RTCModel
 
 /// One subscriber's bandwidth estimate, as a pure state machine: feed it what its
 /// receiver reported since the last call (`WebRTCPeer.takeFeedback`), read

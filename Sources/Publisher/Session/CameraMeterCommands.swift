@@ -1,6 +1,5 @@
 import CameraControl
 import PoseCastKit
-import PoseMedia
 
 /// The control channel's camera requests, answered by the publisher's metering
 /// routines. A `meter` that names a metering mode also makes it the publisher's

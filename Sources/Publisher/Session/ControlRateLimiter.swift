@@ -1,5 +1,4 @@
 import PoseCastKit
-import PoseMedia
 
 /// How many control-channel messages one session may send: a token bucket holding
 /// `burst` messages, refilled at `requestsPerSecond`.

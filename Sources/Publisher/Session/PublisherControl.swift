@@ -1,7 +1,6 @@
 import PoseCastKit
-import RTCSession
+import RTCModel
 import Signaling
-import PoseMedia
 
 /// What the publisher does with one control-channel text: the reply for the sender
 /// and whether every expert must get the new annotation list.

@@ -1,6 +1,5 @@
 import PoseCastKit
-import RTCSession
-import PoseMedia
+import RTCModel
 import Signaling
 
 /// The publisher's session logic as a pure state machine, the way `SignalingHub` is the

@@ -1,4 +1,4 @@
-import RTCSession
+import RTCModel
 
 /// The receive jitter buffer's latency, following what retransmission needs, as a pure
 /// state machine: feed it the jitter buffers' counters (`WebRTCPeer.jitterBufferStats`)

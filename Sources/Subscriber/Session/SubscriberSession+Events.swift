@@ -1,5 +1,5 @@
 import PoseCastKit
-import RTCSession
+import RTCModel
 import Signaling
 
 /// What the subscriber's session machine is fed (`Event`) and what it asks the node to

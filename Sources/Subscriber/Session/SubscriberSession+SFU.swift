@@ -1,4 +1,4 @@
-import RTCSession
+import RTCModel
 import Signaling
 
 extension SubscriberSession {

@@ -1,5 +1,5 @@
 import PoseCastKit
-import RTCSession
+import RTCModel
 import Signaling
 
 /// The subscriber's session logic as a pure state machine, the way `SignalingHub` is the
