@@ -188,7 +188,7 @@ let package = Package(
         // Voice chains in real pipelines: echo cancellation, tone detection, level meters.
         .testTarget(name: "VoiceTests", dependencies: ["Voice", "RTCSession", "CGStreamer", "CGstShim", "TestSupport"]),
         .testTarget(name: "SyntheticCameraTests", dependencies: ["SyntheticCamera", "Imaging", "PoseCastKit"]),
-        .testTarget(name: "CameraControlTests", dependencies: ["CameraControl", "SyntheticCamera", "Imaging", "PoseCastKit", "CV4L2"]),
+        .testTarget(name: "CameraControlTests", dependencies: ["CameraControl", "SyntheticCamera", "Imaging", "PoseCastKit", "CV4L2", "TestSupport"]),
         .testTarget(name: "RTCSessionTests", dependencies: ["RTCSession", "CGStreamer", "TestSupport",
                                                         .product(name: "Crypto", package: "swift-crypto")]),
         // Pose media without network: codec chains, the extension fuzzer, frame logs.

@@ -1,11 +1,12 @@
 @testable import CameraControl
 import PoseCastKit
 import SyntheticCamera
+import TestSupport
 import Testing
 
 /// Contrast autofocus on the simulated camera, closed loop: the renderer draws every frame
 /// through the lens the meter set, one frame late.
-@Suite struct AutofocusTests {
+@Suite(.tags(.rendering)) struct AutofocusTests {
     /// Tap targets: objects of the standard scene (tapped where their centre projects)
     /// and a point on the ground.
     static let targets: [(name: String, point: Vector3)] = [

@@ -1,11 +1,12 @@
 import CameraControl
 import PoseCastKit
 import SyntheticCamera
+import TestSupport
 import Testing
 
 /// The exposure routine on the simulated camera (linear sensor: code values scale with
 /// exposure time × gain until they clip).
-@Suite struct ExposureTests {
+@Suite(.tags(.rendering)) struct ExposureTests {
     /// A scene of one flat tone: ground and (looking down) nothing else.
     static func flatScene(_ level: Float) -> SyntheticScene {
         let tone = SceneColor(level, level, level)

@@ -2,6 +2,7 @@ import CameraControl
 import Foundation
 import PoseCastKit
 import SyntheticCamera
+import TestSupport
 import Testing
 import Imaging
 
@@ -10,7 +11,7 @@ import Imaging
 /// 1280×720. Skipped unless POSECAST_BENCH_FOCUS_OUT names the JSON-lines file to write.
 /// POSECAST_BENCH_FOCUS_QUICK=1 (`scripts/bench-focus --quick`): the first 3 taps and 3
 /// timed frames per mode, the same code in seconds.
-@Suite struct FocusBenchmark {
+@Suite(.tags(.rendering)) struct FocusBenchmark {
     static let output = ProcessInfo.processInfo.environment["POSECAST_BENCH_FOCUS_OUT"]
     static let quick = ProcessInfo.processInfo.environment["POSECAST_BENCH_FOCUS_QUICK"] == "1"
 

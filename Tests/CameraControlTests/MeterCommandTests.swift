@@ -1,11 +1,12 @@
 import CameraControl
 import PoseCastKit
 import SyntheticCamera
+import TestSupport
 import Testing
 
 /// The control-channel commands: locks, their expiry on frame time, unlock, unsupported
 /// routines, bad points, metering modes.
-@Suite struct MeterCommandTests {
+@Suite(.tags(.rendering)) struct MeterCommandTests {
     static let ball = Vector3(0, 0.3, 0)
 
     @Test func lockDurationExpiresOnFrameTime() throws {

@@ -1,6 +1,7 @@
 import CameraControl
 import PoseCastKit
 import SyntheticCamera
+import TestSupport
 import Testing
 
 /// Continuous autofocus while the camera orbits the scene, as the demo's publisher does:
@@ -9,7 +10,7 @@ import Testing
 /// ends. Before the scene-change check the search then reported `converged` on the
 /// object's distance (lens 0.18, 12 % of the region's best sharpness) and stayed there,
 /// the blurry picture an expert saw after joining.
-@Suite("continuous autofocus on the orbit")
+@Suite("continuous autofocus on the orbit", .tags(.rendering))
 struct OrbitAutofocusTests {
     /// One turn at `degreesPerFrame` (1: the demo's 30°/s at 30 fps; 1.75: the same orbit
     /// at 17 fps, as while a subscriber joins), frames reaching the meter `renderDelay`

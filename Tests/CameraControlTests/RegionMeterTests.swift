@@ -2,6 +2,7 @@ import Imaging
 @testable import CameraControl
 import PoseCastKit
 import SyntheticCamera
+import TestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -11,7 +12,7 @@ import Darwin
 #endif
 
 /// The metering math on hand-made frames and on renders.
-@Suite struct RegionMeterTests {
+@Suite(.tags(.rendering)) struct RegionMeterTests {
     /// An I420 frame filled by functions of the pixel (luma) and the chroma sample.
     static func frame(width: Int = 640, height: Int = 480, luma: (Int, Int) -> UInt8,
                       u: UInt8 = 128, v: UInt8 = 128) throws -> I420Image {

@@ -1,9 +1,10 @@
 import CameraControl
 import SyntheticCamera
+import TestSupport
 import Testing
 
 /// The simulated camera's settings and their mapping onto `LensState`.
-@Suite struct SimulatedCameraBackendTests {
+@Suite(.tags(.rendering)) struct SimulatedCameraBackendTests {
     @Test func reportsAllFourSettings() {
         let backend = SimulatedCameraBackend(lens: LensControl())
         #expect(Set(backend.capabilities.keys) == Set(CameraSetting.allCases))

@@ -1,10 +1,11 @@
 import CameraControl
 import PoseCastKit
 import SyntheticCamera
+import TestSupport
 import Testing
 
 /// Grey-world white balance on the simulated camera (lit at 5500 K).
-@Suite struct WhiteBalanceTests {
+@Suite(.tags(.rendering)) struct WhiteBalanceTests {
     @Test(arguments: [Float(2800), 3200, 8000, 10_000])
     func wrongKelvinConvergesBackNearNeutral(kelvin: Float) throws {
         let rig = try SimulatedRig(width: 320, height: 240, lens: LensState(whiteBalanceKelvin: kelvin))

@@ -254,7 +254,7 @@ struct LossResult: Sendable {
     }
 }
 
-@Suite("packet loss: netsim, NACK/RTX and keyframe requests", .serialized)
+@Suite("packet loss: netsim, NACK/RTX and keyframe requests", .serialized, .tags(.realtime))
 struct PacketLossTests {
     @Test("link conditions reject what netsim cannot do")
     func linkConditionsValidate() throws {
@@ -361,7 +361,7 @@ struct PacketLossTests {
 /// loss duration (default 6); POSECAST_BENCH_LOSS_RATES: percentages (default 1,5,10);
 /// POSECAST_BENCH_LOSS_BLACKOUT_MS: blackout length (default 500, 0 for none);
 /// POSECAST_BENCH_LOSS_JITTER_MS: receive jitter buffer latency (default 200).
-@Suite struct PacketLossBenchmark {
+@Suite(.tags(.realtime)) struct PacketLossBenchmark {
     static let environment = ProcessInfo.processInfo.environment
     static let output = environment["POSECAST_BENCH_LOSS_OUT"]
 

@@ -18,7 +18,7 @@ import Testing
 /// focus search before (it reported `converged` at 12 % of the region's best sharpness
 /// and stayed there). Sharpness is judged afterwards, by rendering each checked frame's
 /// view again through a sweep of lens positions.
-@Suite("focus after an expert joins", .serialized)
+@Suite("focus after an expert joins", .serialized, .tags(.realtime))
 struct FocusAfterJoinTests {
     struct Seen: Sendable {
         var frameID: UInt32

@@ -5,7 +5,7 @@ import Testing
 /// Access control across real processes: signaling over wss:// with room and role
 /// tokens; an expert may steer, a viewer's requests are refused by the publisher, a
 /// wrong token and a plain ws:// client get nowhere. Every wait has a time limit.
-@Suite("system: access control over wss://", .serialized)
+@Suite("system: access control over wss://", .serialized, .tags(.system))
 struct AccessSystemTests {
     @Test("wss:// with tokens: expert steers, viewer is refused, wrong token and plain ws:// get nowhere",
           .enabled(if: SelfSignedCertificate.isAvailable, "needs the openssl command (apt install openssl)"))

@@ -9,7 +9,7 @@ import TestSupport
 /// docs/INTEROP.md). Runs only where a Python imports aiortc: `scripts/interop-setup`.
 @Suite("system: aiortc interop", .serialized,
        .enabled(if: AiortcPython.path != nil,
-                "no Python imports aiortc and websockets ($POSECAST_PYTHON, .build/interop-venv, python3 on PATH): run scripts/interop-setup"))
+                "no Python imports aiortc and websockets ($POSECAST_PYTHON, .build/interop-venv, python3 on PATH): run scripts/interop-setup"), .tags(.system))
 struct AiortcInteropTests {
     struct Case: Sendable, CustomTestStringConvertible {
         var codec: String

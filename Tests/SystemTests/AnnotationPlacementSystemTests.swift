@@ -4,7 +4,7 @@ import TestSupport
 
 /// The real executables, the synthetic camera turning at 30°/s: taps on a known disc
 /// placed three ways across processes, with a slow control channel.
-@Suite("system: annotation placement across processes", .serialized)
+@Suite("system: annotation placement across processes", .serialized, .tags(.system))
 struct AnnotationPlacementSystemTests {
     @Test("frame-synced and publisher-depth taps land on the disc; naive screen coordinates miss it")
     func placements() async throws {

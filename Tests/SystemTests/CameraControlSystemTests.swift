@@ -4,7 +4,7 @@ import TestSupport
 
 /// The expert drives the publisher's (synthetic) camera across processes: focus and
 /// metering requests change the streamed scene status as the modes say.
-@Suite("system: remote camera control", .serialized)
+@Suite("system: remote camera control", .serialized, .tags(.system))
 struct CameraControlSystemTests {
     @Test("tapToLockFocus meters then locks; a timed exposure lock expires back to continuous metering")
     func focusAndMeter() async throws {

@@ -14,7 +14,7 @@ import Testing
 /// 24 freezes in 20 s).
 @Suite("system: Chromium on a capped link", .serialized,
        .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/chromium") && AiortcPython.path != nil,
-                "needs Debian's chromium (scripts/setup installs it) and a Python with websockets (scripts/interop-setup)"))
+                "needs Debian's chromium (scripts/setup installs it) and a Python with websockets (scripts/interop-setup)"), .tags(.system))
 struct ChromiumCongestionSystemTests {
     /// The samples (after the first frame) and summary the script printed.
     static func chromium(link: String, adapt: Bool, seconds: Int, extraArguments: [String] = []) async throws

@@ -9,7 +9,7 @@ import Testing
 /// asking for the trailer too.
 @Suite("system: the browser console in Chromium", .serialized,
        .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/chromium") && AiortcPython.path != nil,
-                "needs Debian's chromium (scripts/setup installs it) and a Python with websockets (scripts/interop-setup)"))
+                "needs Debian's chromium (scripts/setup installs it) and a Python with websockets (scripts/interop-setup)"), .tags(.system))
 struct ChromiumConsoleSystemTests {
     static let artifacts = AiortcPython.packageRoot.appendingPathComponent(".build/test-artifacts/console").path
 

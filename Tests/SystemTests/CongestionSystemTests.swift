@@ -20,7 +20,7 @@ import Testing
 /// - A 200 kbit/s link, too slow for 640×480: the picture steps down to 320×240
 ///   (`ResolutionLadder`) at an even 30 fps with every pose, a pin drawn where each small
 ///   frame's pose projects it; the cap lifted, it is back at 640×480, the pin still exact.
-@Suite("system: congestion control on a capped link", .serialized)
+@Suite("system: congestion control on a capped link", .serialized, .tags(.system))
 struct CongestionSystemTests {
     /// One shown frame from a subscriber's frame log.
     struct Shown { var shownNs: UInt64; var latencyMs: Double?; var posed: Bool }

@@ -5,7 +5,7 @@ import Testing
 /// `bash scripts/demo`'s orchestration (scripts/lib/demo.py) on the test build: the
 /// publisher with its embedded server and console, a headless expert tapping discs;
 /// its summary and its PNG of the expert's view.
-@Suite("system: the demo", .serialized)
+@Suite("system: the demo", .serialized, .tags(.system))
 struct DemoSystemTests {
     @Test("demo: a summary with latency, own-pose frames and tap errors; the expert's view as a PNG")
     func demo() async throws {

@@ -8,7 +8,7 @@ private func number(_ e: [String: Any], _ key: String) -> Double { (e[key] as? N
 
 /// The video effects across real processes: the publisher's synthetic camera captures a
 /// 1280×720 view and sends 640×480 crops of it, each frame's intrinsics those of its crop.
-@Suite("system: video effects (framing and zoom keep annotations exact; effects switched while watching)", .serialized)
+@Suite("system: video effects (framing and zoom keep annotations exact; effects switched while watching)", .serialized, .tags(.system))
 struct EffectsSystemTests {
     /// Taps on the scene's discs land within 1 cm and the pins are found within 2 px of
     /// where each frame's pose projects them: with framing on (the widest 4:3 crop of the

@@ -5,7 +5,7 @@ import TestSupport
 
 /// The scripts read the event names from NodeEventName.swift itself
 /// (scripts/lib/events.py); this checks they read exactly the names the executables print.
-@Suite("event names: the scripts and the executables agree")
+@Suite("event names: the scripts and the executables agree", .tags(.system))
 struct EventNamesTests {
     @Test("scripts/lib/events.py reads every NodeEventName, and nothing else")
     func scriptsReadTheSwiftNames() async throws {

@@ -10,7 +10,7 @@ import TestSupport
 /// screen must be the example's camera.
 @Suite("system: a package of its own publishes its own frames with their poses", .serialized,
        .enabled(if: FileManager.default.isExecutableFile(atPath: ManagedProcess.binDirectory.appendingPathComponent("publish-own-frames").path),
-                "Examples/PublishOwnFrames is not built (scripts/test builds it)"))
+                "Examples/PublishOwnFrames is not built (scripts/test builds it)"), .tags(.system))
 struct ExampleSystemTests {
     @Test("publish-own-frames: 30 fps of its own frames reach a subscriber, each with its own camera's pose")
     func ownFramesWithPoses() async throws {

@@ -5,7 +5,7 @@ import TestSupport
 /// Faults with the real executables on loopback: a subscriber killed outright, the
 /// signaling server restarted mid-call, the publisher restarted. Every wait has a time
 /// limit; the publisher runs on the test source (cheap), every frame pose-tagged.
-@Suite("system: faults (killed subscriber, signaling restart, publisher restart)", .serialized)
+@Suite("system: faults (killed subscriber, signaling restart, publisher restart)", .serialized, .tags(.system))
 struct FaultSystemTests {
     @Test("a subscriber killed with SIGKILL: its session ends, its sockets and threads come back, it rejoins")
     func killedSubscriber() async throws {

@@ -8,7 +8,7 @@ import Testing
 /// watches. Every stranger must be answered with a refusal or closed within the header
 /// deadline, the expert must keep the frame rate the camera makes, and the publisher must
 /// live, also with its file limit lowered to 256, its descriptors coming back after.
-@Suite("system: the front door", .serialized, .timeLimit(.minutes(4)))
+@Suite("system: the front door", .serialized, .timeLimit(.minutes(4)), .tags(.system))
 struct FrontDoorSystemTests {
     static let flood = AiortcPython.packageRoot.appendingPathComponent("scripts/lib/front_door_flood.py").path
     static let refusals: [String: Set<String>] = [

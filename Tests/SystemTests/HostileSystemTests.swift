@@ -9,7 +9,7 @@ import Testing
 /// what they took, while an honest subscriber keeps its picture.
 @Suite("system: hostile peers", .serialized,
        .enabled(if: AiortcPython.path != nil,
-                "no Python imports aiortc and websockets ($POSECAST_PYTHON, .build/interop-venv, python3 on PATH): run scripts/interop-setup"))
+                "no Python imports aiortc and websockets ($POSECAST_PYTHON, .build/interop-venv, python3 on PATH): run scripts/interop-setup"), .tags(.system))
 struct HostileSystemTests {
     /// posecast-signaling, a synthetic-camera publisher and an honest subscriber that plays.
     struct Rig {

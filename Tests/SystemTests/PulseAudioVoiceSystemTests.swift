@@ -9,7 +9,7 @@ import TestSupport
 /// in 5 ms periods sent nothing at all (every buffer discontinuous, each frame dropped
 /// half-filled).
 @Suite("system: voice through a private PulseAudio with real speech", .serialized,
-       .enabled(if: PrivatePulseAudio.missing == nil, "\(PrivatePulseAudio.missing ?? "")"))
+       .enabled(if: PrivatePulseAudio.missing == nil, "\(PrivatePulseAudio.missing ?? "")"), .tags(.system))
 struct PulseAudioVoiceSystemTests {
     /// The `status` events printed after output line `mark`.
     static func statuses(_ process: ManagedProcess, after mark: Int) -> [[String: Any]] {

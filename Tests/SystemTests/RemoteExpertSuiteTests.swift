@@ -15,7 +15,7 @@ private func routineState(_ e: [String: Any], _ routine: String) -> String? {
 /// A whole remote-expert session across real processes: posecast-signaling, the publisher's
 /// synthetic AR camera orbiting its scene, and headless experts that check the publisher's
 /// marks in the frames they decode (`--check-markers`). Every wait has a time limit.
-@Suite("system: remote-expert session (annotations drawn on ground truth, camera control, rejoin)", .serialized)
+@Suite("system: remote-expert session (annotations drawn on ground truth, camera control, rejoin)", .serialized, .tags(.system))
 struct RemoteExpertSuiteTests {
     /// The scene's named features, as `posecast-scene features --json` lists them.
     static func sceneFeatures() async throws -> [String: Vector3] {

@@ -10,7 +10,7 @@ import Testing
 /// publisher and an expert with a token still get in, a squatter claiming the publisher
 /// role is refused, and a viewer refused for the full room gets in by itself once the
 /// idle listeners are dropped. Every wait has a time limit.
-@Suite("system: rooms crowded by idle listeners", .serialized)
+@Suite("system: rooms crowded by idle listeners", .serialized, .tags(.system))
 struct RoomSystemTests {
     static let listenerTimeout = 20.0
 

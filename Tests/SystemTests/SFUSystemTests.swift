@@ -97,7 +97,7 @@ struct SFUNetwork {
 /// The pose through an SFU: publisher → Janus VideoRoom → subscribers, all in a
 /// private network namespace. Janus forwards the payload but no header extension of ours,
 /// so each frame carries its pose inside: H.264 in an SEI, VP8 in the trailer.
-@Suite("system: the pose through Janus (SFU)", .serialized)
+@Suite("system: the pose through Janus (SFU)", .serialized, .tags(.system))
 struct SFUSystemTests {
     static let subscribers = 4
 

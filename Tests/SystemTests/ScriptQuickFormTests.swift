@@ -7,7 +7,7 @@ import TestSupport
 /// 0, print no Python traceback, and print JSON lines holding the keys its header
 /// promises; a script that rots (a key renamed in the Swift side, a summary that no longer
 /// knows a placement) fails here instead of in front of the next person to run it.
-@Suite(.serialized) struct ScriptQuickFormTests {
+@Suite(.serialized, .tags(.system)) struct ScriptQuickFormTests {
     struct Script: CustomTestStringConvertible, Sendable {
         var name: String
         /// Keys each of which some JSON line must hold.

@@ -8,7 +8,7 @@ import TestSupport
 /// server's idle timeout: the real `posecast-subscriber` against a publisher on the real
 /// signaling server whose first offer cannot be answered. The subscriber must end that
 /// session, say why, and ask the publisher for a new one by itself within seconds.
-@Suite("system: a subscriber asks again after a failed answer", .serialized)
+@Suite("system: a subscriber asks again after a failed answer", .serialized, .tags(.system))
 struct SessionRetrySystemTests {
     @Test("an offer that cannot be answered: the session ends, and the subscriber asks for another within 4 s")
     func askAgainAfterFailedAnswer() async throws {

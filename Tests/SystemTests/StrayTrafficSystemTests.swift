@@ -6,7 +6,7 @@ import Testing
 /// the subscriber holds an SSDP socket (UDP port 1900) or has joined the SSDP multicast
 /// group 239.255.255.250, as libnice's UPnP port mapping did in every session before
 /// `WebRTCPeer.disableUPnP` (with it on, this test finds both).
-@Suite("system: no stray traffic during a call", .serialized)
+@Suite("system: no stray traffic during a call", .serialized, .tags(.system))
 struct StrayTrafficSystemTests {
     /// The UDP sockets PID holds: "address:port" in /proc's hex form (port 1900 = 076C).
     static func udpSockets(of pid: Int32) -> [String] {

@@ -8,7 +8,7 @@ import Testing
 /// gets nothing: the policy leaves it no other way.
 @Suite("system: TURN relay (coturn)", .serialized,
        .enabled(if: FileManager.default.isExecutableFile(atPath: Coturn.binary),
-                "needs coturn's /usr/bin/turnserver (apt: coturn; scripts/setup installs it)"))
+                "needs coturn's /usr/bin/turnserver (apt: coturn; scripts/setup installs it)"), .tags(.system))
 struct TURNSystemTests {
     @Test("relay-only publisher and subscriber through coturn (the subscriber's credentials from a file): posed frames flow, both sides report a relay pair and accepted credentials, coturn saw the allocations; a wrong password is named refused at start and gets no media")
     func relayOnly() async throws {

@@ -4,7 +4,7 @@ import TestSupport
 
 /// The real executables on loopback: signaling server, publisher (test source) and
 /// two headless subscribers, as a user would run them. Every wait has a time limit.
-@Suite("system: signaling + publisher + two subscribers", .serialized)
+@Suite("system: signaling + publisher + two subscribers", .serialized, .tags(.system))
 struct TwoTerminalSystemTests {
     @Test("both subscribers receive posed frames, a tap is acknowledged, a killed subscriber rejoins")
     func fullSession() async throws {

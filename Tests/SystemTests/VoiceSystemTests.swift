@@ -10,7 +10,7 @@ private func number(_ e: [String: Any], _ key: String) -> Double { (e[key] as? N
 /// synthetic camera's flash frame), and every speaker plays in real time into nothing
 /// (`--speaker discard`); each side's tone detector says when a tone starts and stops
 /// where it is heard.
-@Suite("system: two-way voice (lip sync, the expert's voice, mute, two experts, a viewer)", .serialized)
+@Suite("system: two-way voice (lip sync, the expert's voice, mute, two experts, a viewer)", .serialized, .tags(.system))
 struct VoiceSystemTests {
     static func tone(_ hz: Int, started: Bool) -> ([String: Any]) -> Bool {
         { $0.is(.tone) && Int(number($0, "hertz")) == hz && ($0["started"] as? Bool) == started }

@@ -16,7 +16,7 @@ enum WindowTools {
 /// clicked; taps are drawn magenta (`--check-markers`) so they can be found by colour.
 @Suite("system: the expert's window under Xvfb", .serialized,
        .enabled(if: WindowTools.missing.isEmpty,
-                "needs \(WindowTools.missing.joined(separator: ", ")) (apt: xvfb xdotool imagemagick openbox tesseract-ocr; scripts/setup installs them)"))
+                "needs \(WindowTools.missing.joined(separator: ", ")) (apt: xvfb xdotool imagemagick openbox tesseract-ocr; scripts/setup installs them)"), .tags(.system))
 struct WindowSystemTests {
     /// A screenshot of the whole screen, RGB.
     struct Screenshot {

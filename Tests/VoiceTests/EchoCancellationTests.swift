@@ -21,7 +21,7 @@ import Voice
 /// over the power coming out, after the canceller has had `convergence` to adapt.
 /// Serialized: seven real-time rooms at once took CPU from the other suites' real-time
 /// pipelines (a focus test missed its threshold by 0.7 % beside them).
-@Suite("Echo cancellation (webrtcdsp)", .serialized)
+@Suite("Echo cancellation (webrtcdsp)", .serialized, .tags(.realtime))
 struct EchoCancellationTests {
     @Test("the standard settings cancel a delayed echo of a far voice by 20 dB or more", arguments: [10, 30, 45])
     func cancelsEcho(delayMs: Int) async throws {
