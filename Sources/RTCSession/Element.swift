@@ -87,6 +87,22 @@ package final class Element: @unchecked Sendable {
 
     package func int(_ property: String) -> Int32 { pcg_object_get_int(object, property) }
 
+    /// Gives back a pad `requestPad` made (a tee's or a mixer's branch pad).
+    package func releaseRequestPad(_ pad: Pad) { gst_element_release_request_pad(raw, pad.raw) }
+
+    /// Sets this element (and its children) to NULL on the calling thread, joining its
+    /// streaming threads: on the state worker or a thread of its own, never a streaming
+    /// thread or the async pool.
+    package func stopOnThisThread() { _ = gst_element_set_state(raw, GST_STATE_NULL) }
+
+    /// Sets READY on the calling thread (a device opened, nothing flowing); false when the
+    /// element refused (a sound device that cannot be opened).
+    package func readyOnThisThread() -> Bool { gst_element_set_state(raw, GST_STATE_READY) != GST_STATE_CHANGE_FAILURE }
+
+    /// Locks the element's state, so it stays where it is when its bin changes state (a
+    /// lost device kept in NULL while the call goes on), or unlocks it.
+    package func lockState(_ locked: Bool) { _ = gst_element_set_locked_state(raw, locked ? 1 : 0) }
+
     package func staticPad(_ name: String) -> Pad? {
         gst_element_get_static_pad(raw, name).map { Pad(takingOwnership: $0) }
     }
@@ -100,7 +116,9 @@ package final class Element: @unchecked Sendable {
     }
 
     /// Brings a just-added element to its bin's state (for elements added while playing).
-    package func syncStateWithParent() { _ = gst_element_sync_state_with_parent(raw) }
+    /// Brings the element to its bin's state; false when it could not.
+    @discardableResult
+    package func syncStateWithParent() -> Bool { gst_element_sync_state_with_parent(raw) != 0 }
 }
 
 /// A GstPad this wrapper holds a full reference to.

@@ -1,4 +1,3 @@
-internal import CGStreamer
 import RTCSession
 
 /// Echo cancellation and noise suppression with GStreamer's `webrtcdsp` (the WebRTC audio

@@ -128,7 +128,7 @@ extension PublisherMedia {
 
     /// Closes a subscriber's peer and frees its branch, without blocking the caller: the
     /// tee pad is unlinked behind an IDLE probe (never while a buffer is passing through
-    /// it), then the branch's queue and webrtcbin go to NULL and leave the pipeline on the
+    /// it), then the branch's webrtcbin and its queue go to NULL and leave the pipeline on the
     /// state worker (setting webrtcbin to NULL joins its threads).
     public func removePeer(_ peer: WebRTCPeer) {
         guard let entry = state.withLock({ s in
@@ -142,9 +142,13 @@ extension PublisherMedia {
         let sinkPad = entry.queue.staticPad("sink")!
         entry.teePad.unlinkWhenIdle(from: sinkPad) {
             StateWorker.shared.submit {
-                gst_element_release_request_pad(tee.raw, entry.teePad.raw)
-                pipeline.remove(entry.queue)
+                tee.releaseRequestPad(entry.teePad)
+                // Downstream first, as a bin goes down: the queue's thread may be waiting
+                // in a sink of webrtcbin's for preroll (a peer whose DTLS never finished),
+                // holding its stream lock; webrtcbin to NULL wakes it, and only then can
+                // the queue's task be stopped (the other order deadlocked the state worker).
                 pipeline.remove(entry.peer.webrtc)
+                pipeline.remove(entry.queue)
             }
         }
     }

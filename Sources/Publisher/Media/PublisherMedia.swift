@@ -385,7 +385,7 @@ public final class PublisherMedia: @unchecked Sendable {
     public func restartSourcePath() async -> [String] {
         let path = sourcePath
         return await StateWorker.shared.run {
-            for element in path { _ = gst_element_set_state(element.raw, GST_STATE_NULL) }
+            for element in path { element.stopOnThisThread() }
             // Downstream first, so each element pushes into one that already runs.
             for element in path.reversed() { element.syncStateWithParent() }
             return path.map(\.name)

@@ -1,4 +1,3 @@
-internal import CGStreamer
 import PoseCastKit
 import RTCSession
 import Synchronization
@@ -49,8 +48,8 @@ extension PublisherVoice {
             // Stopped off the streaming thread that posted the error; locked, so that the
             // pipeline's own state changes (its stop among them) leave it alone.
             StateWorker.shared.submit {
-                _ = gst_element_set_locked_state(device.raw, 1)
-                _ = gst_element_set_state(device.raw, GST_STATE_NULL)
+                device.lockState(true)
+                device.stopOnThisThread()
             }
         }
     }
@@ -63,16 +62,16 @@ extension PublisherVoice {
         for (device, restart) in devices where due.contains(device.name) {
             StateWorker.shared.submit { [weak self] in
                 guard let self else { return }
-                _ = gst_element_set_locked_state(device.raw, 0)
-                var opened = gst_element_set_state(device.raw, GST_STATE_READY) != GST_STATE_CHANGE_FAILURE
+                device.lockState(false)
+                var opened = device.readyOnThisThread()
                 if opened {
-                    for e in restart where e !== device { _ = gst_element_set_state(e.raw, GST_STATE_READY) }
+                    for e in restart where e !== device { _ = e.readyOnThisThread() }
                     // Downstream first, as elements are added.
-                    for e in restart.reversed() { opened = gst_element_sync_state_with_parent(e.raw) != 0 && opened }
+                    for e in restart.reversed() { opened = e.syncStateWithParent() && opened }
                 }
                 if !opened {
-                    _ = gst_element_set_state(device.raw, GST_STATE_NULL)
-                    _ = gst_element_set_locked_state(device.raw, 1)
+                    device.stopOnThisThread()
+                    device.lockState(true)
                 }
                 if self.deviceLoss.withLock({ $0.retried(device.name, opened: opened, nowNanos: MonotonicClock.nanos()) }) {
                     report(DeviceChange(device: device.name, lost: false, message: "\(device.name) open again"))

@@ -1,4 +1,3 @@
-internal import CGStreamer
 import RTCSession
 import Synchronization
 import Voice
@@ -263,16 +262,16 @@ public final class PublisherVoice: @unchecked Sendable {
         for input in Array(branch.inputs.values) + fedByVoice {
             input.teePad.unlinkWhenIdle(from: input.queue.staticPad("sink")!) {
                 StateWorker.shared.submit {
-                    gst_element_release_request_pad(input.tee.raw, input.teePad.raw)
-                    _ = gst_element_set_state(input.queue.raw, GST_STATE_NULL)
-                    gst_element_release_request_pad(input.mixer.raw, input.mixerPad.raw)
+                    input.tee.releaseRequestPad(input.teePad)
+                    input.queue.stopOnThisThread()
+                    input.mixer.releaseRequestPad(input.mixerPad)
                     pipeline.remove(input.queue)
                 }
             }
         }
         let elements = [branch.mixer] + branch.sendChain + [branch.gate.tee] + (branch.voice?.chain ?? []) + branch.refusedVoice
         StateWorker.shared.submit {
-            for e in elements { _ = gst_element_set_state(e.raw, GST_STATE_NULL); pipeline.remove(e) }
+            for e in elements { pipeline.remove(e) }
         }
     }
 }

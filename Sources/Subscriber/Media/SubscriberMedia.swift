@@ -1,5 +1,3 @@
-internal import CGStreamer
-import CGstShim
 import PoseCastKit
 import RTCSession
 import Synchronization

@@ -1,4 +1,3 @@
-internal import CGStreamer
 import RTCSession
 import Synchronization
 import Voice
