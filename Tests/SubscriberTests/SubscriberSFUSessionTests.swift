@@ -1,12 +1,12 @@
 import RTCSession
 import Signaling
-import Subscriber
+@testable import Subscriber
 import Testing
 
 /// The subscriber's session machine with its media through an SFU, on stepped time: the
 /// session on signaling stands for the expert, the media is negotiated with the SFU, and
 /// what the SFU says of the subscription (joined, hung up, connection lost, room gone)
-/// reaches the machine as `SFUEvent`s and is handled there.
+/// reaches the machine as `NegotiationEvent`s, as a publisher's would, and is handled there.
 @Suite("subscriber session through an SFU (state machine)")
 struct SubscriberSFUSessionTests {
     static let ms = SubscriberHarness.ms
@@ -29,12 +29,12 @@ struct SubscriberSFUSessionTests {
         var h = Self.started()
         #expect(h.handle(.localCandidate(sessionId: "s1", ICECandidate(mlineIndex: 0, candidate: "candidate:early"))).isEmpty,
                 "a candidate before the answer waits")
-        let offered = h.handle(.sfu(sessionId: "s1", .offer(sdp: Self.offer, feed: 77)), after: 300)
+        let offered = h.handle(.negotiation(sessionId: "s1", .offer(sdp: Self.offer, feed: 77)), after: 300)
         #expect(offered.events.contains { if case .sfuSubscribed("s1", 1234, 77) = $0 { true } else { false } }, "\(offered)")
         #expect(offered.contains { if case .answer("s1", Self.offer) = $0 { true } else { false } }, "\(offered)")
         let answered = h.handle(.answerCreated(sessionId: "s1", sdp: "answer-sdp"))
-        #expect(answered.sent.isEmpty, "nothing of the media goes to the publisher: \(answered.sent)")
-        #expect(answered.contains { if case .answerThroughSFU("s1", "answer-sdp") = $0 { true } else { false } })
+        #expect(answered.sent.isEmpty, "nothing goes to the server but through the signaller: \(answered.sent)")
+        #expect(answered.negotiated.first == .answer(sessionId: "s1", sdp: "answer-sdp"))
         #expect(answered.trickled == ["candidate:early"])
         let later = h.handle(.localCandidate(sessionId: "s1", ICECandidate(mlineIndex: 0, candidate: "candidate:later")))
         #expect(later.trickled == ["candidate:later"] && later.sent.isEmpty)
@@ -46,9 +46,9 @@ struct SubscriberSFUSessionTests {
     @Test("hang-up: Janus ends the subscription; the session ends, the server is told, the SFU left, and the publisher sought again")
     func hangUp() {
         var h = Self.started()
-        _ = h.handle(.sfu(sessionId: "s1", .offer(sdp: Self.offer, feed: 77)))
+        _ = h.handle(.negotiation(sessionId: "s1", .offer(sdp: Self.offer, feed: 77)))
         _ = h.handle(.peerConnected(sessionId: "s1"))
-        let ended = h.handle(.sfu(sessionId: "s1", .hungUp(reason: "Janus hangup: DTLS alert")), after: 2000)
+        let ended = h.handle(.negotiation(sessionId: "s1", .hungUp(reason: "Janus hangup: DTLS alert")), after: 2000)
         #expect(ended.stopsMedia && ended.leavesSFU)
         #expect(ended.sent == [.endSession(sessionId: "s1")])
         #expect(ended.endedReasons == ["the SFU hung up (Janus hangup: DTLS alert)"])
@@ -61,7 +61,7 @@ struct SubscriberSFUSessionTests {
     @Test("Janus lost: the connection to the SFU goes; the session ends with an error said, and is sought again")
     func janusLost() {
         var h = Self.started()
-        let lost = h.handle(.sfu(sessionId: "s1", .lost(reason: "the connection to Janus is closed")), after: 500)
+        let lost = h.handle(.negotiation(sessionId: "s1", .lost(reason: "the connection to Janus is closed")), after: 500)
         #expect(lost.stopsMedia && lost.leavesSFU && lost.sent == [.endSession(sessionId: "s1")])
         #expect(lost.endedReasons == ["the connection to the SFU was lost (the connection to Janus is closed)"])
         #expect(lost.events.contains { if case .error(let text) = $0 { text.contains("Janus") } else { false } })
@@ -71,35 +71,59 @@ struct SubscriberSFUSessionTests {
     @Test("room gone: a subscription refused for a room that does not exist says so, and failures in a row back off longer")
     func roomGone() {
         var h = Self.started()
-        let first = h.handle(.sfu(sessionId: "s1", .refused(reason: "Janus refused join: No such room (error 426)", roomGone: true)))
+        let first = h.handle(.negotiation(sessionId: "s1", .refused(reason: "Janus refused join: No such room (error 426)", roomGone: true)))
         #expect(first.endedReasons == ["the SFU has no room 1234: Janus refused join: No such room (error 426)"])
         #expect(first.leavesSFU && first.sent == [.endSession(sessionId: "s1")])
         let firstDelay = (first.wakes.first ?? 0) - h.now
         _ = h.handle(.tick(decodeBranches: 0), after: firstDelay / Self.ms)
         #expect(h.handle(.server(.list(producers: [ProducerInfo(id: "pub")]))).sent == [.startSession(peerId: "pub")])
         #expect(h.handle(.server(.sessionStarted(peerId: "pub", sessionId: "s2"))).subscriptions == ["s2"])
-        let second = h.handle(.sfu(sessionId: "s2", .refused(reason: "no such room", roomGone: true)))
+        let second = h.handle(.negotiation(sessionId: "s2", .refused(reason: "no such room", roomGone: true)))
         let secondDelay = (second.wakes.first ?? 0) - h.now
         #expect(secondDelay > firstDelay, "backoff: \(firstDelay / Self.ms) ms, then \(secondDelay / Self.ms) ms")
     }
 
-    @Test("an SFU event of an earlier session, or without an SFU, changes nothing")
+    @Test("a negotiation event of an earlier session changes nothing; control over signaling is for SFU sessions only")
     func staleEvents() {
         var h = Self.started()
-        let stale = h.handle(.sfu(sessionId: "s0", .hungUp(reason: "old")))
-        #expect(!stale.stopsMedia && stale.sent.isEmpty && stale.events.isEmpty)
+        let stale = h.handle(.negotiation(sessionId: "s0", .hungUp(reason: "old")))
+        #expect(!stale.stopsMedia && stale.sent.isEmpty && stale.events.isEmpty && stale.negotiated.isEmpty)
         #expect(h.machine.phase == .active(sessionId: "s1", producer: "pub"))
         var direct = SubscriberHarness()
         direct.activeSession("s1", with: "pub")
-        let ignored = direct.handle(.sfu(sessionId: "s1", .lost(reason: "no SFU here")))
+        let ignored = direct.handle(.negotiation(sessionId: "s2", .lost(reason: "not this session")))
         #expect(!ignored.stopsMedia && ignored.sent.isEmpty)
         let control = direct.handle(.server(.peer(PeerMessage(sessionId: "s1", payload: .control("{}")))))
         #expect(!control.contains { if case .control = $0 { true } else { false } }, "control over signaling is only for SFU sessions")
     }
+
+    @Test("one vocabulary for both sides: a direct session is started, answered, trickled and ended through the signaller too, and the direct signaller turns only the answer and candidates into messages to the publisher")
+    func directNegotiation() {
+        var h = SubscriberHarness()
+        _ = h.handle(.signalingConnected(peerId: "e1"))
+        _ = h.handle(.server(.list(producers: [ProducerInfo(id: "pub")])))
+        let started = h.handle(.server(.sessionStarted(peerId: "pub", sessionId: "s1")))
+        #expect(started.negotiated == [.start(sessionId: "s1")] && started.toServer.isEmpty)
+        let offered = h.handle(.server(.peer(PeerMessage(sessionId: "s1", payload: .sdp(SignalingSDP(type: "offer", sdp: Self.offer))))))
+        #expect(offered.contains { if case .answer("s1", Self.offer) = $0 { true } else { false } })
+        #expect(!offered.events.contains { if case .sfuSubscribed = $0 { true } else { false } }, "no SFU feed for a direct offer")
+        let candidate = ICECandidate(mlineIndex: 1, candidate: "candidate:1 1 UDP 1 10.0.0.1 9 typ host")
+        _ = h.handle(.localCandidate(sessionId: "s1", candidate))
+        let answered = h.handle(.answerCreated(sessionId: "s1", sdp: "answer-sdp"))
+        #expect(answered.negotiated == [.answer(sessionId: "s1", sdp: "answer-sdp"), .candidate(sessionId: "s1", candidate)])
+        #expect(answered.toServer == [.peer(PeerMessage(sessionId: "s1", payload: .sdp(SignalingSDP(type: "answer", sdp: "answer-sdp")))),
+                                      .candidate(candidate.candidate, mlineIndex: 1, sessionId: "s1")])
+        // Another side's word through the signaller ends a direct session as it does an SFU's.
+        let lost = h.handle(.negotiation(sessionId: "s1", .lost(reason: "gone")), after: 100)
+        #expect(lost.stopsMedia && lost.negotiated == [.end(sessionId: "s1")])
+        #expect(lost.toServer == [.endSession(sessionId: "s1")], "the end is the server's message, not the signaller's")
+        #expect(lost.endedReasons == ["the connection to the publisher was lost (gone)"])
+        #expect(DirectSignaller.message(for: .start(sessionId: "s1")) == nil && DirectSignaller.message(for: .end(sessionId: "s1")) == nil)
+    }
 }
 
 extension [SubscriberSession.Effect] {
-    var subscriptions: [String] { compactMap { if case .subscribeThroughSFU(let id) = $0 { id } else { nil } } }
-    var trickled: [String] { compactMap { if case .trickleThroughSFU(_, let c) = $0 { c.candidate } else { nil } } }
-    var leavesSFU: Bool { contains { if case .leaveSFU = $0 { true } else { false } } }
+    var subscriptions: [String] { negotiated.compactMap { if case .start(let id) = $0 { id } else { nil } } }
+    var trickled: [String] { negotiated.compactMap { if case .candidate(_, let c) = $0 { c.candidate } else { nil } } }
+    var leavesSFU: Bool { negotiated.contains { if case .end = $0 { true } else { false } } }
 }

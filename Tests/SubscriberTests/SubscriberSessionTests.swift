@@ -44,6 +44,19 @@ struct SubscriberHarness {
 
 extension [SubscriberSession.Effect] {
     var sent: [ClientMessage] { compactMap { if case .send(let m) = $0 { m } else { nil } } }
+    /// What the machine asks the signaller to negotiate.
+    var negotiated: [SubscriberSession.Negotiation] { compactMap { if case .negotiate(let n) = $0 { n } else { nil } } }
+    /// What reaches the signaling server with the direct signaller (the publisher on the
+    /// other side): the messages and the negotiation, in the machine's order.
+    var toServer: [ClientMessage] {
+        compactMap {
+            switch $0 {
+            case .send(let m): m
+            case .negotiate(let n): DirectSignaller.message(for: n)
+            default: nil
+            }
+        }
+    }
     var events: [SubscriberNodeEvent] { compactMap { if case .emit(let e) = $0 { e } else { nil } } }
     var endedReasons: [String] { events.compactMap { if case .sessionEnded(_, let r) = $0 { r } else { nil } } }
     var stopsMedia: Bool { contains { if case .stopMedia = $0 { true } else { false } } }
@@ -208,17 +221,17 @@ struct SubscriberSessionTests {
         #expect(h.handle(local("l2")).isEmpty)
         #expect(h.handle(local("x", "old")).isEmpty)
         let answered = h.handle(.answerCreated(sessionId: "s1", sdp: "v=0 a"))
-        #expect(answered.sent == [.peer(PeerMessage(sessionId: "s1", payload: .sdp(SignalingSDP(type: "answer", sdp: "v=0 a")))),
-                                  .candidate("l1", mlineIndex: 0, sessionId: "s1"), .candidate("l2", mlineIndex: 0, sessionId: "s1")])
-        #expect(h.handle(local("l3")).sent == [.candidate("l3", mlineIndex: 0, sessionId: "s1")])
+        #expect(answered.toServer == [.peer(PeerMessage(sessionId: "s1", payload: .sdp(SignalingSDP(type: "answer", sdp: "v=0 a")))),
+                                      .candidate("l1", mlineIndex: 0, sessionId: "s1"), .candidate("l2", mlineIndex: 0, sessionId: "s1")])
+        #expect(h.handle(local("l3")).toServer == [.candidate("l3", mlineIndex: 0, sessionId: "s1")])
         // Ended before its answer was made: neither the answer nor its candidates go out.
         var late = SubscriberHarness()
         late.activeSession("s2", with: "pub")
         _ = late.handle(.server(.peer(PeerMessage(sessionId: "s2", payload: .sdp(SignalingSDP(type: "offer", sdp: "v=0 o"))))))
         #expect(late.handle(local("m1", "s2")).isEmpty)
         _ = late.handle(.server(.endSession(sessionId: "s2")))
-        #expect(late.handle(.answerCreated(sessionId: "s2", sdp: "v=0 a")).sent.isEmpty)
-        #expect(late.handle(local("m2", "s2")).sent.isEmpty)
+        #expect(late.handle(.answerCreated(sessionId: "s2", sdp: "v=0 a")).toServer.isEmpty)
+        #expect(late.handle(local("m2", "s2")).toServer.isEmpty)
     }
 
     @Test("remote candidates that overtake the offer wait for the answer, then go in order; later ones at once")
@@ -234,13 +247,13 @@ struct SubscriberSessionTests {
         let offer = h.handle(.server(.peer(PeerMessage(sessionId: "s1", payload: .sdp(SignalingSDP(type: "offer", sdp: "v=0 o"))))))
         guard case .answer("s1", "v=0 o")? = offer.first, offer.count == 1 else { Issue.record("\(offer)"); return }
         let answered = h.handle(.answerCreated(sessionId: "s1", sdp: "v=0 a"))
-        #expect(answered.sent == [.peer(PeerMessage(sessionId: "s1", payload: .sdp(SignalingSDP(type: "answer", sdp: "v=0 a"))))])
+        #expect(answered.toServer == [.peer(PeerMessage(sessionId: "s1", payload: .sdp(SignalingSDP(type: "answer", sdp: "v=0 a"))))])
         guard case .addCandidates("s1", let early, true)? = answered.last else { Issue.record("\(answered)"); return }
         #expect(early.map(\.candidate) == ["a", "b"])
         guard case .addCandidates("s1", let late, false)? = h.handle(ice("c")).first else { Issue.record("c held"); return }
         #expect(late.map(\.candidate) == ["c"])
         // Our own candidates go to the server as they come.
-        #expect(h.handle(.localCandidate(sessionId: "s1", ICECandidate(mlineIndex: 0, candidate: "l"))).sent
+        #expect(h.handle(.localCandidate(sessionId: "s1", ICECandidate(mlineIndex: 0, candidate: "l"))).toServer
                 == [.peer(PeerMessage(sessionId: "s1", payload: .ice(SignalingICE(candidate: "l", sdpMLineIndex: 0))))])
         // The control channel is announced once per session, once the publisher is verified.
         #expect(h.handle(.controlChannelOpen).isEmpty)

@@ -45,7 +45,7 @@ extension SubscriberNode {
         // Where it goes: through an SFU, over signaling to the publisher's session for us;
         // else on the control channel. Each returns why it could not be sent, or nil.
         let transmit: () -> String?
-        if sfu != nil {
+        if viaSFU {
             guard case .active(let sessionId, _) = state.withLock({ $0.session.phase }) else {
                 throw ControlError(id: id, code: .unsupported, message: "no control channel: \(unavailable)")
             }

@@ -25,9 +25,12 @@ public final class SubscriberNode: Sendable {
     /// The current session's publisher presented the certificate its offer names: frames
     /// and control messages before that are dropped (read per frame, on streaming threads).
     let verified = Atomic<Bool>(false)
-    /// The media's source when it comes through an SFU.
-    let sfu: SubscriberSFULink?
-    /// The node's own tasks (a route being read, an answer going to the SFU), by session;
+    /// Who the sessions' media is negotiated with: the publisher over signaling, or an SFU.
+    let signaller: any SubscriberSignaller
+    /// The media comes through an SFU (`config.sfu`): control goes over signaling, and no
+    /// reception reports go back (Janus estimates the link itself).
+    var viaSFU: Bool { config.sfu != nil }
+    /// The node's own tasks (a route being read, the signaller's events), by session;
     /// cancelled and awaited when `run` ends.
     let tasks = OwnedTasks<String>()
     /// The machine's wakes (`.tick`), stopped when `run` ends.
@@ -42,8 +45,6 @@ public final class SubscriberNode: Sendable {
         var feedback: (channel: DataChannel, task: Task<Void, Never>, echoes: EchoRoundTrips)?
         /// The `feedback` channel of this session is asked for (at most once a session).
         var feedbackRequested = false
-        /// The session's subscription through the SFU (its offer, then its events).
-        var sfuSubscription: Task<Void, Never>?
         var requestNumber = 0
         /// Our microphone muted (by a command since start; else the options' start state).
         var muted: Bool?
@@ -74,12 +75,13 @@ public final class SubscriberNode: Sendable {
         self.config = config
         self.logger = logger
         self.onEvent = onEvent
-        self.link = link ?? SignalingClientLink(url: config.signalingURL, tls: config.signalingTLS,
-                                                reconnectDelay: config.reconnectDelay, logger: logger)
+        let link = link ?? SignalingClientLink(url: config.signalingURL, tls: config.signalingTLS,
+                                               reconnectDelay: config.reconnectDelay, logger: logger)
+        self.link = link
         state = Mutex(State(session: SubscriberSession(config: config)))
         tracker = PlacementTracker()
         delayedSender = config.controlDelay > .zero ? DelayedSender(delay: config.controlDelay) { onEvent(.error($0)) } : nil
-        sfu = config.sfu.map { SubscriberSFULink(config: $0, logger: logger) }
+        signaller = config.sfu.map { JanusSignaller(config: $0, logger: logger) } ?? DirectSignaller(link: link)
         wakes.arm { [weak self] in await self?.tick() }
     }
 
@@ -110,6 +112,9 @@ public final class SubscriberNode: Sendable {
             }
         }
         defer { watchdog.cancel() }
+        tasks.spawn { [weak self, signaller] in
+            for await (sessionId, event) in signaller.events { await self?.feed(.negotiation(sessionId: sessionId, event)) }
+        }
         for await event in link.events() {
             switch event {
             case .connected(let peerId): await feed(.signalingConnected(peerId: peerId))
@@ -118,22 +123,26 @@ public final class SubscriberNode: Sendable {
             }
         }
         await feed(.stopping)
-        leaveSFU()
+        await signaller.stop()
         wakes.stop()
         await tasks.cancelAll()
     }
 
     // MARK: carrying out the state machine's effects
 
-    /// Runs the state machine under the lock and sends its messages to the server there
-    /// too, so they leave in the order it made them (an answer before its candidates).
-    /// `link.send` only queues. The other effects are the caller's, outside the lock.
+    /// Runs the state machine under the lock and sends its messages to the server and its
+    /// negotiation to the signaller there too, so they leave in the order it made them (an
+    /// answer before its candidates). `link.send` and `carry` only queue. The other
+    /// effects are the caller's, outside the lock.
     func step(_ event: SubscriberSession.Event) -> [SubscriberSession.Effect] {
         let now = MonotonicClock.nanos()
         return state.withLock { s in
             s.session.handle(event, now: now).filter { effect in
-                guard case .send(let message) = effect else { return true }
-                try? link.send(message)
+                switch effect {
+                case .send(let message): try? link.send(message)
+                case .negotiate(let negotiation): signaller.carry(negotiation)
+                default: return true
+                }
                 return false
             }
         }
@@ -150,8 +159,8 @@ public final class SubscriberNode: Sendable {
 
     private func perform(_ effect: SubscriberSession.Effect) async {
         switch effect {
-        case .send(let message):
-            try? link.send(message)  // not reached: `step` sends
+        case .send, .negotiate:
+            break  // carried out by `step`, in order
         case let .answer(sessionId, offer):
             do throws(RTCError) {
                 let media = try await makeMedia(sessionId: sessionId)
@@ -188,14 +197,6 @@ public final class SubscriberNode: Sendable {
             onEvent(event)
         case .debug(let text):
             logger.debug("\(text)")
-        case .subscribeThroughSFU(let sessionId):
-            subscribeThroughSFU(sessionId)
-        case let .answerThroughSFU(sessionId, sdp):
-            answerThroughSFU(sessionId, sdp: sdp)
-        case let .trickleThroughSFU(_, candidate):
-            sfu?.trickle((candidate.candidate, candidate.mlineIndex))
-        case .leaveSFU:
-            leaveSFU()
         case let .control(sessionId, text):
             receiveControl(text, sessionId: sessionId)
         }
@@ -209,7 +210,7 @@ public final class SubscriberNode: Sendable {
     /// reports would reach Janus, which estimates the link itself (REMB) and caps the
     /// publisher.
     private func startReceptionReportsWhenReady(sessionId: String) {
-        guard sfu == nil, verified.load(ordering: .acquiring) else { return }
+        guard !viaSFU, verified.load(ordering: .acquiring) else { return }
         let media = state.withLock { s -> SubscriberMedia? in
             guard s.channel != nil, !s.feedbackRequested, let media = s.media else { return nil }
             s.feedbackRequested = true

@@ -32,8 +32,9 @@ extension SubscriberSession {
         /// Time passes: the stall watchdog and the timers of `wake`. `decodeBranches` is
         /// how many video streams the current media decodes (what a stall report says).
         case tick(decodeBranches: Int)
-        /// What the SFU said of the session's subscription (with `config.sfu`).
-        case sfu(sessionId: String, SFUEvent)
+        /// What the other side of the session's negotiation said, through the signaller
+        /// (an SFU's offer, hang-up, lost connection or refusal).
+        case negotiation(sessionId: String, NegotiationEvent)
         /// The node is stopping.
         case stopping
     }
@@ -54,15 +55,8 @@ extension SubscriberSession {
         case wake(at: UInt64)
         case emit(SubscriberNodeEvent)
         case debug(String)
-        /// Through an SFU: subscribe to the room's publisher there for this session, then
-        /// `sfu(.offer)` or another `SFUEvent`, and the SFU's later events.
-        case subscribeThroughSFU(sessionId: String)
-        /// Through an SFU: our answer to its offer (then `sfu(.refused)` if it says no).
-        case answerThroughSFU(sessionId: String, sdp: String)
-        /// Through an SFU: one of our candidates.
-        case trickleThroughSFU(sessionId: String, ICECandidate)
-        /// Through an SFU: leave it (the session ended).
-        case leaveSFU
+        /// For the node's signaller (`SubscriberSignaller`), in this order with `send`.
+        case negotiate(Negotiation)
         /// A control message from the publisher that came over signaling (through an SFU).
         case control(sessionId: String, text: String)
     }

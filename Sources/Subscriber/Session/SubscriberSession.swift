@@ -30,13 +30,14 @@ import Signaling
 /// - The room's publisher under a new peer id while a session runs: `liveMediaWindow`
 ///   later, a frame in the window's second half keeps the session (a signaling restart:
 ///   follow the new id); none ends it and asks the new publisher.
-/// - Through an SFU (`config.sfu`), the session on signaling still stands for the
-///   expert (its role, its slot, the control messages, which come over signaling), but
-///   the media is negotiated with the SFU: the session's start subscribes there, the
-///   SFU's offer is answered as the publisher's would be, our answer and candidates go
-///   to the SFU, and what the SFU says of the subscription (`SFUEvent`: hung up, its
-///   connection lost, refused, the room gone) ends the session and seeks again, as a
-///   failed peer connection does.
+/// - The media is negotiated in one vocabulary whoever is on the other side
+///   (`Negotiation` out, `NegotiationEvent` in; SubscriberSession+Negotiation.swift): the
+///   node's signaller carries it to the publisher over signaling, or to an SFU
+///   (`config.sfu`). Through an SFU the session on signaling still stands for the expert
+///   (its role, its slot, the control messages, which come over signaling); the
+///   session's start subscribes there, and what the SFU says of the subscription (hung
+///   up, its connection lost, refused, the room gone) ends the session and seeks again,
+///   as a failed peer connection does.
 public struct SubscriberSession: Sendable {
     public enum Phase: Sendable, Equatable {
         case idle
@@ -129,9 +130,8 @@ public struct SubscriberSession: Sendable {
             earlyCandidates = []
             heldCandidates = []
             answerSent = true
-            let answer: [Effect] = viaSFU ? [.answerThroughSFU(sessionId: sessionId, sdp: sdp)]
-                : send(.peer(PeerMessage(sessionId: sessionId, payload: .sdp(SignalingSDP(type: "answer", sdp: sdp)))))
-            return answer + held.flatMap { candidate(candidate: $0, sessionId: sessionId) }
+            return [.negotiate(.answer(sessionId: sessionId, sdp: sdp))]
+                + held.map { .negotiate(.candidate(sessionId: sessionId, $0)) }
                 + (early.isEmpty ? [] : [.addCandidates(sessionId: sessionId, early, early: true)])
         case let .answerFailed(sessionId, reason):
             return [.emit(.error("session \(sessionId): \(reason)"))]
@@ -147,7 +147,7 @@ public struct SubscriberSession: Sendable {
                 heldCandidates.append(candidate)
                 return []
             }
-            return self.candidate(candidate: candidate, sessionId: sessionId)
+            return [.negotiate(.candidate(sessionId: sessionId, candidate))]
         case .peerConnected(let sessionId):
             guard case .active(let current, _) = phase, current == sessionId else { return [] }
             connected = true
@@ -208,8 +208,8 @@ public struct SubscriberSession: Sendable {
             settling.removeAll { $0.at <= now }
             for producer in due { effects += settle(on: producer.producer, now: now) }
             return effects
-        case let .sfu(sessionId, event):
-            return handleSFU(event, sessionId: sessionId, now: now)
+        case let .negotiation(sessionId, event):
+            return handleNegotiation(event, sessionId: sessionId, now: now)
         case .stopping:
             signalingUp = false
             return endSession(reason: "subscriber stopping", tellServer: true)
@@ -244,9 +244,9 @@ public struct SubscriberSession: Sendable {
             lastFrameAt = nil
             resetPoseWatch()
             return [.emit(.sessionStarted(sessionId: sessionId, producer: producer))]
-                + (viaSFU ? [.subscribeThroughSFU(sessionId: sessionId)] : [])
+                + [.negotiate(.start(sessionId: sessionId))]
         case .peer(let message):
-            return handlePeer(message)
+            return handlePeer(message, now: now)
         case .endSession(let sessionId):
             guard case .active(let current, _) = phase, current == sessionId else { return [] }
             return endSession(reason: "ended by the publisher or the server", tellServer: false) + send(.list)
@@ -267,7 +267,16 @@ public struct SubscriberSession: Sendable {
         }
     }
 
-    mutating func handlePeer(_ message: PeerMessage) -> [Effect] {
+    /// Media made afresh for the session's offer: nothing of a dead session can leak into
+    /// the next.
+    mutating func answer(offer sdp: String, sessionId: String) -> [Effect] {
+        hasMedia = true
+        connected = false
+        controlAnnounced = false
+        return [.answer(sessionId: sessionId, offer: sdp)]
+    }
+
+    mutating func handlePeer(_ message: PeerMessage, now: UInt64) -> [Effect] {
         guard case .active(let sessionId, _) = phase, sessionId == message.sessionId else {
             return [.debug("peer message for session \(message.sessionId), not ours")]
         }
@@ -278,11 +287,7 @@ public struct SubscriberSession: Sendable {
                 return [.emit(.error("session \(sessionId): \(error)"))]
                     + endSession(reason: "could not answer: \(error)", tellServer: true)
             }
-            // A fresh pipeline per session: nothing of a dead session can leak into the next.
-            hasMedia = true
-            connected = false
-            controlAnnounced = false
-            return [.answer(sessionId: sessionId, offer: sdp.sdp)]
+            return handleNegotiation(.offer(sdp: sdp.sdp, feed: nil), sessionId: sessionId, now: now)
         case .ice(let ice):
             // Trickled candidates can overtake the offer: keep them until it is answered.
             let candidate = ICECandidate(mlineIndex: ice.sdpMLineIndex, candidate: ice.candidate)
@@ -409,7 +414,7 @@ public struct SubscriberSession: Sendable {
         }
         pending.removeAll()
         guard let sessionId else { return [.stopMedia] + unanswered }
-        return [.stopMedia] + (viaSFU ? [.leaveSFU] : []) + (tellServer ? send(.endSession(sessionId: sessionId)) : [])
+        return [.stopMedia, .negotiate(.end(sessionId: sessionId))] + (tellServer ? send(.endSession(sessionId: sessionId)) : [])
             + [.emit(.sessionEnded(sessionId: sessionId, reason: reason))] + unanswered
     }
 
