@@ -15,12 +15,11 @@ import VideoEffects
 import Voice
 
 
-/// source → convert → caps → **pose attach** → encoder → encoded tee, then two payloaders:
-/// - payloader (+ pose header extension) → tee, for GStreamer peers;
-/// - **pose trailer** → payloader (no extension) → trailer tee, for browsers
-///   (`PoseTransport.trailer`, asked for in the consumer's signaling meta);
-/// then one queue → webrtcbin branch per subscriber, from the tee of its pose transport
-/// (one encode for all).
+/// source → caps → **pose attach** and the frame's stages (`FrameStages`) → queue →
+/// scale → encoder → one payloader per pose transport (`EncodedFanout`), then one queue
+/// → webrtcbin branch per subscriber from the tee of its pose transport (one encode for
+/// all; PublisherMedia+Peers.swift), and congestion control over them
+/// (PublisherMedia+Congestion.swift).
 public final class PublisherMedia: @unchecked Sendable {
     public let pipeline: Pipeline
     public let config: PublisherMediaConfig
@@ -139,45 +138,17 @@ public final class PublisherMedia: @unchecked Sendable {
         try config.codec.apply(config.encoderOptions, to: encoder)
         self.encoder = encoder
         state.withLock { $0.bitrateKbps = firstKbps; $0.encoderTargetKbps = firstKbps }
-        let overhead = 4 + 2 + PoseWireFormat.fixedSize + config.maxApplicationBytes
-        let payloader = try config.codec.makePayloader(mtu: config.pathMTU - ((overhead + 3) / 4 * 4))
-        poseExtension = try PoseHeaderExtension.make(id: PoseHeaderExtension.defaultID)
-        poseExtension.add(to: payloader)
-        payloaderSource = payloader.staticPad("src")!
-        tee = try ElementFactory.make("tee", name: "fanout")
-        tee.set("allow-not-linked", true)
-        // The trailer is in the payload: no extension to leave room for.
-        let trailerPayloader = try config.codec.makePayloader(mtu: config.pathMTU)
-        trailerPayloaderSource = trailerPayloader.staticPad("src")!
-        trailerTee = try ElementFactory.make("tee", name: "trailerfanout")
-        trailerTee.set("allow-not-linked", true)
-        let encodedTee = try ElementFactory.make("tee", name: "encodedfanout")
+        let fanout = try EncodedFanout.build(config: config, into: pipeline, trailerWriter: trailerWriter, seiWriter: seiWriter)
+        (tee, payloaderSource, poseExtension) = (fanout.tee, fanout.payloaderSource, fanout.poseExtension)
+        (trailerTee, trailerPayloaderSource, sei) = (fanout.trailerTee, fanout.trailerPayloaderSource, fanout.sei)
         chain.append(caps)
         if config.clockSync { chain.append(try ElementFactory.make("clocksync", name: "sendclocksync")) }
         sourcePath = chain + [queue]
-        chain += [queue, scale, encodeCaps, encoder, encodedTee]
-        for e in chain + [payloader, tee, trailerPayloader, trailerTee] { pipeline.add(e) }
-        try pipeline.link(chain)
-        try pipeline.link([encodedTee, payloader, tee])
-        try pipeline.link([encodedTee, trailerPayloader, trailerTee])
-        trailerWriter.install(on: trailerPayloader.staticPad("sink")!)
-        if config.codec == .h264 {
-            // The SEI is in the payload too: the full MTU.
-            let seiPayloader = try config.codec.makePayloader(mtu: config.pathMTU)
-            let seiTee = try ElementFactory.make("tee", name: "seifanout")
-            seiTee.set("allow-not-linked", true)
-            for e in [seiPayloader, seiTee] { pipeline.add(e) }
-            try pipeline.link([encodedTee, seiPayloader, seiTee])
-            seiWriter.install(on: seiPayloader.staticPad("sink")!)
-            sei = (seiTee, seiPayloader.staticPad("src")!)
-        } else {
-            sei = nil
-        }
+        chain += [queue, scale, encodeCaps, encoder]
+        for e in chain { pipeline.add(e) }
+        try pipeline.link(chain + [fanout.encodedTee])
 
-        // Pose attach at the capture's size; then framing (a new frame of the size sent,
-        // its pose's intrinsics those of its crop), metering on the camera's picture, the
-        // virtual background, the frame stamp, and the annotation overlay drawn with the
-        // frame's final pose: all on the raw frame, before the encoder.
+        // Pose attach at the capture's size, then the raw frame's stages (FrameStages).
         let overlay = AnnotationOverlay(width: config.width, height: config.height)
         self.overlay = overlay
         var effectConfig = EffectChainConfiguration(captureWidth: captureWidth, captureHeight: captureHeight,
@@ -189,68 +160,17 @@ public final class PublisherMedia: @unchecked Sendable {
         effectConfig.personGate = config.effects.personGate
         let effects = EffectChain(configuration: effectConfig, depthSource: synthetic)
         self.effects = effects
-        tagger = PoseTagger(width: captureWidth, height: captureHeight, stampFrameIDs: false,
-                            poseSource: poseSource) { [width = config.width, height = config.height, stamp = config.stampFrameIDs, synthetic] buffer, pose in
-            let framed = effects.frame(buffer, pose: pose)
-            let frame = framed.buffer, sent = framed.pose
-            history.record(pose: sent)
-            let depth = synthetic == nil ? nil : history.entry(pose.frameID)?.depth
-            if let crop = framed.crop, let depth {
-                history.record(depth: CroppedDepth(capture: depth, crop: crop, captureWidth: captureWidth, captureHeight: captureHeight),
-                               frameID: pose.frameID)
-            }
-            // Metering sees the camera's picture, before any effect or annotation.
-            if let meter {
-                let lens = synthetic?.lens(forFrame: pose.frameID)
-                let settings = lens.flatMap { l in (meter.backend as? SimulatedCameraBackend)?.settings(of: l) }
-                PublisherCamera.process(meter, buffer: frame, width: width, height: height, frameId: pose.frameID,
-                                        capturedWith: settings)
-            }
-            effects.background(frame, frameID: pose.frameID, crop: framed.crop)
-            if stamp {
-                var info = GstVideoInfo()
-                gst_video_info_set_format(&info, GST_VIDEO_FORMAT_I420, guint(width), guint(height))
-                _ = FrameStamp.write(sent.frameID, into: frame, info: &info)
-            }
-            _ = overlay.draw(on: frame, pose: sent)
-            onPoseAttached?(sent)
-            return frame == buffer ? nil : frame
-        }
+        let stages = FrameStages(width: config.width, height: config.height, captureWidth: captureWidth, captureHeight: captureHeight,
+                                 stampFrameIDs: config.stampFrameIDs, effects: effects, history: history, synthetic: synthetic,
+                                 meter: meter, overlay: overlay, onPoseAttached: onPoseAttached)
+        tagger = PoseTagger(width: captureWidth, height: captureHeight, stampFrameIDs: false, poseSource: poseSource,
+                            replacing: stages.process)
         if effects.changesSize { Self.announceSentSize(on: caps.staticPad("src")!, config: config) }
         tagger.install(on: caps.staticPad("src")!)
         if let onEncoded = config.onEncoded { EncodeTimer(report: onEncoded).install(on: encoder) }
         if let sampling = config.qualitySampling { QualityReferenceWriter(sampling: sampling).install(on: encoder.staticPad("sink")!) }
-        // Keyframe requests reaching the encoder (a subscriber's PLI/FIR turned into an
-        // upstream force-key-unit by its branch's webrtcbin, or a branch opening).
-        // At most one every `keyframeRequestSpacingNanos`: on a lossy link every
-        // subscriber's depayloader asks again for each keyframe it lost a piece of, and
-        // each keyframe (ten times a delta frame) makes more loss: a keyframe storm
-        // (measured at 600 kbit/s: every other frame sent was a keyframe). Requests
-        // within the spacing are not lost but merged: one keyframe at its end.
-        let keyframeRequests = keyframeRequestCount, merged = keyframeRequestsThrottled
-        let throttle = KeyframeThrottle(spacingNanos: Self.keyframeRequestSpacingNanos)
-        // On the encoder's source pad: requests from both payloaders' branches pass here.
-        let encoderSource = encoder.staticPad("src")!
-        _ = encoderSource.addProbe(GST_PAD_PROBE_TYPE_EVENT_UPSTREAM) { [weak encoderSource] info in
-            guard let event = gst_pad_probe_info_get_event(info), gst_video_event_is_force_key_unit(event) != 0 else {
-                return GST_PAD_PROBE_OK
-            }
-            switch throttle.request(nowNanos: MonotonicClock.nanos()) {
-            case .pass:
-                keyframeRequests.add(1)
-                return GST_PAD_PROBE_OK
-            case .merged:
-                merged.add(1)
-                return GST_PAD_PROBE_DROP
-            case .deferred(let nanos):
-                merged.add(1)
-                // Not from this streaming thread: the event travels up through the encoder.
-                if let pad = encoderSource {
-                    DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(nanos))) { pad.requestKeyframeUpstream() }
-                }
-                return GST_PAD_PROBE_DROP
-            }
-        }
+        KeyframeThrottle(spacingNanos: Self.keyframeRequestSpacingNanos)
+            .install(on: encoder.staticPad("src")!, passed: keyframeRequestCount, merged: keyframeRequestsThrottled)
         let bytes = self.bytes
         let data = GstPadProbeType(GST_PAD_PROBE_TYPE_BUFFER.rawValue | GST_PAD_PROBE_TYPE_BUFFER_LIST.rawValue)
         _ = payloaderSource.addProbe(data) { info in
