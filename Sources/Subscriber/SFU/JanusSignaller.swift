@@ -51,7 +51,12 @@ final class JanusSignaller: SubscriberSignaller {
     }
 
     func stop() async {
-        await tasks.cancelAll()
+        // Cancelled and closed at once (a task waiting on Janus is woken by the close),
+        // then closed again once they have ended: a subscription being set up while it
+        // was cancelled may have opened a session of its own.
+        async let ended: Void = tasks.cancelAll()
+        link.close()
+        await ended
         link.close()
         output.finish()
     }
