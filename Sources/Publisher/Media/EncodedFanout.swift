@@ -50,6 +50,16 @@ struct EncodedFanout {
                              trailerPayloaderSource: trailerPayloader.staticPad("src")!, sei: sei)
     }
 
+    /// The payloader output and tee a branch taking the pose by `transport` hangs from;
+    /// nil for the SEI when the codec is not H.264.
+    func output(for transport: PoseTransport) -> (source: Pad, tee: Element)? {
+        switch transport {
+        case .headerExtension: (payloaderSource, tee)
+        case .trailer: (trailerPayloaderSource, trailerTee)
+        case .sei: sei.map { ($0.source, $0.tee) }
+        }
+    }
+
     /// A tee that goes on with no branch linked (before the first subscriber).
     private static func fanOutTee(_ name: String) throws(RTCError) -> Element {
         let tee = try ElementFactory.make("tee", name: name)

@@ -25,13 +25,8 @@ extension PublisherMedia {
     /// sendrecv when `mayTalk`, else send-only.
     public func addPeer(name: String, poseTransport: PoseTransport = .headerExtension,
                         mayTalk: Bool = true) async throws(RTCError) -> WebRTCPeer {
-        let (source, tee): (Pad, Element)
-        switch poseTransport {
-        case .headerExtension: (source, tee) = (payloaderSource, self.tee)
-        case .trailer: (source, tee) = (trailerPayloaderSource, trailerTee)
-        case .sei:
-            guard let sei else { throw .negotiation(peer: name, reason: "a pose SEI needs H.264; this publisher sends \(config.codec.rawValue)") }
-            (source, tee) = (sei.source, sei.tee)
+        guard let (source, tee) = fanout.output(for: poseTransport) else {
+            throw .negotiation(peer: name, reason: "a pose SEI needs H.264; this publisher sends \(config.codec.rawValue)")
         }
         let preferences = try await sendCaps(from: source)
         var rtc = config.rtc
@@ -136,7 +131,7 @@ extension PublisherMedia {
             return s.peers.removeValue(forKey: ObjectIdentifier(peer))
         }) else { return }
         entry.peer.close()
-        if let sei, entry.tee.raw == sei.tee.raw { seiWriter.removeConsumer() }
+        if let sei = fanout.sei, entry.tee.raw == sei.tee.raw { seiWriter.removeConsumer() }
         voice?.removeBranch(name: entry.peer.name)
         let (tee, pipeline) = (entry.tee, self.pipeline)
         let sinkPad = entry.queue.staticPad("sink")!

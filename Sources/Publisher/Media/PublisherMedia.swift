@@ -23,19 +23,13 @@ import Voice
 public final class PublisherMedia: @unchecked Sendable {
     public let pipeline: Pipeline
     public let config: PublisherMediaConfig
-    let tee: Element
-    /// The trailer payloader's output (`PoseTransport.trailer` sessions).
-    let trailerTee: Element
-    let trailerPayloaderSource: Pad
+    /// The encoder's output per pose transport, each with the tee its branches hang from.
+    let fanout: EncodedFanout
     let trailerWriter = PoseTrailerWriter()
-    /// The SEI payloader's output (`PoseTransport.sei` sessions; H.264 only).
-    let sei: (tee: Element, source: Pad)?
     let seiWriter = PoseSEIWriter()
     /// Source → … → encoder queue: what `restartSourcePath` cycles.
     private let sourcePath: [Element]
-    let payloaderSource: Pad
     let encoder: Element
-    let poseExtension: PoseExtension
     let tagger: PoseTagger
     let synthetic: SyntheticSource?
     let overlay: AnnotationOverlay
@@ -139,8 +133,7 @@ public final class PublisherMedia: @unchecked Sendable {
         self.encoder = encoder
         state.withLock { $0.bitrateKbps = firstKbps; $0.encoderTargetKbps = firstKbps }
         let fanout = try EncodedFanout.build(config: config, into: pipeline, trailerWriter: trailerWriter, seiWriter: seiWriter)
-        (tee, payloaderSource, poseExtension) = (fanout.tee, fanout.payloaderSource, fanout.poseExtension)
-        (trailerTee, trailerPayloaderSource, sei) = (fanout.trailerTee, fanout.trailerPayloaderSource, fanout.sei)
+        self.fanout = fanout
         chain.append(caps)
         if config.clockSync { chain.append(try ElementFactory.make("clocksync", name: "sendclocksync")) }
         sourcePath = chain + [queue]
@@ -173,7 +166,7 @@ public final class PublisherMedia: @unchecked Sendable {
             .install(on: encoder.staticPad("src")!, passed: keyframeRequestCount, merged: keyframeRequestsThrottled)
         let bytes = self.bytes
         let data = GstPadProbeType(GST_PAD_PROBE_TYPE_BUFFER.rawValue | GST_PAD_PROBE_TYPE_BUFFER_LIST.rawValue)
-        _ = payloaderSource.addProbe(data) { info in
+        _ = fanout.payloaderSource.addProbe(data) { info in
             bytes.add(UInt64(ProbeInfo.dataSize(info)))
             return GST_PAD_PROBE_OK
         }
@@ -339,7 +332,7 @@ public final class PublisherMedia: @unchecked Sendable {
 
     /// Pose extension counters: RTP packets that carried a pose element.
     public var packetsWithPose: UInt64 {
-        poseExtension.counters.written
+        fanout.poseExtension.counters.written
     }
 
     /// Trailer counters: encoded frames given a pose trailer (for `trailer` sessions).
@@ -348,11 +341,7 @@ public final class PublisherMedia: @unchecked Sendable {
     /// The SSRC the payloader of `transport`'s branch sends with (from its caps), once
     /// it has produced a packet.
     public func sentSSRC(_ transport: PoseTransport) -> UInt32? {
-        switch transport {
-        case .headerExtension: payloaderSource.capsUInt("ssrc")
-        case .trailer: trailerPayloaderSource.capsUInt("ssrc")
-        case .sei: sei?.source.capsUInt("ssrc")
-        }
+        fanout.output(for: transport)?.source.capsUInt("ssrc")
     }
 
     /// SEI counters: access units given a pose SEI (for `sei` sessions).
