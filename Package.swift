@@ -30,7 +30,6 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.0"),
         .package(url: "https://github.com/apple/swift-http-types", from: "1.0.0"),
-        .package(url: "https://github.com/apple/swift-crypto", "3.12.0"..<"5.0.0"),
     ],
     targets: [
         // ---- C boundary ----------------------------------------------------------------
@@ -80,14 +79,12 @@ let package = Package(
         // contrast autofocus, exposure and white-balance routines with their modes, and the
         // backends they drive (V4L2 by CID; the simulated camera's lens).
         .target(name: "CameraControl", dependencies: ["PoseCastKit", "Imaging", "SyntheticCamera", "CV4L2"]),
-        // Swift wrapper around webrtcbin; knows nothing of poses.
-        // (swift-crypto: MD5 and HMAC-SHA1 for the TURN credential check's STUN messages.)
         // The values a WebRTC session's logic reasons about (descriptions, candidates,
         // reception reports, the delay trend, codecs, errors), without GStreamer: the pure
         // session machines import this instead of RTCSession, which re-exports it.
         .target(name: "RTCModel", dependencies: ["PoseCastKit"]),
-        .target(name: "RTCSession", dependencies: ["RTCModel", "CGStreamer", "CGstShim", "CDTLS", "CNice",
-                                                   .product(name: "Crypto", package: "swift-crypto")]),
+        // Swift wrapper around webrtcbin; knows nothing of poses.
+        .target(name: "RTCSession", dependencies: ["RTCModel", "CGStreamer", "CGstShim", "CDTLS", "CNice"]),
         // Pose media, both roles: the pose GstMeta and RTP header extension, the tagger and
         // reader probes, codecs, frame stamps, codec timing and frame logs.
         .target(name: "PoseMedia", dependencies: ["RTCModel", "RTCSession", "PoseCastKit", "Imaging", "CGStreamer", "CGstShim"]),
@@ -189,8 +186,7 @@ let package = Package(
         .testTarget(name: "VoiceTests", dependencies: ["Voice", "RTCSession", "CGStreamer", "CGstShim", "TestSupport"]),
         .testTarget(name: "SyntheticCameraTests", dependencies: ["SyntheticCamera", "Imaging", "PoseCastKit"]),
         .testTarget(name: "CameraControlTests", dependencies: ["CameraControl", "SyntheticCamera", "Imaging", "PoseCastKit", "CV4L2", "TestSupport"]),
-        .testTarget(name: "RTCSessionTests", dependencies: ["RTCSession", "CGStreamer", "TestSupport",
-                                                        .product(name: "Crypto", package: "swift-crypto")]),
+        .testTarget(name: "RTCSessionTests", dependencies: ["RTCSession", "CGStreamer", "TestSupport"]),
         // Pose media without network: codec chains, the extension fuzzer, frame logs.
         .testTarget(name: "PoseMediaTests", dependencies: ["PoseMedia", "RTCSession", "PoseCastKit", "TestSupport"]),
         // The publisher's parts: overlay, inputs, control channel, its session state machine.

@@ -1,4 +1,4 @@
-import Crypto
+import Foundation
 @testable import RTCSession
 import Testing
 
@@ -11,18 +11,32 @@ struct STUNMessageTests {
         var message = STUNMessage(type: STUNMessage.allocateRequest)
         message.add(.requestedTransport, [17, 0, 0, 0])
         message.add(.username, Array("bob".utf8))   // 3 bytes: one byte of padding
-        let key = Array(Insecure.MD5.hash(data: Array("bob:realm:pw".utf8)))
+        let key = try #require(STUNDigests.md5(Array("bob:realm:pw".utf8)))
         let bytes = message.encoded(integrityKey: key)
         #expect(bytes.count == 20 + 8 + 8 + 24)
         #expect(bytes[0...1] == [0x00, 0x03] && bytes[2...3] == [0x00, UInt8(8 + 8 + 24)])
         #expect(bytes[4...7] == [0x21, 0x12, 0xA4, 0x42])
         #expect(Array(bytes[32...35]) == Array("bob".utf8) + [0])
         #expect(bytes[36...39] == [0x00, 0x08, 0x00, 0x14])
-        let mac = HMAC<Insecure.SHA1>.authenticationCode(for: bytes[0..<36], using: SymmetricKey(data: key))
-        #expect(Array(bytes[40...]) == Array(mac))
+        #expect(Array(bytes[40...]) == STUNDigests.hmacSHA1(key: key, Array(bytes[0..<36])))
         let back = try #require(STUNMessage.decode(bytes))
         #expect(back.type == STUNMessage.allocateRequest && back.transaction == message.transaction)
         #expect(back.string(.username) == "bob" && back.value(.requestedTransport) == [17, 0, 0, 0])
+    }
+
+    @Test("the digests match their RFCs' test vectors (MD5: RFC 1321; HMAC-SHA1: RFC 2202)")
+    func digests() {
+        func hex(_ bytes: [UInt8]?) -> String? { bytes.map { $0.map { String(format: "%02x", $0) }.joined() } }
+        #expect(hex(STUNDigests.md5([])) == "d41d8cd98f00b204e9800998ecf8427e")
+        #expect(hex(STUNDigests.md5(Array("abc".utf8))) == "900150983cd24fb0d6963f7d28e17f72")
+        #expect(hex(STUNDigests.hmacSHA1(key: Array("Jefe".utf8), Array("what do ya want for nothing?".utf8)))
+                == "effcdf6ae5eb2fa2d27416d5f184df9c259a7c79")
+        #expect(hex(STUNDigests.hmacSHA1(key: [UInt8](repeating: 0x0b, count: 20), Array("Hi There".utf8)))
+                == "b617318655057264e28bc0b6fb378c8ef146be00")
+        // A key longer than SHA-1's block is hashed first (RFC 2202, case 6).
+        #expect(hex(STUNDigests.hmacSHA1(key: [UInt8](repeating: 0xaa, count: 80),
+                                         Array("Test Using Larger Than Block-Size Key - Hash Key First".utf8)))
+                == "aa4ae5e15272d00e95705637ce8a3b55ed402112")
     }
 
     @Test("a 401 answer's code, realm and nonce, and a success's XOR-relayed address, read back; garbage is no message")

@@ -1,4 +1,3 @@
-import Crypto
 import Foundation
 
 /// The few STUN/TURN messages `TURNCredentialCheck` sends and reads (RFC 8489, RFC 8656):
@@ -61,7 +60,7 @@ struct STUNMessage {
         }
         guard let integrityKey else { return header(length: body.count) + body }
         let signed = header(length: body.count + 24) + body
-        let mac = Array(HMAC<Insecure.SHA1>.authenticationCode(for: signed, using: SymmetricKey(data: integrityKey)))
+        let mac = STUNDigests.hmacSHA1(key: integrityKey, signed)
         return signed + Self.be16(Attribute.messageIntegrity.rawValue) + Self.be16(20) + mac
     }
 

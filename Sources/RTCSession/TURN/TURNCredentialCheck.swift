@@ -1,4 +1,3 @@
-import Crypto
 import Foundation
 
 /// Asks a TURN server, once, whether it takes our credentials: an Allocate request with
@@ -57,7 +56,9 @@ public enum TURNCredentialCheck {
         guard let realm = first.string(.realm), let nonce = first.string(.nonce), first.errorCode?.code == 401 else {
             return .failed("unexpected answer to an Allocate: \(first.summary)")
         }
-        let key = Array(Insecure.MD5.hash(data: Array("\(server.username):\(realm):\(server.password)".utf8)))
+        guard let key = STUNDigests.md5(Array("\(server.username):\(realm):\(server.password)".utf8)) else {
+            return .failed("libcrypto refused MD5, which TURN's long-term credentials need (a FIPS-only OpenSSL?)")
+        }
         // 2. With the credentials (again once if the nonce went stale).
         var currentNonce = nonce
         for _ in 0..<2 {
