@@ -132,7 +132,8 @@ package enum AudioProbes {
             let running = Int64(Self.runningTime(rawPad, pts: UInt64(buffer.pointee.pts)))
             let (due, moved) = retimer.withLock { r in
                 let moves = r.moves
-                return (r.due(pts: running, arrived: Int64(now)), r.moves != moves)
+                let duration = buffer.pointee.duration == GstClockTime.max ? 0 : Int64(buffer.pointee.duration)
+                return (r.due(pts: running, arrived: Int64(now), durationNanos: duration), r.moves != moves)
             }
             // Said, or the mixer would take the move for drift and keep placing the voice
             // where it expected it (too early, so clipped) for its discont-wait (1 s).

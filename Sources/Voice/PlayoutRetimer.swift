@@ -13,6 +13,14 @@
 /// buffer can do without a click. In the stream's first second it moves without growing:
 /// a jitter buffer releases its first packets in a burst, which says nothing of the
 /// machine (grown there, the slack stayed at 80 ms and mute took 124 ms to be heard).
+///
+/// A stream that skips ahead in its own timeline (its jitter buffer gave up on packets
+/// held up with the sender's or our threads, and the next buffer is stamped that much
+/// later) would otherwise carry the skipped stretch as a lead over its arrival, on top of
+/// any move the hold-up made: each hold-up added its length, and on a busy machine the
+/// lead grew past the queue in front of the mixer (200 ms), which then dropped every other
+/// buffer for good. Skipped audio is not there to be cut, so the stream is taken back to
+/// its slack after the arrival, never before the end of what it already placed.
 /// Pure: the pad probe in `AudioProbes.hideLatency` feeds it running times.
 public struct PlayoutRetimer: Sendable, Equatable {
     public private(set) var slackNanos: Int64
@@ -21,6 +29,11 @@ public struct PlayoutRetimer: Sendable, Equatable {
     public private(set) var moves = 0
     private var offset: Int64?
     private var firstArrival: Int64?
+    /// Where the last buffer ended in the stream's timeline (nil: its length unknown).
+    private var streamEnd: Int64?
+    /// How far past the last buffer's end a buffer may start and still follow it (the
+    /// rounding of timestamps in nanoseconds).
+    public static let skipToleranceNanos: Int64 = 2_000_000
     /// How long after the first buffer a late one moves the stream without growing the slack.
     public static let settlingNanos: Int64 = 1_000_000_000
 
@@ -30,8 +43,19 @@ public struct PlayoutRetimer: Sendable, Equatable {
     }
 
     /// The running time at which a buffer stamped `pts` (its jitter buffer's timeline),
-    /// arriving at running time `arrived`, is due at the mixer.
-    public mutating func due(pts: Int64, arrived: Int64) -> Int64 {
+    /// arriving at running time `arrived`, is due at the mixer. `durationNanos`: the
+    /// buffer's length (0: unknown, and a skip ahead in the stream is then not seen).
+    public mutating func due(pts: Int64, arrived: Int64, durationNanos: Int64 = 0) -> Int64 {
+        defer { streamEnd = durationNanos > 0 ? pts + durationNanos : nil }
+        if let offset, let streamEnd, pts > streamEnd + Self.skipToleranceNanos {
+            // Skipped ahead: back to the slack after the arrival, after what is placed.
+            let target = max(arrived + slackNanos, streamEnd + offset)
+            if target < pts + offset {
+                moves += 1
+                self.offset = target - pts
+                return max(target, 0)
+            }
+        }
         if let offset, pts + offset >= arrived {
             return max(pts + offset, 0)
         }

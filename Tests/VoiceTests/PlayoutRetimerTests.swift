@@ -76,4 +76,46 @@ struct PlayoutRetimerTests {
         #expect(zip(due, due.dropFirst()).allSatisfy { $0 < $1 })
         #expect(r.slackNanos <= 80 * ms)
     }
+
+    /// As seen on two cores with two busy loops: arrivals stall 230 ms; the first buffer
+    /// after the stall comes late, and the next is stamped 238 ms later than the one before
+    /// it (its jitter buffer gave the stalled packets up). Without a skip seen, the lead over
+    /// arrival kept the 218 ms skipped, plus the slack, past the 200 ms queue before the mixer.
+    @Test("a stream that skips ahead after a stall is taken back to its slack after arrival, never overlapping what is placed")
+    func skipAhead() {
+        var r = PlayoutRetimer(slackNanos: 20 * ms, maxSlackNanos: 80 * ms)
+        let start = 5_000 * ms
+        var packets: [(pts: Int64, arrived: Int64)] = (0..<100).map { (Int64($0) * 20 * ms, start + Int64($0) * 20 * ms) }
+        // Packet 100 230 ms late; then the stream skips 11 packets and flows on from there.
+        let stalled = start + 100 * 20 * ms + 230 * ms
+        packets.append((100 * 20 * ms, stalled))
+        for i in 0..<60 { packets.append(((112 + Int64(i)) * 20 * ms, stalled + Int64(i) * 20 * ms)) }
+        var placedEnd: Int64 = 0, leads: [Int64] = []
+        for (pts, arrived) in packets {
+            let due = r.due(pts: pts, arrived: arrived, durationNanos: 20 * ms)
+            #expect(due >= arrived && due >= placedEnd, "due \(due / ms), arrived \(arrived / ms), placed to \(placedEnd / ms)")
+            placedEnd = due + 20 * ms
+            leads.append(due - arrived)
+        }
+        #expect(r.moves == 2, "one move for the late packet, one for the skip")
+        #expect(leads.suffix(59).allSatisfy { $0 <= r.maxSlackNanos }, "leads after the skip: \(leads.suffix(59).map { $0 / ms }) ms")
+        // Without durations the skip is not seen: the lead keeps it.
+        var blind = PlayoutRetimer(slackNanos: 20 * ms, maxSlackNanos: 80 * ms)
+        let blindDue = packets.map { blind.due(pts: $0.pts, arrived: $0.arrived) }
+        #expect(blindDue.last! - packets.last!.arrived > 200 * ms)
+    }
+
+    @Test("buffers that follow each other with their lengths given, bursts included, move nothing")
+    func contiguousWithLengths() {
+        var r = PlayoutRetimer(slackNanos: 20 * ms, maxSlackNanos: 80 * ms)
+        // Five packets released at once by a jitter buffer, then steady again.
+        let arrivals: [Int64] = [0, 20, 40, 60, 140, 140, 140, 140, 140, 180, 200, 220].map { 5_000 * ms + $0 * ms }
+        var last: Int64?
+        for (i, arrived) in arrivals.enumerated() {
+            let due = r.due(pts: Int64(i) * 20 * ms, arrived: arrived, durationNanos: 20 * ms)
+            if let last { #expect(due - last == 20 * ms || i == 4) }
+            last = due
+        }
+        #expect(r.moves == 1, "only the late packet 4 moved the stream")
+    }
 }
