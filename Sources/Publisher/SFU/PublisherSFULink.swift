@@ -45,7 +45,8 @@ public enum PublisherSFUEvent: Sendable, Equatable {
 /// signaling server (docs/SCALING.md).
 ///
 /// When to publish, try again, or open the broadcasts is `SFUPublication`'s decision;
-/// this link carries out its effects and feeds it what Janus and the peer say. Every
+/// this link carries out its effects and feeds it what the SFU and the peer say. What is
+/// said to the SFU, and how, is each try's `PublicationSignaller`'s (Janus's VideoRoom). Every
 /// task it starts (one per try, one timer) is its own and ends before `run` returns.
 public final class PublisherSFULink: Sendable {
     public let config: PublisherSFUConfig
@@ -59,6 +60,14 @@ public final class PublisherSFULink: Sendable {
         self.node = node
         self.logger = logger
         self.onEvent = onEvent
+    }
+
+    /// A new try's signaller: Janus's VideoRoom at `config.url`, the room made with our codec.
+    private func makeSignaller() -> any PublicationSignaller {
+        JanusPublicationSignaller(
+            url: config.url,
+            room: .init(room: config.room, videoCodec: node.media.config.codec.encodingName.lowercased()),
+            display: config.display, logger: logger)
     }
 
     /// Publishes, and again after every loss, until the calling task is cancelled; then
@@ -104,24 +113,17 @@ public final class PublisherSFULink: Sendable {
         for (_, remaining) in tries { await remaining.finished() }
     }
 
-    /// One try: connect, join, offer, then report what the peer and Janus say until the
-    /// try ends or is withdrawn; its peer and Janus session go when it returns.
+    /// One try: open a place in the SFU, add a peer, offer, then report what the peer and
+    /// the SFU say until the try ends or is withdrawn; its peer and its signaller go when
+    /// it returns.
     fileprivate func publish(attempt: Int, holder: PublicationTry,
                              report: @escaping @Sendable (SFUPublication.Event) -> Void) async {
         let media = node.media
-        let client: JanusClient
-        do throws(JanusError) { client = try await JanusClient.connect(url: config.url, logger: logger) } catch {
-            return report(Self.event(for: error, attempt: attempt))
-        }
-        defer { client.close() }
-        let handle: JanusHandle
+        let signaller = makeSignaller()
+        defer { signaller.close() }
         let feed: UInt64
-        do throws(JanusError) {
-            handle = try await client.attach(plugin: JanusVideoRoom.plugin)
-            try await JanusVideoRoom.ensure(.init(room: config.room, videoCodec: media.config.codec.encodingName.lowercased()), on: handle)
-            feed = try await JanusVideoRoom.joinAsPublisher(room: config.room, display: config.display, on: handle)
-        } catch {
-            return report(Self.event(for: error, attempt: attempt))
+        do throws(PublicationFailure) { feed = try await signaller.open() } catch {
+            return report(error.event(attempt: attempt))
         }
         let transport = media.config.codec.inBandPoseTransport
         let peer: WebRTCPeer
@@ -139,9 +141,9 @@ public final class PublisherSFULink: Sendable {
                 for await event in peer.events {
                     switch event {
                     case .localCandidate(let c):
-                        handle.trickle((c.candidate, c.mlineIndex))
+                        signaller.trickle(c)
                     case .iceGatheringState(.complete):
-                        handle.trickle(nil)
+                        signaller.trickle(nil)
                     case .connectionState(.connected):
                         let check = await peer.verifyRemoteFingerprintWhenReady()
                         if !check.isVerified { return .connected(attempt: attempt, mismatch: "\(check)") }
@@ -149,23 +151,15 @@ public final class PublisherSFULink: Sendable {
                     case .dataChannelOpen("control"):
                         report(.channelOpen(attempt: attempt))
                     case .connectionState(.failed), .connectionState(.closed):
-                        return .lost(attempt: attempt, reason: "the connection to Janus \(event)")
+                        return .lost(attempt: attempt, reason: "the connection to the SFU \(event)")
                     default:
                         break
                     }
                 }
-                return Task.isCancelled ? nil : .lost(attempt: attempt, reason: "the connection to Janus ended")
+                return Task.isCancelled ? nil : .lost(attempt: attempt, reason: "the connection to the SFU ended")
             }
-            group.addTask {
-                for await event in handle.events {
-                    if event.verb == "hangup" || event.verb == "detached" {
-                        return .hungUp(attempt: attempt, reason: "\(event.verb)\(event.reason.map { ": \($0)" } ?? "")")
-                    }
-                    if event.pluginData?["videoroom"]?.stringValue == "destroyed" { return .roomDestroyed(attempt: attempt) }
-                }
-                return Task.isCancelled ? nil : .lost(attempt: attempt, reason: "the connection to Janus closed")
-            }
-            if let failure = await negotiate(peer: peer, handle: handle, transport: transport, attempt: attempt) {
+            group.addTask { await signaller.ended()?.event(attempt: attempt) }
+            if let failure = await negotiate(peer: peer, signaller: signaller, attempt: attempt) {
                 group.cancelAll()
                 return failure
             }
@@ -177,41 +171,37 @@ public final class PublisherSFULink: Sendable {
         if let end, !Task.isCancelled { report(end) }
     }
 
-    /// The data channel, our offer (with its SSRC) to Janus and Janus's answer: nil, or what failed.
-    private func negotiate(peer: WebRTCPeer, handle: JanusHandle, transport: PoseTransport,
-                           attempt: Int) async -> SFUPublication.Event? {
+    /// The data channel, our offer (with its SSRC) to the SFU and its answer: nil, or what failed.
+    private func negotiate(peer: WebRTCPeer, signaller: any PublicationSignaller, attempt: Int) async -> SFUPublication.Event? {
         let offer: SessionDescription
         do throws(RTCError) {
             let channel = try peer.createDataChannel("control")
             node.attachBroadcast(channel, peer: peer)
             var made = try await peer.createOffer().addingFeedback("goog-remb")
-            // Janus's feedback on our uplink to it, where it keeps the extension (docs/SCALING.md).
+            // The SFU's feedback on our uplink to it, where it keeps the extension (docs/SCALING.md).
             if node.media.config.adaptBitrate && node.media.config.transportWideCC { made = made.addingTransportWideCC() }
             // Janus routes a publisher's RTP by the SSRCs in its offer.
-            if let ssrc = node.media.sentSSRC(transport) { made = made.addingSSRC(ssrc, cname: "posecast") }
+            if let ssrc = node.media.sentSSRC(node.media.config.codec.inBandPoseTransport) {
+                made = made.addingSSRC(ssrc, cname: "posecast")
+            }
             offer = made
             try await peer.setLocalDescription(offer)
         } catch {
             return .lost(attempt: attempt, reason: "\(error)")
         }
         let answer: String
-        do throws(JanusError) { answer = try await JanusVideoRoom.publish(offer: offer.sdp, on: handle) } catch {
-            return Self.event(for: error, attempt: attempt)
+        do throws(PublicationFailure) { answer = try await signaller.publish(offer: offer.sdp) } catch {
+            return error.event(attempt: attempt)
         }
         do throws(RTCError) {
             try await peer.setRemoteDescription(SessionDescription(kind: .answer, sdp: answer))
         } catch {
-            return .refused(attempt: attempt, reason: "Janus's answer: \(error)")
+            return .refused(attempt: attempt, reason: "the SFU's answer: \(error)")
         }
         return nil
     }
 
     fileprivate func openBroadcast(_ peer: WebRTCPeer) { node.broadcastChannelOpened(peer) }
-
-    /// A Janus error as the machine's event: a refusal, or a lost connection.
-    private static func event(for error: JanusError, attempt: Int) -> SFUPublication.Event {
-        error.isConnectionLost ? .lost(attempt: attempt, reason: "\(error)") : .refused(attempt: attempt, reason: "\(error)")
-    }
 }
 
 /// One try's task and, once added, its peer: `withdraw` cancels the task, whose defers
