@@ -48,13 +48,7 @@ struct SFUNetwork {
 
     @discardableResult
     private static func ip(_ arguments: [String]) -> Int32 {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/usr/sbin/ip")
-        p.arguments = arguments
-        p.standardError = FileHandle.nullDevice
-        do { try p.run() } catch { return -1 }
-        p.waitUntilExit()
-        return p.terminationStatus
+        (try? ManagedProcess.runBlocking("/usr/sbin/ip", arguments, timeout: 10))?.status ?? -1
     }
 
     func remove() {

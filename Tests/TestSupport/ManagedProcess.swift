@@ -23,7 +23,6 @@ public final class ManagedProcess: @unchecked Sendable {
     private let lines = Mutex<(text: [String], readNs: [UInt64])>(([], []))
     private let stderrText = Mutex("")
     private let partial = Mutex("")
-    private let exited = DispatchSemaphore(value: 0)
 
     /// The folder holding the built executables (the test binary lives there too).
     public static let binDirectory: URL = {
@@ -53,8 +52,6 @@ public final class ManagedProcess: @unchecked Sendable {
         process.standardError = stderrPipe
         Self.startReader(stdoutPipe.fileHandleForReading, group: readersDone) { [weak self] in self?.takeStdout($0) }
         Self.startReader(stderrPipe.fileHandleForReading, group: readersDone) { [weak self] in self?.takeStderr($0) }
-        let exited = self.exited
-        process.terminationHandler = { _ in exited.signal() }
         try process.run()
         Self.live.withLock { list in
             list.removeAll { $0.process == nil }
@@ -128,12 +125,37 @@ public final class ManagedProcess: @unchecked Sendable {
     }
 
     deinit {
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        if isRunning { kill(process.processIdentifier, SIGKILL) }
     }
 
     public var pid: Int32 { process.processIdentifier }
-    public var isRunning: Bool { process.isRunning }
-    public var terminationStatus: Int32 { process.terminationStatus }
+    /// Foundation's word, or the kernel's when Foundation missed the exit: a `posecast-scene`
+    /// that had exited stayed a zombie for 20 minutes that `isRunning` called running and
+    /// `waitUntilExit` waited on, until CI's time ran out.
+    public var isRunning: Bool { process.isRunning && Self.exitStatusOfZombie(pid) == nil }
+    public var terminationStatus: Int32 {
+        process.isRunning ? Self.exitStatusOfZombie(pid) ?? -1 : process.terminationStatus
+    }
+
+    /// A child's exit status as Foundation gives it (the code, or the signal that ended it)
+    /// while it is a zombie no one reaped; nil when it is not one (running, or reaped).
+    /// /proc/PID/stat: the state after the name's closing parenthesis, the wait status in
+    /// field 52 (`exit_code`, Linux 3.5 and later).
+    static func exitStatusOfZombie(_ pid: Int32) -> Int32? {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+              let close = stat.lastIndex(of: ")") else { return nil }
+        let fields = stat[stat.index(after: close)...].split(separator: " ")
+        guard fields.first == "Z" else { return nil }
+        // fields[0] is field 3 (the state), so field 52 is fields[49].
+        guard fields.count > 49, let status = Int32(fields[49].trimmingCharacters(in: .whitespacesAndNewlines)) else { return -1 }
+        return status & 0x7F == 0 ? (status >> 8) & 0xFF : status & 0x7F
+    }
+
+    /// Waits up to `seconds` for the exit, whoever saw it (after a SIGKILL: never for ever).
+    private func awaitExitBriefly(_ seconds: Double = 5) {
+        let deadline = Date().addingTimeInterval(seconds)
+        while isRunning, Date() < deadline { usleep(20_000) }
+    }
     public var output: [String] { lines.withLock { $0.text } }
     public var stderrTail: String { stderrTail(1500) }
     /// The last `characters` of stderr (up to the 10–20 thousand kept).
@@ -169,8 +191,8 @@ public final class ManagedProcess: @unchecked Sendable {
             return try await waitFor(timeout, what, every: .milliseconds(50)) { () throws -> (String, Int)? in
                 let current = output
                 if current.count > after, let i = current[after...].firstIndex(where: predicate) { return (current[i], i) }
-                if !process.isRunning, output.count == current.count {
-                    throw HarnessTimeout(description: "\(name) exited (status \(process.terminationStatus)) before \(what); stderr:\n\(stderrTail)")
+                if !isRunning, output.count == current.count {
+                    throw HarnessTimeout(description: "\(name) exited (status \(terminationStatus)) before \(what); stderr:\n\(stderrTail)")
                 }
                 return nil
             }
@@ -197,11 +219,11 @@ public final class ManagedProcess: @unchecked Sendable {
     /// Waits for the process to exit; returns its status.
     public func waitForExit(timeout: Double) async throws -> Int32 {
         do {
-            try await waitUntil(timeout, "\(name) to exit", every: .milliseconds(50)) { !process.isRunning }
+            try await waitUntil(timeout, "\(name) to exit", every: .milliseconds(50)) { !isRunning }
         } catch is TimeoutError {
             throw HarnessTimeout(description: "\(name) did not exit within \(timeout) s; stderr:\n\(stderrTail)")
         }
-        return process.terminationStatus
+        return terminationStatus
     }
 
     /// After the exit: whatever the pipes still held, read to the end (at most 5 s more,
@@ -210,7 +232,7 @@ public final class ManagedProcess: @unchecked Sendable {
         _ = readersDone.wait(timeout: .now() + 5)
         let rest = partial.withLock { buffer in defer { buffer = "" }; return buffer }
         let stdout = (output + (rest.isEmpty ? [] : [rest])).joined(separator: "\n")
-        return CommandRun(status: process.terminationStatus, stdout: stdout, stderr: stderrText.withLock { $0 })
+        return CommandRun(status: terminationStatus, stdout: stdout, stderr: stderrText.withLock { $0 })
     }
 
     /// Runs a short job to its end: killed and reported when it overruns `timeout`.
@@ -221,7 +243,7 @@ public final class ManagedProcess: @unchecked Sendable {
             _ = try await child.waitForExit(timeout: timeout)
         } catch {
             child.signal(SIGKILL)
-            child.process.waitUntilExit()
+            child.awaitExitBriefly()
             let partial = child.drain()
             throw HarnessTimeout(description: "\(child.name) \(arguments.first ?? "") did not finish within \(timeout) s; "
                                  + "stdout:\n\(partial.stdout.suffix(1000))\nstderr:\n\(partial.stderrTail)")
@@ -237,16 +259,16 @@ public final class ManagedProcess: @unchecked Sendable {
     }
 
     /// `run` for places that cannot await (a suite's enabling condition): the exit is
-    /// awaited on the termination handler's semaphore; an overrun gives status -1.
+    /// polled on this thread; an overrun gives status -1.
     public static func runBlocking(_ executable: String, _ arguments: [String], timeout: Double) throws -> CommandRun {
         let child = try ManagedProcess(executable, arguments)
         try? child.stdinPipe.fileHandleForWriting.close()
-        guard child.exited.wait(timeout: .now() + timeout) == .success else {
+        child.awaitExitBriefly(timeout)
+        guard !child.isRunning else {
             child.signal(SIGKILL)
-            child.process.waitUntilExit()
+            child.awaitExitBriefly()
             return CommandRun(status: -1, stdout: "", stderr: "timed out after \(timeout) s")
         }
-        child.process.waitUntilExit()
         return child.drain()
     }
 }
