@@ -1,4 +1,3 @@
-internal import CGStreamer
 import Dispatch
 import PoseCastKit
 import RTCSession
@@ -13,24 +12,22 @@ extension KeyframeThrottle {
     /// within the spacing is not lost but merged: one keyframe at its end. `passed` and
     /// `merged` count them.
     func install(on encoderSource: Pad, passed: StreamCounter, merged: StreamCounter) {
-        _ = encoderSource.addProbe(GST_PAD_PROBE_TYPE_EVENT_UPSTREAM) { [weak encoderSource] info in
-            guard let event = gst_pad_probe_info_get_event(info), gst_video_event_is_force_key_unit(event) != 0 else {
-                return GST_PAD_PROBE_OK
-            }
+        encoderSource.watch(.upstreamEvents) { [weak encoderSource] item in
+            guard item.isKeyframeRequest else { return .pass }
             switch self.request(nowNanos: MonotonicClock.nanos()) {
             case .pass:
                 passed.add(1)
-                return GST_PAD_PROBE_OK
+                return .pass
             case .merged:
                 merged.add(1)
-                return GST_PAD_PROBE_DROP
+                return .drop
             case .deferred(let nanos):
                 merged.add(1)
                 // Not from this streaming thread: the event travels up through the encoder.
                 if let pad = encoderSource {
                     DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(nanos))) { pad.requestKeyframeUpstream() }
                 }
-                return GST_PAD_PROBE_DROP
+                return .drop
             }
         }
     }

@@ -1,5 +1,3 @@
-internal import CGStreamer
-import CGstShim
 import PoseCastKit
 import CameraControl
 import RTCSession
@@ -56,16 +54,15 @@ extension PublisherMedia {
         // the encoder for a keyframe, so a subscriber joining mid-stream sees a picture
         // at once.
         let gate = BranchGate()
-        let data = GstPadProbeType(GST_PAD_PROBE_TYPE_BUFFER.rawValue | GST_PAD_PROBE_TYPE_BUFFER_LIST.rawValue)
         // Weak: the pad owns this closure; the branch entry below owns the wrappers.
-        _ = teePad.addProbe(data) { [weak peer, weak teePad] _ in
-            if gate.isOpen { return GST_PAD_PROBE_OK }
+        teePad.watch(.media) { [weak peer, weak teePad] _ in
+            if gate.isOpen { return .pass }
             // Connected and its DTLS certificate checked against its answer (an atomic).
-            guard let peer, peer.isVerified else { return GST_PAD_PROBE_DROP }
+            guard let peer, peer.isVerified else { return .drop }
             gate.open()
             // Not from this streaming thread: the event travels back up through it.
             if let pad = teePad { DispatchQueue.global().async { pad.requestKeyframeUpstream() } }
-            return GST_PAD_PROBE_OK
+            return .pass
         }
         // The branch must be running before the tee can push into it: a pad linked to a
         // queue still in NULL is flushing, the tee's next push (its sticky events go

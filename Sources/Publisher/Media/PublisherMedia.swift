@@ -1,5 +1,3 @@
-internal import CGStreamer
-import CGstShim
 import PoseCastKit
 import CameraControl
 import RTCSession
@@ -165,10 +163,9 @@ public final class PublisherMedia: @unchecked Sendable {
         KeyframeThrottle(spacingNanos: Self.keyframeRequestSpacingNanos)
             .install(on: encoder.staticPad("src")!, passed: keyframeRequestCount, merged: keyframeRequestsThrottled)
         let bytes = self.bytes
-        let data = GstPadProbeType(GST_PAD_PROBE_TYPE_BUFFER.rawValue | GST_PAD_PROBE_TYPE_BUFFER_LIST.rawValue)
-        _ = fanout.payloaderSource.addProbe(data) { info in
-            bytes.add(UInt64(ProbeInfo.dataSize(info)))
-            return GST_PAD_PROBE_OK
+        fanout.payloaderSource.watch(.media) { item in
+            bytes.add(UInt64(item.byteSize))
+            return .pass
         }
     }
 
@@ -176,15 +173,10 @@ public final class PublisherMedia: @unchecked Sendable {
     /// event leaving the capture's filter is replaced by one saying so (the elements
     /// upstream keep negotiating the capture's size, which downstream accepts as well).
     private static func announceSentSize(on pad: Pad, config: PublisherMediaConfig) {
-        pad.addProbe(GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM) { info in
-            guard let event = gst_pad_probe_info_get_event(info), event.pointee.type == GST_EVENT_CAPS,
-                  let caps = gst_caps_from_string("video/x-raw,format=I420,width=\(config.width),height=\(config.height),framerate=\(config.fps)/1,pixel-aspect-ratio=1/1")
-            else { return GST_PAD_PROBE_OK }
-            let replacement = gst_event_new_caps(caps)
-            gst_caps_unref(caps)
-            gst_event_unref(event)
-            info.pointee.data = UnsafeMutableRawPointer(replacement)
-            return GST_PAD_PROBE_OK
+        let sent = "video/x-raw,format=I420,width=\(config.width),height=\(config.height),framerate=\(config.fps)/1,pixel-aspect-ratio=1/1"
+        pad.watch(.downstreamEvents) { item in
+            item.replaceCaps(with: sent)
+            return .pass
         }
     }
 
