@@ -156,20 +156,13 @@ public final class PublisherApp: Sendable {
 
     /// Serves until the calling task is cancelled or SIGINT/SIGTERM arrives; throws with
     /// exit code 3 when the signaling server refuses us for good.
+    ///
+    /// Everything it runs beside the pipeline is a child of one task group: the session
+    /// node, the publication into an SFU, congestion control, stdin's commands, the signal
+    /// watch and the once-a-second status. A signal, a refusal or the caller's cancellation
+    /// cancels them all, and the pipeline shuts down only once every one has returned.
     public func run() async throws(AppExit) {
-        let node = self.node, media = self.media, out = self.out
-        let runner = Task { await node.run() }
-        let sfuLink = sfu.map { config in
-            Task {
-                let link = PublisherSFULink(config: config, node: node, logger: Logger(label: "posecast.publisher.sfu")) { event in
-                    Self.report(event, out: out)
-                }
-                await link.run()
-            }
-        }
-        defer { sfuLink?.cancel() }
-        let signals = ProcessSupport.terminationSignals()
-        let stopper = Task { for await _ in signals { runner.cancel(); return } }
+        let media = self.media, out = self.out
         // Camera pipeline errors are reported even with no subscriber (a session's peer
         // reports them too, but there may be none yet).
         media.onPipelineProblem { text, isError in
@@ -182,40 +175,45 @@ public final class PublisherApp: Sendable {
                       human: change.lost ? "voice: \(change.device) lost (\(change.message)); trying it again each second"
                                          : "voice: \(change.device) back")
         }
-        // Congestion control, four times a second (receivers NACK within tens of ms).
-        let adaptation = Task {
-            while !Task.isCancelled {
-                guard (try? await Task.sleep(for: .milliseconds(250))) != nil else { return }
-                media.adaptBitrate(nowNanos: MonotonicClock.nanos())
+        let signals = ProcessSupport.terminationSignals()
+        let refused: String? = await withTaskGroup(of: Ending.self) { group in
+            group.addTask { await self.node.run(); return .childDone }
+            if let sfu = self.sfu {
+                group.addTask {
+                    let link = PublisherSFULink(config: sfu, node: self.node, logger: Logger(label: "posecast.publisher.sfu")) { event in
+                        Self.report(event, out: out)
+                    }
+                    await link.run()
+                    return .childDone
+                }
             }
-        }
-        defer { adaptation.cancel() }
-        // stdin takes commands (`link`, `background`, `framing`, `zoom`, `follow`), unless
-        // it carries the poses.
-        let commands = stdinCarriesPoses ? nil : Task {
-            for await line in ProcessSupport.stdinLines() { await Self.command(line, media: media, node: node, out: out) }
-        }
-        defer { commands?.cancel() }
-        var status = PublisherStatusSampler(media: media)
-        var refused: String?
-        while !runner.isCancelled && !Task.isCancelled {
-            try? await Task.sleep(for: .seconds(1))
-            if let reason = fatal.reason.withLock({ $0 }) {
-                refused = reason
-                runner.cancel()
-                break
+            // Congestion control, four times a second (receivers NACK within tens of ms).
+            group.addTask {
+                while (try? await Task.sleep(for: .milliseconds(250))) != nil {
+                    media.adaptBitrate(nowNanos: MonotonicClock.nanos())
+                }
+                return .childDone
             }
-            media.voice?.retryLostDevices()
-            let sample = status.sample(node: node, feed: feed == nil ? nil : store.statistics)
-            await Self.act(on: sample, media: media, out: out)
-            out.status(sample.fields, human: sample.human)
-            if media.config.adaptBitrate { Self.reportCongestion(media.congestion, out: out) }
+            // stdin takes commands (`link`, `background`, `framing`, `zoom`, `follow`), unless
+            // it carries the poses. Its end (EOF) stops nothing else.
+            if !self.stdinCarriesPoses {
+                group.addTask {
+                    for await line in ProcessSupport.stdinLines() { await Self.command(line, media: media, node: self.node, out: out) }
+                    return .childDone
+                }
+            }
+            group.addTask {
+                for await _ in signals { return .stop(refused: nil) }
+                return .childDone
+            }
+            group.addTask { await self.reportStatus() }
+            var refused: String?
+            while let ending = await group.next() {
+                if case .stop(let reason) = ending { refused = reason; break }
+            }
+            group.cancelAll()
+            return refused
         }
-        runner.cancel()
-        sfuLink?.cancel()
-        _ = await runner.value
-        _ = await sfuLink?.value
-        stopper.cancel()
         await media.shutDown()
         await feed?.stop()
         await server?.stop()
@@ -224,6 +222,29 @@ public final class PublisherApp: Sendable {
             throw AppExit.error("posecast-publisher", "the signaling server refused us: \(refused)", code: 3)
         }
         out.event(.stopped, [:], human: "stopped")
+    }
+
+    /// How one of `run`'s children ended.
+    private enum Ending: Sendable {
+        /// It is done, and the others go on (stdin at EOF, say).
+        case childDone
+        /// Everything stops; `refused`: the signaling server's refusal, when that is why.
+        case stop(refused: String?)
+    }
+
+    /// The once-a-second status, the source watchdog and the lost devices' retries, until
+    /// cancelled; stops everything when the signaling server has refused us for good.
+    private func reportStatus() async -> Ending {
+        var status = PublisherStatusSampler(media: media)
+        while (try? await Task.sleep(for: .seconds(1))) != nil {
+            if let reason = fatal.reason.withLock({ $0 }) { return .stop(refused: reason) }
+            media.voice?.retryLostDevices()
+            let sample = status.sample(node: node, feed: feed == nil ? nil : store.statistics)
+            await Self.act(on: sample, media: media, out: out)
+            out.status(sample.fields, human: sample.human)
+            if media.config.adaptBitrate { Self.reportCongestion(media.congestion, out: out) }
+        }
+        return .childDone
     }
 
     /// Says what the source watchdog saw, and restarts the source path when it asks.

@@ -13,6 +13,8 @@ extension SubscriberApp {
                 return false
             }
             for line in text.split(whereSeparator: \.isNewline) {
+                // The run is over (a signal, the node gone): the rest of the script is not played.
+                guard !Task.isCancelled else { return false }
                 if await !execute(line: String(line)) { return true }
             }
         }

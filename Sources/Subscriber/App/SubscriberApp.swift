@@ -152,35 +152,37 @@ public final class SubscriberApp: Sendable {
     }
 
     /// Serves until the commands say quit (headless), the calling task is cancelled or
-    /// SIGINT/SIGTERM arrives.
+    /// SIGINT/SIGTERM arrives. The node, the signal and quit watches, the status and the
+    /// commands are children of one task group: whichever ends the run cancels the others,
+    /// and the window closes once every one has returned.
     public func run() async {
-        let node = self.node
-        let runner = Task { await node.run() }
+        let node = self.node, out = self.out, config = self.config, quitRequests = self.quitRequests
         let signals = ProcessSupport.terminationSignals()
-        let stopper = Task { for await _ in signals { runner.cancel(); return } }
-        let quitter = Task { [quitRequests] in for await _ in quitRequests.stream { runner.cancel(); return } }
-        let statusTask = Task { [out] in
-            while !Task.isCancelled {
+        // Each child says whether its end ends the run.
+        await withTaskGroup(of: Bool.self) { group in
+            group.addTask { await node.run(); return true }
+            group.addTask { for await _ in signals { return true }; return false }
+            group.addTask { for await _ in quitRequests.stream { return true }; return false }
+            group.addTask {
                 // Cancelled while asleep: no status line after the run ends.
-                guard (try? await Task.sleep(for: .seconds(1))) != nil else { return }
-                node.tickFrameWindow()
-                out.subscriberStatus(node)
-                self.refreshHUD()
+                while (try? await Task.sleep(for: .seconds(1))) != nil {
+                    node.tickFrameWindow()
+                    out.subscriberStatus(node)
+                    self.refreshHUD()
+                }
+                return false
             }
+            group.addTask {
+                let quit = await self.runCommands(script: config.scriptPath, readStdin: !config.exitAfterScript)
+                // Headless, the commands are the only way in: their end (quit, end of stdin) ends
+                // the run. With a window, `quit` does; the end of stdin leaves the window open.
+                return config.headless || quit
+            }
+            while let endsRun = await group.next() {
+                if endsRun { break }
+            }
+            group.cancelAll()
         }
-        let commands = Task { [config] in
-            let quit = await self.runCommands(script: config.scriptPath, readStdin: !config.exitAfterScript)
-            // Headless, the commands are the only way in: their end (quit, end of stdin) ends
-            // the run. With a window, `quit` does; the end of stdin leaves the window open.
-            if config.headless || quit { runner.cancel() }
-        }
-        await withTaskCancellationHandler {
-            _ = await runner.value
-        } onCancel: {
-            runner.cancel()
-        }
-        commands.cancel(); statusTask.cancel(); stopper.cancel(); quitter.cancel()
-        await statusTask.value
         window?.close()
         frames?.close()
         out.event(.stopped, [:], human: "stopped")
