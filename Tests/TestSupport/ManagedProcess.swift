@@ -151,8 +151,9 @@ public final class ManagedProcess: @unchecked Sendable {
         return status & 0x7F == 0 ? (status >> 8) & 0xFF : status & 0x7F
     }
 
-    /// Waits up to `seconds` for the exit, whoever saw it (after a SIGKILL: never for ever).
-    private func awaitExitBriefly(_ seconds: Double = 5) {
+    /// Blocks this thread up to `seconds` for the exit, whoever saw it (`runBlocking`,
+    /// which cannot await; never for ever).
+    private func blockUntilExit(within seconds: Double) {
         let deadline = Date().addingTimeInterval(seconds)
         while isRunning, Date() < deadline { usleep(20_000) }
     }
@@ -243,7 +244,7 @@ public final class ManagedProcess: @unchecked Sendable {
             _ = try await child.waitForExit(timeout: timeout)
         } catch {
             child.signal(SIGKILL)
-            child.awaitExitBriefly()
+            _ = try? await child.waitForExit(timeout: 5)
             let partial = child.drain()
             throw HarnessTimeout(description: "\(child.name) \(arguments.first ?? "") did not finish within \(timeout) s; "
                                  + "stdout:\n\(partial.stdout.suffix(1000))\nstderr:\n\(partial.stderrTail)")
@@ -263,10 +264,10 @@ public final class ManagedProcess: @unchecked Sendable {
     public static func runBlocking(_ executable: String, _ arguments: [String], timeout: Double) throws -> CommandRun {
         let child = try ManagedProcess(executable, arguments)
         try? child.stdinPipe.fileHandleForWriting.close()
-        child.awaitExitBriefly(timeout)
+        child.blockUntilExit(within: timeout)
         guard !child.isRunning else {
             child.signal(SIGKILL)
-            child.awaitExitBriefly()
+            child.blockUntilExit(within: 5)
             return CommandRun(status: -1, stdout: "", stderr: "timed out after \(timeout) s")
         }
         return child.drain()
