@@ -336,7 +336,8 @@ struct BitrateControllerTests {
         var c = Self.controller(start: 1000)
         var now: UInt64 = 0
         c.update(FeedbackInterval(sent: 0, nacked: 0), nowNanos: now)
-        for queue in [0.0, 1, 0, 40, 41, 39, 40, 42, 40] {
+        // Flat but for the jitter of a busy machine's window minima (5.5 ms seen).
+        for queue in [0.0, 1, 0, 40, 45.5, 41, 46, 39, 40, 42, 40] {
             now += 250 * Self.ms
             c.update(Self.full(sentKbps: 1000, receivedKbps: 1000, queueMs: queue), nowNanos: now)
             #expect(c.lastReason != .queueing, "queue \(queue) ms")
@@ -360,6 +361,15 @@ struct BitrateControllerTests {
             c.update(Self.full(sentKbps: 1000, receivedKbps: 900, queueMs: queue), nowNanos: now)
         }
         #expect(c.lastReason == .queueing || c.estimateKbps < 1000)
+        // A queue that jumps as far in one report and goes on rising as fast is no path: it cuts.
+        var filling = Self.controller(start: 1000)
+        var t: UInt64 = 0
+        filling.update(FeedbackInterval(sent: 0, nacked: 0), nowNanos: t)
+        for queue in [0.0, 40, 80] {
+            t += 250 * Self.ms
+            filling.update(Self.full(sentKbps: 1200, receivedKbps: 1000, queueMs: queue), nowNanos: t)
+        }
+        #expect(filling.lastReason == .queueing)
     }
 
     @Test("the receiver's queue: a path that got longer is forgotten after 1.5 s flat; a queue still rising is not; a shorter path is the new base at once")

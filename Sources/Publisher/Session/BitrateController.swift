@@ -101,6 +101,14 @@ public struct BitrateController: Sendable {
         /// over this in two reports in a row, still rising, cuts (instead of over
         /// `oneWayQueueingMs`).
         public var trendQueueMs = 8.0
+        /// A queue that jumps in one report from under `oneWayHoldMs` to over
+        /// `oneWayQueueingMs` may be a path that got longer (a route change): until it
+        /// falls back under `oneWayHoldMs`, rising means more than this share of the jump
+        /// in one report (and at least `risingMs`). A queue filling at the rate that made
+        /// the jump keeps rising by as much again; a longer path stays flat but for its
+        /// jitter, and on a busy machine the window minima of a 40 ms step jittered by
+        /// 5.5 ms, past `risingMs`: a cut for queueing on a path with no queue.
+        public var stepRiseShare = 0.25
         /// After a cut on queueing, the queue needs this long to drain before a second
         /// cut on queueing (unless it is higher than every report since the cut).
         public var queueDrainNanos: UInt64 = 1_500_000_000
@@ -170,6 +178,9 @@ public struct BitrateController: Sendable {
     private var pendingOverusing = false
     /// Our receiver's queueing delay in its previous report (less our pacer's share).
     private var previousReportQueueMs: Double?
+    /// The jump that started the present raised reading, while it may be a longer path
+    /// (see `Configuration.stepRiseShare`).
+    private var queueStepMs: Double?
     /// The receiver reports its one-way queueing delay (ours does): then the round trip
     /// is no queueing signal. It also rises with the way back, and a path 40 ms longer
     /// each way put it 80 ms over its 20 s base: a cut every interval for 20 s.
@@ -233,7 +244,14 @@ public struct BitrateController: Sendable {
         // A queue building: cut at once, whatever the interval (see `cutOnQueueing`).
         if let queue = reportQueue {
             reportsOneWayQueue = true
-            let rising = previousReportQueueMs.map { queue > $0 + c.risingMs } ?? false
+            let previous = previousReportQueueMs ?? 0
+            if queue <= c.oneWayHoldMs {
+                queueStepMs = nil
+            } else if previous <= c.oneWayHoldMs && queue > c.oneWayQueueingMs {
+                queueStepMs = queue - previous
+            }
+            let margin = max(c.risingMs, (queueStepMs ?? 0) * c.stepRiseShare)
+            let rising = previousReportQueueMs.map { queue > $0 + margin } ?? false
             let filling = rising && (previousReportQueueMs ?? 0) > c.oneWayQueueingMs
             // The trend's reading, on a queue still rising: a path that got longer in a
             // few steps (the in-process link's delay step) also reads as overuse, once.
@@ -375,6 +393,7 @@ public struct BitrateController: Sendable {
         aboveCapacitySince = nil
         lastDecreaseNanos = nowNanos
         queueCut = (nowNanos, queue)
+        queueStepMs = nil
         return true
     }
 
