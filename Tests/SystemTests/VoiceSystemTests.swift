@@ -88,6 +88,20 @@ struct VoiceSystemTests {
         try await expert.waitForEvent("the conversation shows us muted", timeout: 5, after: expertMark) { e in
             e.is(.voices) && ((e["participants"] as? [[String: Any]]) ?? []).contains { ($0["muted"] as? Bool) == true && $0["role"] as? String == "expert" }
         }
+        // Muted, the expert sends silence as Opus DTX: a comfort-noise packet every 400 ms
+        // or so, not 100 a second.
+        let quietMark = expert.output.count
+        let (first, firstIndex) = try await expert.waitForEvent("a status while muted", timeout: 5, after: quietMark) {
+            $0.is(.status) && $0["voice_sent_packets"] != nil
+        }
+        let firstAt = Date()
+        try await Task.sleep(for: .seconds(2))
+        let (later, _) = try await expert.waitForEvent("a status 2 s later", timeout: 5, after: max(firstIndex + 1, expert.output.count)) {
+            $0.is(.status) && $0["voice_sent_packets"] != nil
+        }
+        let mutedRate = (number(later, "voice_sent_packets") - number(first, "voice_sent_packets")) / Date().timeIntervalSince(firstAt)
+        print("muted: the expert sent \(String(format: "%.1f", mutedRate)) voice packets a second")
+        #expect(mutedRate <= 15, "muted, the expert still sends \(mutedRate) voice packets a second (no DTX)")
         // And back, as fast.
         let again = publisher.output.count, expertAgain = expert.output.count
         expert.send("unmute")

@@ -97,6 +97,8 @@ struct PublisherStatusSampler {
             // The level meters: the field's microphone (as sent), what the field hears, each expert's voice.
             func db(_ level: VoiceLevel) -> Double { (level.decibels * 10).rounded() / 10 }
             fields["voice_muted"] = voice.isMuted
+            let sent = voice.packetsSent
+            if !sent.isEmpty { fields["voice_sent_packets"] = sent.mapValues { Int($0) } }
             if let mic = voice.microphoneLevel { fields["voice_mic_db"] = db(mic) }
             if let speaker = voice.speakerLevel { fields["voice_speaker_db"] = db(speaker) }
             let experts = voice.voiceLevels

@@ -133,6 +133,12 @@ public final class PublisherVoice: @unchecked Sendable {
 
     public var isMuted: Bool { state.withLock { $0.muted } }
 
+    /// Voice packets sent to each expert since its voice opened, by peer name: about 100
+    /// a second while there is sound, about 8 in silence (Opus DTX, `VoiceCodec`).
+    public var packetsSent: [String: UInt64] {
+        state.withLock { $0.branches.mapValues(\.gate.packetsSent) }
+    }
+
     /// Everything that pushes into the speaker's mixer (its silence, each expert's queue).
     var speakerFeeds: [Element] {
         speakerSilence + state.withLock { $0.speakerInputs.values.map(\.queue) }
