@@ -139,11 +139,7 @@ package enum VoiceCodec {
     /// Voice → Opus (32 kbit/s, 10 ms frames, in-band FEC for a lossy link) → RTP (pt 111).
     /// 10 ms frames, not Opus's usual 20: the frame is capture latency, and the voice must
     /// keep up with a video shown as soon as it is decoded (lip sync, docs/VOICE.md).
-    /// Discontinuous transmission: in silence (a muted microphone is silence) the encoder
-    /// makes empty frames and a comfort-noise frame every 400 ms, and the payloader sends
-    /// only the latter: about 8 packets a second instead of 100 (36 kbit/s of silence each
-    /// way before). The far end's mixer fills the gaps with silence, and its re-timing
-    /// takes the first packet after one as a new start (`PlayoutRetimer`).
+    /// The encoder is the first element (`setDiscontinuous`).
     package static func makeEncoder(name: String) throws(RTCError) -> [Element] {
         let encoder = try ElementFactory.make("opusenc", name: "\(name)-opusenc")
         encoder.set("bitrate", 32000)
@@ -151,11 +147,23 @@ package enum VoiceCodec {
         encoder.set("frame-size", 10)
         encoder.set("inband-fec", true)
         encoder.set("packet-loss-percentage", 5)
-        encoder.set("dtx", true)
         let payloader = try ElementFactory.make("rtpopuspay", name: "\(name)-opuspay")
         payloader.set("pt", VoiceFormat.payloadType)
+        // Sends nothing for the encoder's empty frames (only made while discontinuous).
         payloader.set("dtx", true)
         return [encoder, payloader]
+    }
+
+    /// Discontinuous transmission on `encoder` (from `makeEncoder`), for a muted
+    /// microphone: in silence the encoder makes empty frames, which the payloader drops,
+    /// and a comfort-noise frame every 400 ms: about 5 packets a second instead of 100
+    /// (36 kbit/s of silence each way before). Not while talking: with it on all the
+    /// time, real speech through a sound server reached the far end with 73–346 of 803
+    /// speech frames digitally silent (10 without), since every pause restarts the
+    /// stream and a restarted stream's first buffers come late to the speaker's sink
+    /// (scripts/bench-voice; docs/VOICE.md).
+    package static func setDiscontinuous(_ on: Bool, encoder: Element) {
+        encoder.set("dtx", on)
     }
 
     /// RTP → Opus (concealing losses, using FEC) → voice at `VoiceFormat`.
@@ -184,6 +192,7 @@ package final class VoiceSendGate: Sendable {
     private final class Flags: Sendable {
         let opened = Atomic<Bool>(false)
         let sent = Atomic<UInt64>(0)
+        let sentBytes = Atomic<UInt64>(0)
     }
     private let flags = Flags()
     /// The tee the gate added to the pipeline (its owner removes it with the chain).
@@ -201,8 +210,12 @@ package final class VoiceSendGate: Sendable {
         pipeline.add(tee)
         try output.link(tee)
         let flags = self.flags
-        tee.staticPad("sink")!.addProbe(GST_PAD_PROBE_TYPE_BUFFER) { [weak self] _ in
-            if flags.opened.load(ordering: .relaxed) { flags.sent.add(1, ordering: .relaxed); return GST_PAD_PROBE_OK }
+        tee.staticPad("sink")!.addProbe(GST_PAD_PROBE_TYPE_BUFFER) { [weak self] info in
+            if flags.opened.load(ordering: .relaxed) {
+                flags.sent.add(1, ordering: .relaxed)
+                if let buffer = gst_pad_probe_info_get_buffer(info) { flags.sentBytes.add(UInt64(gst_buffer_get_size(buffer)), ordering: .relaxed) }
+                return GST_PAD_PROBE_OK
+            }
             guard isConnected(), !flags.opened.exchange(true, ordering: .relaxed) else { return GST_PAD_PROBE_DROP }
             let gate = self
             DispatchQueue.global().async { gate?.open() }
@@ -218,6 +231,8 @@ package final class VoiceSendGate: Sendable {
 
     /// Packets sent since the link opened.
     package var packetsSent: UInt64 { flags.sent.load(ordering: .relaxed) }
+    /// Their RTP bytes (header and payload, before SRTP, UDP and IP).
+    package var bytesSent: UInt64 { flags.sentBytes.load(ordering: .relaxed) }
 }
 
 /// Opening audio devices before they join a pipeline: one that cannot open fails here,

@@ -98,7 +98,10 @@ struct PublisherStatusSampler {
             func db(_ level: VoiceLevel) -> Double { (level.decibels * 10).rounded() / 10 }
             fields["voice_muted"] = voice.isMuted
             let sent = voice.packetsSent
-            if !sent.isEmpty { fields["voice_sent_packets"] = sent.mapValues { Int($0) } }
+            if !sent.isEmpty {
+                fields["voice_sent_packets"] = sent.mapValues { Int($0) }
+                fields["voice_sent_bytes"] = voice.bytesSent.mapValues { Int($0) }
+            }
             if let mic = voice.microphoneLevel { fields["voice_mic_db"] = db(mic) }
             if let speaker = voice.speakerLevel { fields["voice_speaker_db"] = db(speaker) }
             let experts = voice.voiceLevels

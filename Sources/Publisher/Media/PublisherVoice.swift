@@ -34,6 +34,8 @@ public final class PublisherVoice: @unchecked Sendable {
         var mayTalk: Bool
         var mixer: Element
         var sendChain: [Element]
+        /// Its Opus encoder (in `sendChain`).
+        var encoder: Element
         var gate: VoiceSendGate
         /// The field's voice into this branch's mixer, then each other expert's voice by peer name.
         var inputs: [String: Input] = [:]
@@ -138,6 +140,10 @@ public final class PublisherVoice: @unchecked Sendable {
     public var packetsSent: [String: UInt64] {
         state.withLock { $0.branches.mapValues(\.gate.packetsSent) }
     }
+    /// Their RTP bytes, by peer name.
+    public var bytesSent: [String: UInt64] {
+        state.withLock { $0.branches.mapValues(\.gate.bytesSent) }
+    }
 
     /// Everything that pushes into the speaker's mixer (its silence, each expert's queue).
     var speakerFeeds: [Element] {
@@ -145,9 +151,14 @@ public final class PublisherVoice: @unchecked Sendable {
     }
 
     /// Mutes the field's microphone (its stream goes on as silence).
+    /// Muted, each expert's stream goes discontinuous (`VoiceCodec.setDiscontinuous`).
     public func setMuted(_ muted: Bool) {
-        state.withLock { $0.muted = muted }
+        let encoders = state.withLock { s -> [Element] in
+            s.muted = muted
+            return s.branches.values.map(\.encoder)
+        }
         capture?.setMuted(muted)
+        for encoder in encoders { VoiceCodec.setDiscontinuous(muted, encoder: encoder) }
     }
 
     /// Each expert's voice level by peer name (only those whose voice arrived).
@@ -173,14 +184,18 @@ public final class PublisherVoice: @unchecked Sendable {
         let gate = try VoiceSendGate(after: sendChain.last!, to: sendPad, in: pipeline) { [weak peer] in peer?.isVerified ?? false }
         // Downstream first: an element that pushes into one still in NULL stops for good.
         for e in ([mixer] + sendChain).reversed() { e.syncStateWithParent() }
-        var branch = Branch(mayTalk: mayTalk, mixer: mixer, sendChain: sendChain, gate: gate)
+        var branch = Branch(mayTalk: mayTalk, mixer: mixer, sendChain: sendChain, encoder: sendChain[1], gate: gate)
         branch.inputs[Self.fieldKey] = try feed(from: fieldTee, into: mixer, name: "\(name)-fieldin")
         // Every other expert's voice already heard.
         let others = state.withLock { s in s.branches.compactMap { key, b in b.voice.map { (key, $0.tee) } } }
         for (other, tee) in others {
             branch.inputs[other] = try feed(from: tee, into: mixer, name: "\(name)-from-\(other)", received: true)
         }
-        state.withLock { $0.branches[name] = branch }
+        let muted = state.withLock { s -> Bool in
+            s.branches[name] = branch
+            return s.muted
+        }
+        if muted { VoiceCodec.setDiscontinuous(true, encoder: branch.encoder) }
     }
 
     /// tee → queue → a new mixer pad, running before it is linked (a pad linked to a

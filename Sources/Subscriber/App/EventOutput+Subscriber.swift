@@ -52,6 +52,7 @@ extension EventOutput {
             // The level meters: our microphone (as sent) and what we hear.
             fields["voice_muted"] = voice.isMuted
             fields["voice_sent_packets"] = Int(voice.packetsSent)
+            fields["voice_sent_bytes"] = Int(voice.bytesSent)
             if let mic = voice.microphoneLevel { fields["voice_mic_db"] = (mic.decibels * 10).rounded() / 10; voiceLine += "  mic \(voice.isMuted ? "muted" : mic.bar)" }
             if let heard = voice.speakerLevel { fields["voice_heard_db"] = (heard.decibels * 10).rounded() / 10; voiceLine += "  heard \(heard.bar)" }
         }

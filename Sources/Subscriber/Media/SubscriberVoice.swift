@@ -18,7 +18,9 @@ public final class SubscriberVoice: @unchecked Sendable {
     private let state = Mutex(State())
     /// Voice packets sent to the publisher so far.
     public var packetsSent: UInt64 { state.withLock { $0.gate }?.packetsSent ?? 0 }
-    private struct State { var mode = "no audio offered"; var gate: VoiceSendGate? }
+    /// Their RTP bytes (header and payload).
+    public var bytesSent: UInt64 { state.withLock { $0.gate }?.bytesSent ?? 0 }
+    private struct State { var mode = "no audio offered"; var gate: VoiceSendGate?; var encoder: Element? }
 
     init(options: VoiceOptions, pipeline: Pipeline, onTone: (@Sendable (ToneChange) -> Void)?) throws(VoiceError) {
         self.pipeline = pipeline
@@ -57,7 +59,11 @@ public final class SubscriberVoice: @unchecked Sendable {
     public var microphoneLevel: VoiceLevel? { capture?.level }
     public var speakerLevel: VoiceLevel? { playback?.level }
     public var isMuted: Bool { capture.map { $0.volume.int("mute") != 0 } ?? true }
-    public func setMuted(_ muted: Bool) { capture?.setMuted(muted) }
+    /// Muted, the stream goes discontinuous (`VoiceCodec.setDiscontinuous`).
+    public func setMuted(_ muted: Bool) {
+        capture?.setMuted(muted)
+        if let encoder = state.withLock({ $0.encoder }) { VoiceCodec.setDiscontinuous(muted, encoder: encoder) }
+    }
 
     /// Before the offer is applied: the audio transceiver the answer needs (the pipeline
     /// is playing). Sends only where the offer lets us (its audio m-line is sendrecv).
@@ -79,7 +85,9 @@ public final class SubscriberVoice: @unchecked Sendable {
         if send, let capture {
             let sendPad = try peer.requestSendPad(codecPreferences: VoiceFormat.rtpCaps,
                                                   direction: receive ? "sendrecv" : "sendonly", isVideo: false)
-            let chain = capture.elements + (try VoiceCodec.makeEncoder(name: "expert"))
+            let codec = try VoiceCodec.makeEncoder(name: "expert")
+            if isMuted { VoiceCodec.setDiscontinuous(true, encoder: codec[0]) }
+            let chain = capture.elements + codec
             for e in chain { pipeline.add(e) }
             try pipeline.link(chain)
             let gate = try VoiceSendGate(after: chain.last!, to: sendPad, in: pipeline) { [weak peer] in
@@ -88,7 +96,7 @@ public final class SubscriberVoice: @unchecked Sendable {
             // Downstream first: a live source pushing into an element still in NULL gets
             // FLUSHING back and stops for good (seen: one expert in four never heard).
             for e in chain.reversed() { e.syncStateWithParent() }
-            state.withLock { $0.gate = gate }
+            state.withLock { $0.gate = gate; $0.encoder = codec[0] }
         } else if receive {
             try peer.addReceiveTransceiver(matching: offer, media: "audio", encodings: ["OPUS"])
         }
