@@ -12,7 +12,7 @@ import datetime, json, os, platform, re, shlex, shutil, subprocess, sys, time
 
 # Cheap ones first: a failure or a hang late in the run costs the least there.
 ORDER = ["bench-render", "bench-focus", "bench-trailer", "bench-window", "bench-window-cpu", "bench-loss", "bench-annotation",
-         "bench-av", "bench-network", "bench-paths", "bench-chromium-load", "bench-effects", "bench-loopback", "bench-sfu", "bench-encoders",
+         "bench-av", "bench-voice", "bench-network", "bench-paths", "bench-chromium-load", "bench-effects", "bench-loopback", "bench-sfu", "bench-encoders",
          "hostile", "soak"]
 
 # The columns of each script's tables, in this order (a table shows those its lines have).
@@ -32,6 +32,8 @@ KEYS = {
     "bench-annotation": ["delay_ms", "taps", "synced_px_p50", "synced_px_p95", "synced_cm_p50", "synced_in_front",
                          "ground_px_p95", "ground_cm_p95", "naive_px_p50", "naive_px_p95", "naive_cm_p95",
                          "naive_over_synced_px_p95"],
+    "bench-voice": ["direction", "stoi", "mouth_to_ear_ms", "frames_lost_pct", "switch_worst_ms", "switch_missed",
+                    "muted_kbps", "room_ms_asked", "room_ms_measured", "erle_db", "load"],
     "bench-av": ["run", "publisher_cpu_pct", "expert_cpu_pct", "voice_cpu_pct_publisher", "voice_cpu_pct_expert",
                  "av_offset_ms_p50", "av_offset_ms_p95", "field_to_expert_ms_p50", "field_to_expert_ms_p95",
                  "expert_to_field_ms_p50", "expert_to_field_ms_p95"],

@@ -325,11 +325,11 @@ def main():
         for b in burners:
             b.terminate()
     load = round(os.getloadavg()[0], 1)
-    for r in rows:
-        print(json.dumps({"bench": "voice", "burners": a.burners, "load": load, **r}), flush=True)
-    print(json.dumps({"bench": "voice", "burners": a.burners, "load": load, **switches}), flush=True)
-    for e in echoes:
-        print(json.dumps({"bench": "voice", "burners": a.burners, "load": load, **e}), flush=True)
+    with open(os.path.join(a.out, "results.jsonl"), "w") as results:
+        for r in rows + [switches] + echoes:
+            line = json.dumps({"bench": "voice", "burners": a.burners, "load": load, **r})
+            print(line, flush=True)
+            results.write(line + "\n")
     plot(rec, ch, windows, rows, os.path.join(a.out, "voice.png"), a.burners)
 
 
