@@ -143,7 +143,7 @@ class Bench:
         wait_until(lambda: any(o.get("text", "").startswith("listening ") for _, o in signaling.events()), 20, "signaling")
         url = next(o["text"].split(" ", 1)[1] for _, o in signaling.events() if o.get("text", "").startswith("listening "))
         self.publisher = Proc("publisher", [os.path.join(a.bin, "posecast-publisher"), "--source", "synthetic", "--json",
-                                            "--signaling", url, "--microphone", "device=fieldmouth.monitor",
+                                            "--signaling", url, "--microphone", a.field_microphone,
                                             "--speaker", "device=fieldear", "--detect-tones", "2000"], self.out, stdin=True)
         self.procs.append(self.publisher)
         wait_until(lambda: self.publisher.events("signalingConnected"), 20, "publisher registered")
@@ -310,6 +310,8 @@ def main():
     ap.add_argument("--bin", required=True)
     ap.add_argument("--burners", type=int, default=0)
     ap.add_argument("--out", default="out/bench-voice")
+    ap.add_argument("--field-microphone", default="device=fieldmouth.monitor",
+                    help="the publisher's --microphone (another, and the field's rows measure nothing)")
     ap.add_argument("--experts", type=int, choices=(1, 2), default=2, help="1: no second expert (no relayed voice)")
     ap.add_argument("--rooms", default="35,70", help="room delays (ms) asked of the echo loop")
     a = ap.parse_args()

@@ -210,15 +210,16 @@ public final class PublisherVoice: @unchecked Sendable {
     /// What that slack may grow to when the voice comes late (a busy machine): each
     /// late buffer costs a gap, so it doubles up to this (`PlayoutRetimer`).
     static let receivedVoiceMaxSlackNanos: UInt64 = 80_000_000
-    /// The speaker plays what its mixer made this long (plus `VoiceOptions.playoutMs`)
-    /// after the mixer's running time, not after the whole pipeline's latency
-    /// (`AudioProbes.playSoon`), which other branches set: on a real sound server it was
-    /// 150 ms, and the expert's voice reached the field's ear 237–391 ms after the
-    /// expert's mouth (48 ms the other way; scripts/bench-voice). The mixer gives out a
-    /// 10 ms buffer once its silent live source's 10 ms have passed; the rest is room
-    /// for a busy machine's hold-ups, since the sink drops what comes after its instant
-    /// (with 20 ms, two busy loops beside, the field heard 14 % of the expert's speech).
-    static let speakerMixerLeadNanos: UInt64 = 60_000_000
+    /// The speaker plays what its mixer made this long (plus `VoiceOptions.playoutMs`,
+    /// 70 ms in all) after the mixer's running time, not after the whole pipeline's
+    /// latency (`AudioProbes.playSoon`), which other branches set: on a real sound
+    /// server it was 150 ms, and the expert's voice reached the field's ear 225–391 ms
+    /// after the expert's mouth (48 ms the other way; scripts/bench-voice), now 191–198.
+    /// The mixer gives out a 10 ms buffer once its silent live source's 10 ms have
+    /// passed; the rest is room for a busy machine's hold-ups, since the sink drops what
+    /// comes after its instant (with 30 ms in all and two busy loops beside, the field
+    /// heard 14 % of the expert's speech).
+    static let speakerMixerLeadNanos: UInt64 = 50_000_000
     /// The publisher's jitter-buffer latency for the experts' voices (it receives no video).
     static let receiveLatencyMs = 40
 
