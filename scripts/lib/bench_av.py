@@ -1,14 +1,9 @@
 """Two-way voice on loopback: mouth-to-ear latency, A/V offset, CPU (scripts/bench-av)."""
-import argparse, json, multiprocessing, os, sys, time
+import argparse, json, os, sys, time
 sys.path.insert(0, os.path.dirname(__file__))
 from plots import pyplot
-from procs import Proc, cpu_ticks, CLK_TCK, wait_until
+from procs import BusyLoops, Proc, cpu_ticks, CLK_TCK, wait_until
 from stats import percentile
-
-
-def burner():
-    while True:
-        pass
 
 
 def run(a, voice):
@@ -96,10 +91,7 @@ def main():
     ap.add_argument("--out", default="out/bench-av")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
-    burners = [multiprocessing.Process(target=burner, daemon=True) for _ in range(a.burners)]
-    for b in burners:
-        b.start()
-    try:
+    with BusyLoops(a.burners):
         off = run(a, False)
         print(json.dumps(off), flush=True)
         on = run(a, True)
@@ -107,9 +99,6 @@ def main():
         on["voice_cpu_pct_expert"] = round(on["expert_cpu_pct"] - off["expert_cpu_pct"], 1)
         print(json.dumps({k: v for k, v in on.items() if not k.startswith("_")}), flush=True)
         plot(on, os.path.join(a.out, "av.png"))
-    finally:
-        for b in burners:
-            b.terminate()
 
 
 if __name__ == "__main__":

@@ -15,11 +15,11 @@ field's speaker is looped back into its microphone (PulseAudio's module-loopback
 echo's level in the field's microphone over what A hears of it.
 
 One JSON line per figure group and a summary line; DIR/voice.png."""
-import argparse, json, multiprocessing, os, subprocess, sys, time, wave
+import argparse, json, os, subprocess, sys, time, wave
 import numpy as np
 sys.path.insert(0, os.path.dirname(__file__))
 from plots import pyplot
-from procs import Proc, wait_until
+from procs import BusyLoops, Proc, wait_until
 from pulse import PrivatePulse, speech_wav
 import stoi as stoi_mod
 
@@ -32,11 +32,6 @@ TEXTS = {
           "Now check the seal on the flange below the gauge, it looks wet from here."),
 }
 VOICES = {"field": "en-gb", "a": "en-us+f3"}
-
-
-def burner():
-    while True:
-        pass
 
 
 def read_wav(path):
@@ -318,14 +313,8 @@ def main():
     a.rooms = [int(r) for r in a.rooms.split(",") if r]
     a.out = os.path.abspath(a.out)
     os.makedirs(a.out, exist_ok=True)
-    burners = [multiprocessing.Process(target=burner, daemon=True) for _ in range(a.burners)]
-    for b in burners:
-        b.start()
-    try:
+    with BusyLoops(a.burners):
         rows, switches, echoes, statuses, (rec, ch, windows) = Bench(a).run()
-    finally:
-        for b in burners:
-            b.terminate()
     load = round(os.getloadavg()[0], 1)
     with open(os.path.join(a.out, "results.jsonl"), "w") as results:
         for r in rows + [switches] + echoes:

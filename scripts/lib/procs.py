@@ -172,6 +172,25 @@ class Proc:
         self.err.close()
 
 
+class BusyLoops:
+    """`n` processes spinning on the CPU beside a benchmark (its --burners), from the
+    `with` block's start to its end."""
+
+    def __init__(self, n):
+        self.n, self.procs = n, []
+
+    def __enter__(self):
+        import sys
+        self.procs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(self.n)]
+        return self
+
+    def __exit__(self, *exc):
+        for p in self.procs:
+            p.kill()
+            p.wait()
+        return False
+
+
 def wait_until(predicate, timeout, what, poll=0.2):
     """Polls predicate() until it is true, or raises TimeoutError naming what."""
     deadline = time.monotonic() + timeout
