@@ -18,7 +18,7 @@ One JSON line per figure group and a summary line; DIR/voice.png."""
 import argparse, json, os, subprocess, sys, time, wave
 import numpy as np
 sys.path.insert(0, os.path.dirname(__file__))
-from plots import pyplot
+from plots import pyplot, save
 from procs import BusyLoops, Proc, wait_until
 from pulse import PrivatePulse, speech_wav
 import stoi as stoi_mod
@@ -295,9 +295,7 @@ def plot(rec, ch, windows, rows, path, burners):
     axes[-1].set_xlabel("s (one clock for every channel)")
     summary = "; ".join(f"{r['direction']}: STOI {r['stoi']}, {r['mouth_to_ear_ms']} ms, {r['frames_lost_pct']} % lost" for r in rows)
     fig.suptitle(f"Voice on a private PulseAudio, espeak-ng speech, {burners} busy loops beside\n{summary}", fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    print(f"plot: {path}", file=sys.stderr)
+    save(fig, path)
 
 
 def main():

@@ -15,3 +15,11 @@ def pyplot(missing=MISSING):
         print(missing, file=sys.stderr)
         return None
     return plt
+
+
+def save(fig, path, dpi=100):
+    """Lays fig out, writes it to path and names the file on stderr (bench-all collects
+    the plots from those lines)."""
+    fig.tight_layout()
+    fig.savefig(path, dpi=dpi)
+    print(f"plot: {path}", file=sys.stderr)
