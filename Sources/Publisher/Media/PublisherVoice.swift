@@ -137,8 +137,9 @@ public final class PublisherVoice: @unchecked Sendable {
 
     public var isMuted: Bool { state.withLock { $0.muted } }
 
-    /// Voice packets sent to each expert since its voice opened, by peer name: about 100
-    /// a second while there is sound, about 8 in silence (Opus DTX, `VoiceCodec`).
+    /// Voice packets sent to each expert since its voice opened, by peer name: 100 a
+    /// second, about 5 while the field is muted and no other expert talks (DTX,
+    /// `VoiceCodec.setDiscontinuous`).
     public var packetsSent: [String: UInt64] {
         state.withLock { $0.branches.mapValues(\.gate.packetsSent) }
     }
