@@ -3,8 +3,8 @@
 A private PulseAudio with a null sink per mouth and per ear; the publisher (the field)
 and two headless experts, A and B, each with `--microphone device=MOUTH.monitor` and
 `--speaker device=EAR` (so echo cancellation is on, as with a real headset-less laptop).
-espeak-ng's speech is played into one mouth at a time while one GStreamer pipeline
-records every sink's monitor on one clock (a channel per sink). From the recording:
+espeak-ng's speech is played into one mouth at a time while `parecord` records every
+sink sample-aligned (the sinks are the channels of one device). From the recording:
 STOI (scripts/lib/stoi.py), mouth-to-ear delay (cross-correlation) and speech frames
 lost, for field → expert, expert → field and expert → expert (relayed by the
 publisher). From the nodes' events: mute, unmute and push-to-talk (`over`, `talk`),
@@ -14,7 +14,8 @@ field's speaker is looped back into its microphone (PulseAudio's module-loopback
 −6.8 dB, 35 and 70 ms asked) while A speaks: the echo return loss enhancement is the
 echo's level in the field's microphone over what A hears of it.
 
-One JSON line per figure group and a summary line; DIR/voice.png."""
+One JSON line per direction, one for the switches and the muted bitrate, one per room
+delay (also in DIR/results.jsonl); DIR/voice.png."""
 import argparse, json, os, subprocess, sys, time, wave
 import numpy as np
 sys.path.insert(0, os.path.dirname(__file__))
@@ -213,7 +214,6 @@ class Bench:
             self.leads = {w: lead_in_seconds(p) for w, p in self.speech.items()}
             self.start_nodes()
             recorder = self.record()
-            rec_started = time.monotonic()
             time.sleep(3)
             phases = {}
             phases["field"] = self.speak("field"); time.sleep(1)
@@ -234,7 +234,6 @@ class Bench:
                 time.sleep(1)
                 self.pulse.pactl("unload-module", module)
                 time.sleep(0.5)
-            statuses = {n: p.events("status")[-1][1] for n, p in [("field", self.publisher)] + list(self.experts.items())}
         finally:
             if recorder:
                 recorder.send_signal(2)
@@ -273,7 +272,7 @@ class Bench:
             # Over 100 dB: A heard digital silence (the canceller and the suppressor took it all).
             echo_rows.append({"room_ms_asked": room_ms, "room_ms_measured": round(loop, 1),
                               "erle_db": None if e is None else round(min(e, 100.0), 1)})
-        return rows, switch_row, echo_rows, statuses, (rec, ch, {k: window(v) for k, v in {**phases, **{f"loop{r}": p for r, p in loops.items()}}.items()})
+        return rows, switch_row, echo_rows, (rec, ch, {k: window(v) for k, v in {**phases, **{f"loop{r}": p for r, p in loops.items()}}.items()})
 
 
 def plot(rec, ch, windows, rows, path, burners):
@@ -287,7 +286,7 @@ def plot(rec, ch, windows, rows, path, burners):
                                              ("amouth", "fieldear", "expert A's mouth and the field's ear"),
                                              ("amouth", "bear", "expert A's mouth and expert B's ear (relayed)")]):
         ax.plot(t[::step], rec[::step, ch[mouth]], lw=0.4, color="#4c72b0", label=mouth)
-        ax.plot(t[::step], rec[::step, ch[ear]] - 0.0, lw=0.4, color="#dd8452", alpha=0.7, label=ear)
+        ax.plot(t[::step], rec[::step, ch[ear]], lw=0.4, color="#dd8452", alpha=0.7, label=ear)
         for name, (lo, hi) in windows.items():
             ax.axvspan(lo, hi, color="#cccccc", alpha=0.25)
         ax.set_title(title, fontsize=9)
@@ -312,7 +311,7 @@ def main():
     a.out = os.path.abspath(a.out)
     os.makedirs(a.out, exist_ok=True)
     with BusyLoops(a.burners):
-        rows, switches, echoes, statuses, (rec, ch, windows) = Bench(a).run()
+        rows, switches, echoes, (rec, ch, windows) = Bench(a).run()
     load = round(os.getloadavg()[0], 1)
     with open(os.path.join(a.out, "results.jsonl"), "w") as results:
         for r in rows + [switches] + echoes:
