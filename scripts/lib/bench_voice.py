@@ -127,7 +127,7 @@ def erle(rec, ch, window):
 class Bench:
     def __init__(self, a):
         self.a, self.out = a, a.out
-        self.pulse = PrivatePulse(SINKS, one_device=True)
+        self.pulse = PrivatePulse(SINKS)
         self.procs = []
 
     def start_nodes(self):
@@ -153,7 +153,7 @@ class Bench:
             wait_until(lambda: p.events("connected") and len(p.events("status")) >= 2, 40, f"expert {name} connected")
 
     def record(self):
-        # One stream: every sink is a channel of "room" (PrivatePulse one_device), asked
+        # One stream: every sink is a channel of "room" (PrivatePulse), asked
         # for by its aux positions (a stream mapped front-left/right records silence).
         aux = ",".join(f"aux{i}" for i in range(len(SINKS)))
         argv = ["parecord", "--device=room.monitor", f"--channels={len(SINKS)}", f"--channel-map={aux}", f"--rate={RATE}",

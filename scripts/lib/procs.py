@@ -9,7 +9,7 @@ Two ways to run them:
 Sampling: sample() (RSS, fds, threads now), cpu_ticks() and thread_ticks() (CPU so far,
 per process and per thread, from /proc/PID/stat and /proc/PID/task/*/stat), and Sampler
 (CPU over a window and peak RSS of several processes)."""
-import json, os, signal, socket, subprocess, threading, time
+import json, os, signal, socket, subprocess, sys, threading, time
 from events import check
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
@@ -180,7 +180,6 @@ class BusyLoops:
         self.n, self.procs = n, []
 
     def __enter__(self):
-        import sys
         self.procs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(self.n)]
         return self
 

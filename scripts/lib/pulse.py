@@ -1,19 +1,18 @@
 """A private PulseAudio server for the voice scripts: its own socket and runtime
-directory (nothing of the machine's sound is touched), one 48 kHz mono null sink per
-name. A null sink plays nowhere; its NAME.monitor source gives back what was played into
-it, so a "mouth" sink is a microphone and an "ear" sink's monitor records what a node
-played. The same set-up as Tests/SystemTests/PrivatePulseAudio.swift."""
+directory (nothing of the machine's sound is touched). Each named sink is a 48 kHz mono
+channel of one null device, "room" (module-remap-sink onto its aux channels), so
+room.monitor records them all sample-aligned in one stream (separate sources recorded
+together drifted apart by up to 0.8 s). A sink plays nowhere; its NAME.monitor source
+gives back what was played into it, so a "mouth" sink is a microphone and an "ear"
+sink's monitor what a node played. The set-up of Tests/SystemTests/PrivatePulseAudio.swift,
+but for the one device."""
 import os, shutil, subprocess, tempfile, time
 
 
 class PrivatePulse:
-    def __init__(self, sinks, directory=None, one_device=False):
-        """one_device: the sinks are the channels of one null sink, "room" (module-remap-sink
-        onto its aux channels), so room.monitor records them all sample-aligned in one
-        stream; separate sources recorded together drifted apart by up to 0.8 s."""
+    def __init__(self, sinks, directory=None):
         self.directory = directory or tempfile.mkdtemp(prefix="posecast-pulse-")
         self.sinks = list(sinks)
-        self.one_device = one_device
         self.env = dict(os.environ, PULSE_SERVER=f"unix:{self.directory}/native")
         self._daemon_env = dict(os.environ, HOME=self.directory, XDG_RUNTIME_DIR=self.directory,
                                 PULSE_RUNTIME_PATH=self.directory)
@@ -23,13 +22,10 @@ class PrivatePulse:
         if missing:
             raise RuntimeError(f"not installed: {', '.join(missing)} (scripts/setup installs them)")
         script = [f"load-module module-native-protocol-unix socket={self.directory}/native auth-anonymous=1"]
-        if self.one_device:
-            aux = ",".join(f"aux{i}" for i in range(len(self.sinks)))
-            script += [f"load-module module-null-sink sink_name=room rate=48000 channels={len(self.sinks)} channel_map={aux}"]
-            script += [f"load-module module-remap-sink sink_name={s} master=room channels=1 channel_map=aux{i} "
-                       f"master_channel_map=aux{i} remix=no" for i, s in enumerate(self.sinks)]
-        else:
-            script += [f"load-module module-null-sink sink_name={s} rate=48000 channels=1" for s in self.sinks]
+        aux = ",".join(f"aux{i}" for i in range(len(self.sinks)))
+        script += [f"load-module module-null-sink sink_name=room rate=48000 channels={len(self.sinks)} channel_map={aux}"]
+        script += [f"load-module module-remap-sink sink_name={s} master=room channels=1 channel_map=aux{i} "
+                   f"master_channel_map=aux{i} remix=no" for i, s in enumerate(self.sinks)]
         with open(os.path.join(self.directory, "default.pa"), "w") as f:
             f.write("\n".join(script) + "\n")
         subprocess.run(["pulseaudio", "-n", "--daemonize=yes", "--exit-idle-time=-1", "--use-pid-file=yes",
