@@ -110,7 +110,11 @@ package enum AudioProbes {
     /// "arrival" would be when the mixer took the previous buffer, at its due time or after:
     /// every buffer would look late, the voice would move later and later, and the queue,
     /// full, would drop most of it.)
-    package static func hideLatency(queue: Element, slackNanos: UInt64, maxSlackNanos: UInt64) {
+    /// `pauses`: the voice's sender pauses, seen before its decoder (a buffer late because
+    /// the sender paused does not grow the slack). A buffer under `quietDB` may be cut to
+    /// take back delay. Returns the re-timing, for the status line.
+    package static func hideLatency(queue: Element, slackNanos: UInt64, maxSlackNanos: UInt64,
+                                    pauses: SenderPauses, quietDB: Double = -45) -> PlayoutTiming {
         // Two probes: a mask naming a scheduling type (PULL, for the answered query) only
         // matches data in that mode, and buffers are pushed.
         queue.staticPad("src")!.addProbeWithPad(GstPadProbeType(GST_PAD_PROBE_TYPE_QUERY_UPSTREAM.rawValue | GST_PAD_PROBE_TYPE_PULL.rawValue)) { _, info in
@@ -120,7 +124,7 @@ package enum AudioProbes {
             }
             return GST_PAD_PROBE_OK
         }
-        let retimer = Mutex(PlayoutRetimer(slackNanos: Int64(slackNanos), maxSlackNanos: Int64(maxSlackNanos)))
+        let timing = PlayoutTiming(PlayoutRetimer(slackNanos: Int64(slackNanos), maxSlackNanos: Int64(maxSlackNanos)))
         queue.staticPad("sink")!.addProbeWithPad(GST_PAD_PROBE_TYPE_BUFFER) { rawPad, info in
             guard let buffer = ProbeInfo.writableBuffer(info), buffer.pointee.pts != GstClockTime.max,
                   let parent = gst_pad_get_parent_element(rawPad) else { return GST_PAD_PROBE_OK }
@@ -130,10 +134,13 @@ package enum AudioProbes {
             // In running time, the mixer's (the stream's segment need not start at 0); the
             // timestamp then moves by as much.
             let running = Int64(Self.runningTime(rawPad, pts: UInt64(buffer.pointee.pts)))
-            let (due, moved) = retimer.withLock { r in
+            var quiet = false
+            withSamples(buffer) { quiet = VoiceLevel.decibels(of: $0) < quietDB }
+            let (due, moved) = timing.retimer.withLock { r in
                 let moves = r.moves
                 let duration = buffer.pointee.duration == GstClockTime.max ? 0 : Int64(buffer.pointee.duration)
-                return (r.due(pts: running, arrived: Int64(now), durationNanos: duration), r.moves != moves)
+                return (r.due(pts: running, arrived: Int64(now), durationNanos: duration, afterPause: pauses.lastFollowedPause,
+                              quiet: quiet), r.moves != moves)
             }
             // Said, or the mixer would take the move for drift and keep placing the voice
             // where it expected it (too early, so clipped) for its discont-wait (1 s).
@@ -141,6 +148,7 @@ package enum AudioProbes {
             buffer.pointee.pts = GstClockTime(max(Int64(buffer.pointee.pts) + due - running, 0))
             return GST_PAD_PROBE_OK
         }
+        return timing
     }
 
     /// Plays each buffer `delayNanos` after its running time, whatever the pipeline's

@@ -166,6 +166,9 @@ package enum VoiceCodec {
         encoder.set("dtx", on)
     }
 
+    /// Where the Opus decoder sits in `makeDecoder`'s chain.
+    package static let decoderIndex = 1
+
     /// RTP → Opus (concealing losses, using FEC) → voice at `VoiceFormat`.
     package static func makeDecoder(name: String) throws(RTCError) -> [Element] {
         let decoder = try ElementFactory.make("opusdec", name: "\(name)-opusdec")

@@ -32,7 +32,7 @@ struct PlayoutRetimerTests {
         #expect(r.moves == 0 && r.slackNanos == 20 * ms)
     }
 
-    @Test("in the first second a late packet moves the stream without growing the slack (a jitter buffer's first burst)")
+    @Test("in the first second a late packet moves the stream without growing the slack")
     func settling() {
         var r = PlayoutRetimer(slackNanos: 20 * ms, maxSlackNanos: 80 * ms)
         var jitter = [Int64](repeating: 0, count: 100)
@@ -103,6 +103,88 @@ struct PlayoutRetimerTests {
         var blind = PlayoutRetimer(slackNanos: 20 * ms, maxSlackNanos: 80 * ms)
         let blindDue = packets.map { blind.due(pts: $0.pts, arrived: $0.arrived) }
         #expect(blindDue.last! - packets.last!.arrived > 200 * ms)
+    }
+
+    /// A jitter buffer holds its first packet for its latency (40 ms), then lets the next
+    /// four go at once: set by the first alone, the offset kept that 40 ms for good.
+    @Test("a first burst: the offset follows the earliest packet of the first second, so the lead is the slack, not slack plus the burst")
+    func firstBurst() {
+        var r = PlayoutRetimer(slackNanos: 20 * ms, maxSlackNanos: 80 * ms)
+        let start = 5_000 * ms
+        var leads: [Int64] = []
+        for i in 0..<200 {
+            let pts = Int64(i) * 10 * ms
+            let arrived = i < 5 ? start + 40 * ms : start + pts + (i % 3 == 0 ? 2 * ms : 0)
+            leads.append(r.due(pts: pts, arrived: arrived, durationNanos: 10 * ms) - arrived)
+        }
+        #expect(leads.dropFirst(5).allSatisfy { $0 <= 20 * ms + PlayoutRetimer.takeBackToleranceNanos },
+                "leads after the burst: \(Set(leads.dropFirst(5).map { $0 / ms }).sorted()) ms")
+        #expect(leads.dropFirst(5).allSatisfy { $0 >= 0 })
+        #expect(r.slackNanos == 20 * ms)
+        // After the first second, an early buffer moves nothing (it would clip speech).
+        var later = r
+        let moves = later.moves
+        _ = later.due(pts: 200 * 10 * ms, arrived: start + 200 * 10 * ms - 30 * ms, durationNanos: 10 * ms)
+        #expect(later.moves == moves)
+    }
+
+    /// Opus DTX: a muted sender sends a packet every ~200 ms; the decoder gives out the
+    /// frame before each pause only when the next packet comes, 200 ms late.
+    @Test("a buffer late because its sender paused moves the stream but does not grow the slack; a hold-up still does")
+    func senderPause() {
+        var r = PlayoutRetimer(slackNanos: 20 * ms, maxSlackNanos: 80 * ms)
+        let start = 5_000 * ms
+        for i in 0..<200 { _ = r.due(pts: Int64(i) * 10 * ms, arrived: start + Int64(i) * 10 * ms, durationNanos: 10 * ms) }
+        // Frame 200 contiguous in the stream but out 200 ms late, after a pause; then
+        // comfort noise every 210 ms.
+        var arrived = start + 200 * 10 * ms + 200 * ms
+        var pts = Int64(200) * 10 * ms
+        var due = r.due(pts: pts, arrived: arrived, durationNanos: 10 * ms, afterPause: true)
+        #expect(due == arrived + 20 * ms)
+        for _ in 0..<5 {
+            pts += 210 * ms; arrived += 210 * ms
+            due = r.due(pts: pts, arrived: arrived, durationNanos: 10 * ms, afterPause: true)
+            #expect(due - arrived == 20 * ms)
+        }
+        #expect(r.slackNanos == 20 * ms)
+        // The same lateness with the sender talking on is a hold-up.
+        pts += 10 * ms; arrived += 10 * ms + 50 * ms
+        _ = r.due(pts: pts, arrived: arrived, durationNanos: 10 * ms)
+        #expect(r.slackNanos == 40 * ms)
+    }
+
+    /// A late buffer while the session was set up left 40 ms of lead over the slack; it
+    /// is cut where nothing is heard, not in the middle of a word.
+    @Test("a lead left over the slack is taken back in the first quiet buffer once it held for a whole window, never in speech")
+    func takeBackInQuiet() {
+        var r = PlayoutRetimer(slackNanos: 20 * ms, maxSlackNanos: 80 * ms)
+        let start = 5_000 * ms
+        var leads: [Int64] = [], dues: [Int64] = [], arrivals: [Int64] = []
+        for i in 0..<400 {
+            let pts = Int64(i) * 10 * ms
+            let arrived = start + pts + (i == 5 ? 40 * ms : 0)
+            let due = r.due(pts: pts, arrived: arrived, durationNanos: 10 * ms, quiet: i >= 250)
+            leads.append(due - arrived); dues.append(due); arrivals.append(arrived)
+        }
+        #expect(leads[6..<250].allSatisfy { $0 == 60 * ms }, "speech: the lead is kept")
+        #expect(leads[250...].allSatisfy { $0 == 20 * ms }, "quiet: cut at once to the slack, \(Set(leads[250...].map { $0 / ms }))")
+        #expect(zip(dues, arrivals).allSatisfy { $0 >= $1 })
+        #expect(r.moves == 2 && r.slackNanos == 20 * ms)
+    }
+
+    @Test("after 10 s without a late buffer the slack comes down by half, and the lead with it in quiet buffers")
+    func calmSlack() {
+        var r = PlayoutRetimer(slackNanos: 20 * ms, maxSlackNanos: 80 * ms)
+        let start = 5_000 * ms
+        var lastLead: Int64 = 0
+        for i in 0..<1400 {
+            let pts = Int64(i) * 10 * ms
+            let arrived = start + pts + (i == 150 ? 30 * ms : 0)
+            lastLead = r.due(pts: pts, arrived: arrived, durationNanos: 10 * ms, quiet: i >= 1250) - arrived
+            if i == 200 { #expect(r.slackNanos == 40 * ms && lastLead == 70 * ms) }
+        }
+        #expect(r.slackNanos == 20 * ms, "10 s after the late buffer at 1.5 s")
+        #expect(lastLead == 20 * ms)
     }
 
     @Test("buffers that follow each other with their lengths given, bursts included, move nothing")

@@ -106,6 +106,11 @@ struct PublisherStatusSampler {
             if let speaker = voice.speakerLevel { fields["voice_speaker_db"] = db(speaker) }
             let experts = voice.voiceLevels
             fields["voice_experts_db"] = experts.mapValues(db)
+            let playout = voice.playout
+            if !playout.isEmpty {
+                fields["voice_playout_slack_ms"] = playout.mapValues { $0.slackMs }
+                fields["voice_playout_moves"] = playout.mapValues { $0.moves }
+            }
             if let mic = voice.microphoneLevel {
                 human += "  mic \(voice.isMuted ? "muted" : mic.bar)"
             }

@@ -29,7 +29,11 @@ public final class PublisherVoice: @unchecked Sendable {
     public let unavailable: [String]
     private let state = Mutex(State())
 
-    private struct Input { var teePad: Pad; var queue: Element; var mixerPad: Pad; var mixer: Element; var tee: Element }
+    private struct Input {
+        var teePad: Pad; var queue: Element; var mixerPad: Pad; var mixer: Element; var tee: Element
+        /// A received voice's re-timing into the mixer (nil for the field's own voice).
+        var timing: PlayoutTiming?
+    }
     private struct Branch {
         var mayTalk: Bool
         var mixer: Element
@@ -40,7 +44,7 @@ public final class PublisherVoice: @unchecked Sendable {
         /// The field's voice into this branch's mixer, then each other expert's voice by peer name.
         var inputs: [String: Input] = [:]
         /// This expert's voice, once its stream arrived.
-        var voice: (chain: [Element], tee: Element, level: VoiceLevel)?
+        var voice: (chain: [Element], tee: Element, level: VoiceLevel, pauses: SenderPauses)?
         /// The decode chain of a voice refused (a viewer where viewers only listen).
         var refusedVoice: [Element] = []
     }
@@ -103,8 +107,11 @@ public final class PublisherVoice: @unchecked Sendable {
             try pipeline.link(chain)
             if let playback {
                 let mixer = try ElementFactory.make("audiomixer", name: "field-speakermix")
+                // It gives out each 5 ms once its silence's 5 ms have passed (10 and 10 by
+                // default): what the speaker needs as lead over the mixer's running time.
+                mixer.set("output-buffer-duration", 5_000_000)
                 // Silence keeps the speaker's mixer on the clock before any expert talks.
-                let silence = try Self.silence(name: "field-speakersilence")
+                let silence = try Self.silence(name: "field-speakersilence", samplesPerBuffer: 240)
                 for e in silence + [mixer] + playback.elements { pipeline.add(e) }
                 try pipeline.link(silence + [mixer])
                 try pipeline.link([mixer] + playback.elements)
@@ -119,11 +126,11 @@ public final class PublisherVoice: @unchecked Sendable {
     }
 
     /// A live silent source at the voice format.
-    private static func silence(name: String) throws(RTCError) -> [Element] {
+    private static func silence(name: String, samplesPerBuffer: Int = 480) throws(RTCError) -> [Element] {
         let source = try ElementFactory.make("audiotestsrc", name: name)
         source.set("is-live", true)
         source.set("wave", "silence")
-        source.set("samplesperbuffer", 480)
+        source.set("samplesperbuffer", samplesPerBuffer)
         let caps = try ElementFactory.make("capsfilter", name: "\(name)caps")
         caps.set("caps", VoiceFormat.caps)
         return [source, caps]
@@ -164,6 +171,20 @@ public final class PublisherVoice: @unchecked Sendable {
         for encoder in encoders { VoiceCodec.setDiscontinuous(muted, encoder: encoder) }
     }
 
+    /// How each received voice enters its mixer, by "expert→listener" ("field" for the
+    /// speaker): the slack after its arrival now (ms) and how often it was moved
+    /// (`PlayoutRetimer`).
+    public var playout: [String: (slackMs: Double, moves: Int)] {
+        state.withLock { s in
+            var out: [String: (slackMs: Double, moves: Int)] = [:]
+            for (expert, input) in s.speakerInputs { if let t = input.timing { out["\(expert)→\(Self.fieldKey)"] = t.snapshot } }
+            for (listener, branch) in s.branches {
+                for (expert, input) in branch.inputs { if let t = input.timing { out["\(expert)→\(listener)"] = t.snapshot } }
+            }
+            return out
+        }
+    }
+
     /// Each expert's voice level by peer name (only those whose voice arrived).
     public var voiceLevels: [String: VoiceLevel] {
         state.withLock { s in s.branches.compactMapValues { $0.voice?.level } }
@@ -190,9 +211,9 @@ public final class PublisherVoice: @unchecked Sendable {
         var branch = Branch(mayTalk: mayTalk, mixer: mixer, sendChain: sendChain, encoder: sendChain[1], gate: gate)
         branch.inputs[Self.fieldKey] = try feed(from: fieldTee, into: mixer, name: "\(name)-fieldin")
         // Every other expert's voice already heard.
-        let others = state.withLock { s in s.branches.compactMap { key, b in b.voice.map { (key, $0.tee) } } }
-        for (other, tee) in others {
-            branch.inputs[other] = try feed(from: tee, into: mixer, name: "\(name)-from-\(other)", received: true)
+        let others = state.withLock { s in s.branches.compactMap { key, b in b.voice.map { (key, $0.tee, $0.pauses) } } }
+        for (other, tee, pauses) in others {
+            branch.inputs[other] = try feed(from: tee, into: mixer, name: "\(name)-from-\(other)", received: pauses)
         }
         let muted = state.withLock { s -> Bool in
             s.branches[name] = branch
@@ -212,33 +233,38 @@ public final class PublisherVoice: @unchecked Sendable {
     /// late buffer costs a gap, so it doubles up to this (`PlayoutRetimer`).
     static let receivedVoiceMaxSlackNanos: UInt64 = 80_000_000
     /// The speaker plays what its mixer made this long (plus `VoiceOptions.playoutMs`,
-    /// 70 ms in all) after the mixer's running time, not after the whole pipeline's
+    /// 45 ms in all) after the mixer's running time, not after the whole pipeline's
     /// latency (`AudioProbes.playSoon`), which other branches set: on a real sound
     /// server it was 150 ms, and the expert's voice reached the field's ear 225–391 ms
-    /// after the expert's mouth (48 ms the other way; scripts/bench-voice), now 191–198.
-    /// The mixer gives out a 10 ms buffer once its silent live source's 10 ms have
-    /// passed; the rest is room for a busy machine's hold-ups, since the sink drops what
-    /// comes after its instant (with 30 ms in all and two busy loops beside, the field
-    /// heard 14 % of the expert's speech).
-    static let speakerMixerLeadNanos: UInt64 = 50_000_000
+    /// after the expert's mouth (scripts/bench-voice). The mixer gives out each 5 ms once
+    /// its silence's 5 ms have passed (12–15 ms after the running time measured with 10
+    /// and 10); the rest is room for hold-ups, since the sink drops what comes after its
+    /// instant. 45 ms: expert → field 110 ms and mutes heard in 93–109 ms, against 133
+    /// and 118–131 with 70; beside two busy loops 15 % of the expert's speech frames lost
+    /// against 18 % (one run each: busy runs move by more than that). 30 ms in all with
+    /// the 10 ms mixer lost 86 % of it there.
+    static let speakerMixerLeadNanos: UInt64 = 25_000_000
     /// The publisher's jitter-buffer latency for the experts' voices (it receives no video).
     static let receiveLatencyMs = 40
 
-    private func feed(from tee: Element, into mixer: Element, name: String, received: Bool = false) throws(RTCError) -> Input {
+    /// `received`: the sender pauses of a received voice (nil for the field's own).
+    private func feed(from tee: Element, into mixer: Element, name: String, received: SenderPauses? = nil) throws(RTCError) -> Input {
         let queue = try ElementFactory.make("queue", name: name)
         queue.set("leaky", "downstream")
         queue.set("max-size-time", 200_000_000)
         queue.set("max-size-buffers", 0)
         queue.set("max-size-bytes", 0)
         pipeline.add(queue)
-        if received { AudioProbes.hideLatency(queue: queue, slackNanos: Self.receivedVoiceSlackNanos,
-                                             maxSlackNanos: Self.receivedVoiceMaxSlackNanos) }
+        let timing = received.map {
+            AudioProbes.hideLatency(queue: queue, slackNanos: Self.receivedVoiceSlackNanos,
+                                    maxSlackNanos: Self.receivedVoiceMaxSlackNanos, pauses: $0)
+        }
         guard let mixerPad = mixer.requestPad("sink_%u") else { throw .linkFailed(from: name, to: mixer.name) }
         try queue.staticPad("src")!.link(to: mixerPad)
         queue.syncStateWithParent()
         guard let teePad = tee.requestPad("src_%u") else { throw .linkFailed(from: tee.name, to: name) }
         try teePad.link(to: queue.staticPad("sink")!)
-        return Input(teePad: teePad, queue: queue, mixerPad: mixerPad, mixer: mixer, tee: tee)
+        return Input(teePad: teePad, queue: queue, mixerPad: mixerPad, mixer: mixer, tee: tee, timing: timing)
     }
 
     /// Links an expert's incoming voice (webrtcbin's new audio pad, on its streaming
@@ -260,6 +286,7 @@ public final class PublisherVoice: @unchecked Sendable {
         let level = VoiceLevel()
         AudioProbes.installMeter(on: chain[chain.count - (mayTalk ? 2 : 3)].staticPad("src")!, level: level, tones: nil)
         for e in chain.reversed() { e.syncStateWithParent() }
+        let pauses = SenderPauses(decoderInput: chain[VoiceCodec.decoderIndex].staticPad("sink")!)
         try pad.link(to: chain[0].staticPad("sink")!)
         guard mayTalk else {
             state.withLock { $0.branches[name]?.refusedVoice = chain }
@@ -267,14 +294,14 @@ public final class PublisherVoice: @unchecked Sendable {
         }
         var inputs: [(String, Input)] = []
         if let speakerMixer {
-            inputs.append((Self.fieldKey, try feed(from: tee, into: speakerMixer, name: "\(name)-tospeaker", received: true)))
+            inputs.append((Self.fieldKey, try feed(from: tee, into: speakerMixer, name: "\(name)-tospeaker", received: pauses)))
         }
         let others = state.withLock { s in s.branches.filter { $0.key != name }.map { ($0.key, $0.value.mixer) } }
         for (other, mixer) in others {
-            inputs.append((other, try feed(from: tee, into: mixer, name: "\(other)-from-\(name)", received: true)))
+            inputs.append((other, try feed(from: tee, into: mixer, name: "\(other)-from-\(name)", received: pauses)))
         }
         state.withLock { s in
-            s.branches[name]?.voice = (chain, tee, level)
+            s.branches[name]?.voice = (chain, tee, level, pauses)
             // Recorded on the receiving side: each mixer's inputs by whose voice they carry.
             for (target, input) in inputs where target != Self.fieldKey { s.branches[target]?.inputs[name] = input }
             if let speaker = inputs.first(where: { $0.0 == Self.fieldKey })?.1 { s.speakerInputs[name] = speaker }
