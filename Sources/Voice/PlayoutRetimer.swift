@@ -27,10 +27,10 @@ import Synchronization
 /// until the packet after it, `SenderPauses`) moves the stream but says nothing of the
 /// machine, so it does not grow the slack.
 ///
-/// Time is taken back only where cutting it is not heard: in a quiet buffer (`quiet`:
-/// a pause between words, or silence) once the lead over arrival has stayed above the
-/// slack for a whole window, and the slack itself comes back down by halves after 10 s
-/// without a late buffer. Without this, whatever a stream's first seconds left (a late
+/// Time is taken back only where cutting it is not heard and the machine is calm: in a
+/// quiet buffer (`quiet`: a pause between words, or silence), 3 s after the last late
+/// buffer, once the lead over arrival has stayed above the slack for a whole window; and
+/// the slack itself comes back down by halves after 10 s without a late buffer. Without this, whatever a stream's first seconds left (a late
 /// buffer while its session was set up, moved "without growing" but still moved) stayed
 /// as delay for as long as the voice flowed: the field heard the expert 127–215 ms after
 /// the expert spoke, the same build from run to run, 125–130 ms once a mute had
@@ -75,8 +75,15 @@ public struct PlayoutRetimer: Sendable, Equatable {
     private struct LeadWindow: Sendable, Equatable { var current: Int64; var previous: Int64?; var started: Int64 }
     /// The last late buffer's arrival (or the first buffer's).
     private var lastLate: Int64?
+    /// When the slack last came down.
+    private var lastHalving: Int64?
     /// How long a lead is watched before time is taken back: two windows of this.
     public static let leadWindowNanos: Int64 = 500_000_000
+    /// How long without a late buffer before a lead over the slack is cut: on a busy
+    /// machine, where buffers come late every second or so, the lead a move left is what
+    /// the next hold-up needs (beside two busy loops, cut at once, the streams were moved
+    /// about 3 times a second).
+    public static let takeBackCalmNanos: Int64 = 3_000_000_000
     /// How long without a late buffer before the slack comes down by half.
     public static let calmNanos: Int64 = 10_000_000_000
 
@@ -132,9 +139,9 @@ public struct PlayoutRetimer: Sendable, Equatable {
     /// An on-time buffer after the first second: the slack comes down after a calm spell,
     /// and a lead that stayed over it is cut in a quiet buffer.
     private mutating func onTime(pts: Int64, arrived: Int64, offset: Int64, quiet: Bool) -> Int64 {
-        if slackNanos > baseSlackNanos, arrived - (lastLate ?? arrived) >= Self.calmNanos {
+        if slackNanos > baseSlackNanos, arrived - max(lastLate ?? arrived, lastHalving ?? Int64.min) >= Self.calmNanos {
             slackNanos = max(baseSlackNanos, slackNanos / 2)
-            lastLate = arrived
+            lastHalving = arrived
         }
         let lead = pts + offset - arrived
         if var w = leadWindow {
@@ -147,7 +154,8 @@ public struct PlayoutRetimer: Sendable, Equatable {
         } else {
             leadWindow = LeadWindow(current: lead, started: arrived)
         }
-        guard quiet, let w = leadWindow, let previous = w.previous else { return max(pts + offset, 0) }
+        guard quiet, arrived - (lastLate ?? arrived) >= Self.takeBackCalmNanos,
+              let w = leadWindow, let previous = w.previous else { return max(pts + offset, 0) }
         let excess = min(w.current, previous) - slackNanos
         guard excess > Self.takeBackToleranceNanos else { return max(pts + offset, 0) }
         moves += 1
