@@ -20,21 +20,21 @@ import Synchronization
 /// `maxSlackNanos`): on a busy machine the next hold-up is as likely as the last, and a
 /// stream re-timed by only as much as it was late is late again at the next, longer one,
 /// each time a gap (a fixed 20 ms slack, moved whenever less than half of it was left:
-/// 12 gaps in 2 s of Chromium's voice with Chromium and the publisher on two cores). It
-/// never shrinks while the voice flows: taking time back means cutting audio, which only
-/// a time-stretching jitter buffer can do without a click. A buffer late because its
-/// sender paused (`afterPause`: Opus DTX, whose decoder holds the frame before a pause
-/// until the packet after it, `SenderPauses`) moves the stream but says nothing of the
-/// machine, so it does not grow the slack.
+/// 12 gaps in 2 s of Chromium's voice with Chromium and the publisher on two cores). A
+/// buffer late because its sender paused (`afterPause`: Opus DTX, whose decoder holds
+/// the frame before a pause until the packet after it, `SenderPauses`) moves the stream
+/// but says nothing of the machine, so it does not grow the slack.
 ///
-/// Time is taken back only where cutting it is not heard and the machine is calm: in a
-/// quiet buffer (`quiet`: a pause between words, or silence), 3 s after the last late
-/// buffer, once the lead over arrival has stayed above the slack for a whole window; and
-/// the slack itself comes back down by halves after 10 s without a late buffer. Without this, whatever a stream's first seconds left (a late
-/// buffer while its session was set up, moved "without growing" but still moved) stayed
-/// as delay for as long as the voice flowed: the field heard the expert 127–215 ms after
-/// the expert spoke, the same build from run to run, 125–130 ms once a mute had
-/// re-anchored it (scripts/bench-voice).
+/// Taking time back means cutting audio, which only a time-stretching jitter buffer can
+/// do without a click; so it is done only where the cut is not heard and the machine is
+/// calm: in a quiet buffer (`quiet`: a pause between words, or silence), 3 s after the
+/// last late buffer, once the lead over arrival has stayed above the slack for a whole
+/// window. The slack itself comes back down by halves after 10 s without a late buffer.
+/// Without this, whatever a stream's first seconds left (a late buffer while its session
+/// was set up, moved "without growing" but still moved) stayed as delay for as long as
+/// the voice flowed: the field heard the expert 127–215 ms after the expert spoke, the
+/// same build from run to run, 125–130 ms once a mute had re-anchored it
+/// (scripts/bench-voice).
 ///
 /// A stream that skips ahead in its own timeline (a sender that paused, or its jitter
 /// buffer gave up on packets held up with the sender's or our threads, and the next
@@ -73,7 +73,7 @@ public struct PlayoutRetimer: Sendable, Equatable {
     /// (nil: not complete), with when the one now filling started.
     private var leadWindow: LeadWindow?
     private struct LeadWindow: Sendable, Equatable { var current: Int64; var previous: Int64?; var started: Int64 }
-    /// The last late buffer's arrival (or the first buffer's).
+    /// The last late buffer's arrival, a sender's pause aside (or the first buffer's).
     private var lastLate: Int64?
     /// When the slack last came down.
     private var lastHalving: Int64?
@@ -124,9 +124,12 @@ public struct PlayoutRetimer: Sendable, Equatable {
         if offset != nil {
             moves += 1
             movedLate = true
-            lastLate = arrived
             leadWindow = nil
-            if !settling, !afterPause { slackNanos = min(slackNanos * 2, maxSlackNanos) }
+            // A sender's pause is no hold-up: it neither grows the slack nor ends a calm spell.
+            if !afterPause {
+                lastLate = arrived
+                if !settling { slackNanos = min(slackNanos * 2, maxSlackNanos) }
+            }
         } else {
             firstArrival = arrived
             lastLate = arrived

@@ -147,6 +147,12 @@ struct PlayoutRetimerTests {
             #expect(due - arrived == 20 * ms)
         }
         #expect(r.slackNanos == 20 * ms)
+        // Nor does it end a calm spell: a lead over the slack is still cut in quiet.
+        var calm = r
+        let cutPts = pts + 10 * ms, cutArrived = arrived + 10 * ms - 30 * ms
+        for k in Int64(0)..<120 { _ = calm.due(pts: cutPts + k * 10 * ms, arrived: cutArrived + k * 10 * ms, durationNanos: 10 * ms, quiet: true) }
+        #expect(calm.due(pts: cutPts + 120 * 10 * ms, arrived: cutArrived + 120 * 10 * ms, durationNanos: 10 * ms, quiet: true)
+                - (cutArrived + 120 * 10 * ms) == 20 * ms)
         // The same lateness with the sender talking on is a hold-up.
         pts += 10 * ms; arrived += 10 * ms + 50 * ms
         _ = r.due(pts: pts, arrived: arrived, durationNanos: 10 * ms)
