@@ -111,10 +111,11 @@ package enum AudioProbes {
     /// every buffer would look late, the voice would move later and later, and the queue,
     /// full, would drop most of it.)
     /// `pauses`: the voice's sender pauses, seen before its decoder (a buffer late because
-    /// the sender paused does not grow the slack). A buffer under `quietDB` may be cut to
-    /// take back delay. Returns the re-timing, for the status line.
+    /// the sender paused does not grow the slack). `level`: the voice's meter, which has
+    /// measured each buffer upstream on the same thread before it gets here; a buffer under
+    /// `quietDB` may be cut to take back delay. Returns the re-timing, for the status line.
     package static func hideLatency(queue: Element, slackNanos: UInt64, maxSlackNanos: UInt64,
-                                    pauses: SenderPauses, quietDB: Double = -45) -> PlayoutTiming {
+                                    pauses: SenderPauses, level: VoiceLevel, quietDB: Double = -45) -> PlayoutTiming {
         // Two probes: a mask naming a scheduling type (PULL, for the answered query) only
         // matches data in that mode, and buffers are pushed.
         queue.staticPad("src")!.addProbeWithPad(GstPadProbeType(GST_PAD_PROBE_TYPE_QUERY_UPSTREAM.rawValue | GST_PAD_PROBE_TYPE_PULL.rawValue)) { _, info in
@@ -134,8 +135,7 @@ package enum AudioProbes {
             // In running time, the mixer's (the stream's segment need not start at 0); the
             // timestamp then moves by as much.
             let running = Int64(Self.runningTime(rawPad, pts: UInt64(buffer.pointee.pts)))
-            var quiet = false
-            withSamples(buffer) { quiet = VoiceLevel.decibels(of: $0) < quietDB }
+            let quiet = level.lastBufferDecibels < quietDB
             let (due, moved) = timing.retimer.withLock { r in
                 let moves = r.moves
                 let duration = buffer.pointee.duration == GstClockTime.max ? 0 : Int64(buffer.pointee.duration)

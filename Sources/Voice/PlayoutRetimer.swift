@@ -157,10 +157,11 @@ public struct PlayoutRetimer: Sendable, Equatable {
         } else {
             leadWindow = LeadWindow(current: lead, started: arrived)
         }
+        let kept = max(pts + offset, 0)
         guard quiet, arrived - (lastLate ?? arrived) >= Self.takeBackCalmNanos,
-              let w = leadWindow, let previous = w.previous else { return max(pts + offset, 0) }
+              let w = leadWindow, let previous = w.previous else { return kept }
         let excess = min(w.current, previous) - slackNanos
-        guard excess > Self.takeBackToleranceNanos else { return max(pts + offset, 0) }
+        guard excess > Self.takeBackToleranceNanos else { return kept }
         moves += 1
         self.offset = offset - excess
         leadWindow = nil

@@ -211,9 +211,9 @@ public final class PublisherVoice: @unchecked Sendable {
         var branch = Branch(mayTalk: mayTalk, mixer: mixer, sendChain: sendChain, encoder: sendChain[1], gate: gate)
         branch.inputs[Self.fieldKey] = try feed(from: fieldTee, into: mixer, name: "\(name)-fieldin")
         // Every other expert's voice already heard.
-        let others = state.withLock { s in s.branches.compactMap { key, b in b.voice.map { (key, $0.tee, $0.pauses) } } }
-        for (other, tee, pauses) in others {
-            branch.inputs[other] = try feed(from: tee, into: mixer, name: "\(name)-from-\(other)", received: pauses)
+        let others = state.withLock { s in s.branches.compactMap { key, b in b.voice.map { (key, $0.tee, ($0.pauses, $0.level)) } } }
+        for (other, tee, received) in others {
+            branch.inputs[other] = try feed(from: tee, into: mixer, name: "\(name)-from-\(other)", received: received)
         }
         let muted = state.withLock { s -> Bool in
             s.branches[name] = branch
@@ -247,8 +247,9 @@ public final class PublisherVoice: @unchecked Sendable {
     /// The publisher's jitter-buffer latency for the experts' voices (it receives no video).
     static let receiveLatencyMs = 40
 
-    /// `received`: the sender pauses of a received voice (nil for the field's own).
-    private func feed(from tee: Element, into mixer: Element, name: String, received: SenderPauses? = nil) throws(RTCError) -> Input {
+    /// `received`: a received voice's sender pauses and meter (nil for the field's own).
+    private func feed(from tee: Element, into mixer: Element, name: String,
+                      received: (pauses: SenderPauses, level: VoiceLevel)? = nil) throws(RTCError) -> Input {
         let queue = try ElementFactory.make("queue", name: name)
         queue.set("leaky", "downstream")
         queue.set("max-size-time", 200_000_000)
@@ -257,7 +258,7 @@ public final class PublisherVoice: @unchecked Sendable {
         pipeline.add(queue)
         let timing = received.map {
             AudioProbes.hideLatency(queue: queue, slackNanos: Self.receivedVoiceSlackNanos,
-                                    maxSlackNanos: Self.receivedVoiceMaxSlackNanos, pauses: $0)
+                                    maxSlackNanos: Self.receivedVoiceMaxSlackNanos, pauses: $0.pauses, level: $0.level)
         }
         guard let mixerPad = mixer.requestPad("sink_%u") else { throw .linkFailed(from: name, to: mixer.name) }
         try queue.staticPad("src")!.link(to: mixerPad)
@@ -294,11 +295,11 @@ public final class PublisherVoice: @unchecked Sendable {
         }
         var inputs: [(String, Input)] = []
         if let speakerMixer {
-            inputs.append((Self.fieldKey, try feed(from: tee, into: speakerMixer, name: "\(name)-tospeaker", received: pauses)))
+            inputs.append((Self.fieldKey, try feed(from: tee, into: speakerMixer, name: "\(name)-tospeaker", received: (pauses, level))))
         }
         let others = state.withLock { s in s.branches.filter { $0.key != name }.map { ($0.key, $0.value.mixer) } }
         for (other, mixer) in others {
-            inputs.append((other, try feed(from: tee, into: mixer, name: "\(other)-from-\(name)", received: pauses)))
+            inputs.append((other, try feed(from: tee, into: mixer, name: "\(other)-from-\(name)", received: (pauses, level))))
         }
         state.withLock { s in
             s.branches[name]?.voice = (chain, tee, level, pauses)
