@@ -100,6 +100,8 @@ public enum ControlCodec {
                 throw ControlError(id: id, code: .missingField, message: "missing field \"muted\"")
             }
             request = .voice(muted: muted)
+        case "receiving":
+            request = .receiving(frameId: try fields.uint32("frameId"), captureTimeNanos: try fields.nanos("captureTimeNs"))
         default:
             throw ControlError(id: id, code: .unknownType, message: "unknown request type \"\(type)\"")
         }
@@ -134,6 +136,7 @@ public enum ControlCodec {
         case .framing(let subject): o["subject"] = subject
         case .background: break
         case .voice(let muted): o["muted"] = muted
+        case let .receiving(frameId, nanos): o["frameId"] = frameId; o["captureTimeNs"] = String(nanos)
         }
         return serialize(o)
     }
@@ -362,6 +365,16 @@ private struct Fields {
             throw fail(.invalidValue, "\"\(key)\" must be an integer in 0…\(UInt32.max)")
         }
         return UInt32(n)
+    }
+
+    /// Nanoseconds as a decimal string (a JSON number loses them past 2^53; a browser
+    /// holds them in a BigInt).
+    func nanos(_ key: String) throws(ControlError) -> UInt64 {
+        guard let value = object[key] else { throw fail(.missingField, "missing field \"\(key)\"") }
+        guard let text = value as? String, text.count <= 20, text.allSatisfy(\.isASCII), let n = UInt64(text) else {
+            throw fail(.invalidValue, "\"\(key)\" must be a string of decimal digits (nanoseconds, 0…\(UInt64.max))")
+        }
+        return n
     }
 
     private func components(_ key: String, _ names: [String]) throws(ControlError) -> [Double] {

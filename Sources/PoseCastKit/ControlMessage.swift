@@ -89,6 +89,11 @@ public enum ControlRequest: Sendable, Hashable {
     case background
     /// The sender muted or unmuted its microphone (the others see it in `voices`).
     case voice(muted: Bool)
+    /// Through an SFU only: this session shows it receives the stream by naming a frame it
+    /// decoded and that frame's capture time, exact to the nanosecond (in the frame's SEI or
+    /// trailer), which nobody outside the stream can know. The publisher ends a session
+    /// through the SFU that never shows it, or stops showing it (docs/SCALING.md).
+    case receiving(frameId: UInt32, captureTimeNanos: UInt64)
 
     public var type: String {
         switch self {
@@ -105,6 +110,7 @@ public enum ControlRequest: Sendable, Hashable {
         case .framing: "framing"
         case .background: "background"
         case .voice: "voice"
+        case .receiving: "receiving"
         }
     }
 }

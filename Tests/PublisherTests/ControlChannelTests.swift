@@ -30,6 +30,7 @@ struct ControlChannelTests {
                                 meteringMode: .spot, throwIfUnsupported: true)),
             .meter(MeterRequest()), .lock(routines: [.focus]), .unlock(routines: MeteringRoutine.allCases), .meteringMode(.spot),
             .voice(muted: true), .voice(muted: false),
+            .receiving(frameId: 7, captureTimeNanos: 1_790_000_000_123_456_789), .receiving(frameId: UInt32.max, captureTimeNanos: UInt64.max),
         ]
         for (i, request) in requests.enumerated() {
             let envelope = ControlEnvelope(id: "r\(i)", request: request)
@@ -75,6 +76,10 @@ struct ControlChannelTests {
         (#"{"type":"annotate","id":"r1","placement":"guess","frameId":1,"tap":{"x":0.5,"y":0.5}}"#, .invalidValue, "placement"),
         (#"{"type":"voice","id":"r1"}"#, .missingField, "muted"),
         (#"{"type":"voice","id":"r1","muted":"yes"}"#, .invalidValue, "muted"),
+        (#"{"type":"receiving","id":"rx1","frameId":3}"#, .missingField, "captureTimeNs"),
+        (#"{"type":"receiving","id":"rx1","frameId":3,"captureTimeNs":1790000000123456789}"#, .invalidValue, "captureTimeNs"),
+        (#"{"type":"receiving","id":"rx1","frameId":3,"captureTimeNs":"-5"}"#, .invalidValue, "captureTimeNs"),
+        (#"{"type":"receiving","id":"rx1","frameId":3,"captureTimeNs":"18446744073709551616"}"#, .invalidValue, "captureTimeNs"),
     ])
     func badRequests(text: String, code: ControlErrorCode, mentions: String) {
         #expect(throws: ControlError.self) { try ControlCodec.decodeRequest(text) }

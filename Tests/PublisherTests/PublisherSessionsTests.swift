@@ -299,24 +299,103 @@ struct PublisherRoomBusyTests {
 struct PublisherSFUSessionsTests {
     static let viaSFU: JSONValue = .object([PeerMessage.viaKey: .string(PeerMessage.viaSFU)])
 
-    @Test("a session through the SFU is connected at once with no branch; its control comes and goes over signaling, role checked")
+    static let second: UInt64 = 1_000_000_000
+
+    /// A `receiving` control message over signaling for `sessionId`.
+    static func proof(_ sessionId: String, id: String = "rx1", frame: UInt32 = 42, nanos: UInt64 = 1_790_000_000_123_456_789) -> PublisherSessions.Event {
+        let text = ControlCodec.encode(ControlEnvelope(id: id, request: .receiving(frameId: frame, captureTimeNanos: nanos)))
+        return .server(.peer(PeerMessage(sessionId: sessionId, payload: .control(text))))
+    }
+
+    /// `sessionId` names a frame, which the node finds among ours: the effects of both steps.
+    static func prove(_ h: inout PublisherHarness, _ sessionId: String, id: String = "rx1", after step: UInt64 = 0) -> [PublisherSessions.Effect] {
+        let asked = h.handle(proof(sessionId, id: id), after: step)
+        guard asked.contains(where: { if case .checkReception(sessionId, id, 42, 1_790_000_000_123_456_789) = $0 { true } else { false } }) else {
+            Issue.record("no check of the proof: \(asked)")
+            return asked
+        }
+        return asked + h.handle(.receptionChecked(sessionId: sessionId, requestId: id, frameId: 42, refusal: nil))
+    }
+
+    @Test("a session through the SFU has no branch and is connected once it names a frame it received; its control comes and goes over signaling, role checked")
     func controlOverSignaling() {
         var h = PublisherHarness(publishesToSFU: true)
         _ = h.handle(.signalingConnected(peerId: "p1"))
         let started = h.handle(.server(.startSession(peerId: "c-expert", sessionId: "s1", role: .expert, meta: Self.viaSFU)))
         #expect(!started.contains { if case .buildBranch = $0 { true } else { false } }, "no branch: \(started)")
-        #expect(started.contains { if case .sendAnnotations("s1") = $0 { true } else { false } })
-        #expect(h.machine.sessions["s1"]?.connected == true && h.machine.sessions["s1"]?.viaSFU == true)
+        #expect(!started.contains { if case .sendAnnotations = $0 { true } else { false } }, "nothing sent to it yet: \(started)")
+        #expect(started.wakes == [h.now + 15 * Self.second], "its setup deadline: \(started)")
+        #expect(h.machine.sessions["s1"]?.connected == false && h.machine.sessions["s1"]?.viaSFU == true)
         let request = #"{"id":"r1","type":"clearAnnotations"}"#
+        // Before it proved anything, nothing but a proof is read, and the sender is told.
+        let early = h.handle(.server(.peer(PeerMessage(sessionId: "s1", payload: .control(request)))))
+        #expect(early.executed == 0)
+        #expect(early.replies.contains { if case .error(let e) = $0 { e.id == "r1" && e.code == .notAllowed && e.message.contains("receiving") } else { false } }, "\(early)")
+        let proved = Self.prove(&h, "s1")
+        #expect(proved.contains { if case .sendAnnotations("s1") = $0 { true } else { false } })
+        #expect(proved.events.contains { if case .subscriberConnected("s1") = $0 { true } else { false } })
+        #expect(proved.replies.contains(.ack(id: "rx1", annotationId: nil)))
+        #expect(h.machine.sessions["s1"]?.connected == true)
         let control = h.handle(.server(.peer(PeerMessage(sessionId: "s1", payload: .control(request)))))
         #expect(control.contains { if case .executeControl("s1", _, "c-expert", .expert) = $0 { true } else { false } }, "\(control) \(started)")
-        // A viewer's request is refused by role, as on a data channel.
+        // A viewer proves the same way (it receives too), and its requests are refused by role.
         _ = h.handle(.server(.startSession(peerId: "c-viewer", sessionId: "s2", role: .viewer, meta: Self.viaSFU)))
+        #expect(Self.prove(&h, "s2").replies.contains(.ack(id: "rx1", annotationId: nil)))
         let refused = h.handle(.server(.peer(PeerMessage(sessionId: "s2", payload: .control(request)))))
         #expect(refused.contains { if case .sendControl(.error(let e), "s2") = $0 { e.code == .notAllowed } else { false } }, "\(refused)")
         // An SDP for a session through the SFU is no answer to anything.
         let sdp = h.handle(.server(.peer(PeerMessage(sessionId: "s1", payload: .sdp(SignalingSDP(type: "answer", sdp: "v=0"))))))
         #expect(!sdp.contains { if case .applyAnswer = $0 { true } else { false } })
+    }
+
+    @Test("16 strangers through the SFU that never name a frame, or name a wrong one, all end at the setup deadline, and tell the server")
+    func strangersEndAtTheDeadline() {
+        var h = PublisherHarness(publishesToSFU: true)
+        _ = h.handle(.signalingConnected(peerId: "p1"))
+        let ids = (1...16).map { "s\($0)" }
+        for (n, id) in ids.enumerated() {
+            _ = h.handle(.server(.startSession(peerId: "c\(n / 4)", sessionId: id, role: .viewer, meta: Self.viaSFU)))
+        }
+        #expect(h.machine.sessions.count == 16 && h.machine.subscriberCounts.connected == 0)
+        // One guesses: refused, with its id, and its clock runs on.
+        _ = h.handle(Self.proof("s3", id: "rx9"), after: Self.second)
+        let wrong = h.handle(.receptionChecked(sessionId: "s3", requestId: "rx9", frameId: 42, refusal: "this publisher sent it with another capture time"))
+        #expect(wrong.replies.contains { if case .error(let e) = $0 { e.id == "rx9" && e.code == .invalidValue } else { false } }, "\(wrong)")
+        #expect(h.machine.sessions["s3"]?.connected == false)
+        #expect(h.handle(.tick, after: 13 * Self.second).endedReasons.isEmpty, "not before the deadline")
+        let ended = h.handle(.tick, after: Self.second)
+        #expect(ended.endedReasons.count == 16 && ended.endedReasons.allSatisfy { $0.contains("never named a frame it received") }, "\(ended.endedReasons)")
+        #expect(Set(ended.sent.compactMap { if case .endSession(let id) = $0 { id } else { nil } }) == Set(ids))
+        #expect(h.machine.sessions.isEmpty)
+    }
+
+    @Test("a session through the SFU that stops naming frames ends after the reception timeout; one that goes on stays")
+    func silentSessionEnds() {
+        var h = PublisherHarness(publishesToSFU: true)
+        _ = h.handle(.signalingConnected(peerId: "p1"))
+        for id in ["quiet", "live"] {
+            _ = h.handle(.server(.startSession(peerId: "c-\(id)", sessionId: id, role: .expert, meta: Self.viaSFU)))
+            let proved = Self.prove(&h, id)
+            #expect(proved.wakes == [h.now + 10 * Self.second], "the timeout's wake: \(proved)")
+        }
+        var ended: [String] = []
+        for n in 1...10 {
+            // Every 2 s "live" names a frame; "quiet" never again.
+            ended += Self.prove(&h, "live", id: "rx\(n + 1)", after: 2 * Self.second).endedReasons
+            ended += h.handle(.tick).endedReasons
+        }
+        #expect(ended.count == 1 && ended[0].contains("named no frame it received for 10"), "\(ended)")
+        #expect(h.machine.sessions["quiet"] == nil && h.machine.sessions["live"]?.connected == true)
+    }
+
+    @Test("a proof over a direct session's data channel is refused: its peer connection shows it receives")
+    func proofOnDirectSession() {
+        var h = PublisherHarness.connected(starting: "d1")
+        _ = h.handle(.peerConnected(sessionId: "d1"))
+        let text = ControlCodec.encode(ControlEnvelope(id: "rx1", request: .receiving(frameId: 1, captureTimeNanos: 5)))
+        let effects = h.handle(.controlMessage(sessionId: "d1", .text(text)))
+        #expect(!effects.contains { if case .checkReception = $0 { true } else { false } })
+        #expect(effects.replies.contains { if case .error(let e) = $0 { e.id == "rx1" && e.code == .notAllowed } else { false } }, "\(effects)")
     }
 
     @Test("asking for the SFU from a publisher that publishes into none is refused; control over signaling for a direct session is refused with a reply")

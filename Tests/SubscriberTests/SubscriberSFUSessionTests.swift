@@ -1,3 +1,4 @@
+import PoseCastKit
 import RTCSession
 import Signaling
 @testable import Subscriber
@@ -41,6 +42,41 @@ struct SubscriberSFUSessionTests {
         let control = h.handle(.server(.peer(PeerMessage(sessionId: "s1", payload: .control("{\"type\":\"ack\"}")))))
         #expect(control.contains { if case .control("s1", "{\"type\":\"ack\"}") = $0 { true } else { false } }, "\(control)")
         #expect(h.handle(.peerConnected(sessionId: "s1")).events.contains { if case .connected("s1") = $0 { true } else { false } })
+    }
+
+    @Test("through the SFU a decoded frame names itself to the publisher (receiving) at once, then every 2 s; not before the peer connects, not on a direct session")
+    func receptionProofs() {
+        var h = Self.started()
+        _ = h.handle(.negotiation(sessionId: "s1", .offer(sdp: Self.offer, feed: 77)))
+        func pose(_ frame: UInt32) -> FramePose {
+            FramePose(flags: [], frameID: frame, captureTimeNanos: 1_790_000_000_000_000_000 + UInt64(frame) * 33_333_333,
+                      position: Vector3(0, 0, 0), orientation: Quaternion(x: 0, y: 0, z: 0, w: 1),
+                      intrinsics: CameraIntrinsics(fx: 500, fy: 500, cx: 320, cy: 240))
+        }
+        func proofs(_ effects: [SubscriberSession.Effect]) -> [ControlEnvelope] {
+            effects.sent.compactMap { message in
+                guard case .peer(let peer) = message, peer.sessionId == "s1", case .control(let text) = peer.payload else { return nil }
+                return try? ControlCodec.decodeRequest(text)
+            }
+        }
+        #expect(proofs(h.handle(.frameDecoded(withPose: true, pose: pose(1)))).isEmpty, "not connected yet")
+        _ = h.handle(.peerConnected(sessionId: "s1"))
+        let first = proofs(h.handle(.frameDecoded(withPose: true, pose: pose(2)), after: 33))
+        #expect(first == [ControlEnvelope(id: "rx1", request: .receiving(frameId: 2, captureTimeNanos: pose(2).captureTimeNanos))])
+        #expect(SubscriberSession.isReceptionProof(id: first.first?.id) && !SubscriberSession.isReceptionProof(id: "r1"))
+        var later: [ControlEnvelope] = []
+        for frame in UInt32(3)...92 { later += proofs(h.handle(.frameDecoded(withPose: true, pose: pose(frame)), after: 33)) }
+        // 90 frames, 2.97 s: one more, 2 s after the first; a frame flagged missing still names itself.
+        #expect(later.map(\.id) == ["rx2"], "\(later)")
+        var missing = pose(200); missing.flags = [.missing]
+        #expect(proofs(h.handle(.frameDecoded(withPose: false, pose: missing), after: 2000)).map(\.id) == ["rx3"])
+
+        var direct = SubscriberHarness()
+        _ = direct.handle(.signalingConnected(peerId: "e1"))
+        _ = direct.handle(.server(.list(producers: [ProducerInfo(id: "pub")])))
+        _ = direct.handle(.server(.sessionStarted(peerId: "pub", sessionId: "d1")))
+        _ = direct.handle(.peerConnected(sessionId: "d1"))
+        #expect(direct.handle(.frameDecoded(withPose: true, pose: pose(5))).sent.isEmpty, "a direct session proves nothing")
     }
 
     @Test("hang-up: Janus ends the subscription; the session ends, the server is told, the SFU left, and the publisher sought again")

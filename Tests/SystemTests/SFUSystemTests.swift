@@ -200,6 +200,12 @@ struct SFUSystemTests {
         // The console: its own ≥ 300 frames, each with the pose the publisher logged for it.
         if let consoleRun { try await Self.checkConsole(try await consoleRun.value, codec: codec, frameLog: publisherLog) }
 
+        // Every session through Janus named the frames it received (`receiving`): connected
+        // once it did, and none ended by the setup deadline or the reception timeout.
+        let ended = publisher.events.filter { $0.is(.sessionEnded) }
+        #expect(ended.isEmpty, "sessions ended before quitting: \(ended)")
+        let connected = publisher.events.filter { $0.is(.subscriberConnected) }.count
+        #expect(connected == Self.subscribers + (consoleRun == nil ? 0 : 1), "\(connected) sessions showed they receive")
         for p in peers { p.send("quit") }
         for p in peers { try await p.expectCleanExit(timeout: 15) }
         publisher.signal(SIGTERM)
@@ -213,6 +219,87 @@ struct SFUSystemTests {
             #expect(join.ids.count >= 300 && join.ids.count == join.shown, "subscriber \(i): \(join)")
             #expect(join.notOwn.isEmpty && join.unknown == 0, "subscriber \(i): \(join); \(join.notOwn.prefix(3))")
         }
+    }
+
+    @Test("16 strangers hold all 64 sessions through the SFU and never subscribe (half guess a proof of reception): every session ends at the setup deadline, and an expert and a viewer who come later get in")
+    func strangersThroughTheSFU() async throws {
+        let (made, reason) = try SFUNetwork.make()
+        guard let net = made else {
+            print("SKIPPED: the SFU strangers test cannot run here: \(reason ?? "?")")
+            return
+        }
+        defer { net.remove() }
+        guard AiortcPython.path != nil else {
+            print("SKIPPED: the SFU strangers test: no Python imports aiortc and websockets (run scripts/interop-setup)")
+            return
+        }
+        let root = AiortcPython.packageRoot
+        let janus = try net.process("/bin/bash", [root.appendingPathComponent("scripts/sfu").path, "--port", "8188",
+                                                   "--config-dir", NSTemporaryDirectory() + net.name, "--debug-level", "3"], name: "janus")
+        defer { janus.signal(SIGTERM) }
+        let sfu = "janus:ws://\(net.address):8188/"
+        let room = String(Int.random(in: 1000...9999))
+        let setupTimeout = 5.0
+        // The publisher listens where the strangers and subscribers are (Janus's namespace reaches it over the pair).
+        let publisher = try net.publisherProcess("posecast-publisher", [
+            "--source", "synthetic", "--pose", "orbit", "--codec", "h264", "--sfu", sfu, "--room", room, "--listen", "\(net.publisherAddress):0",
+            "--setup-timeout", "\(setupTimeout)", "--microphone", "none", "--speaker", "none", "--json"], name: "publisher (strangers)")
+        defer { publisher.signal(SIGTERM) }
+        let (listening, _) = try await publisher.waitForEvent("embedded signaling", timeout: 20) { $0.is(.listening) }
+        let signaling = try #require(listening.string("url"))
+        try await publisher.waitForEvent("DTLS with Janus, its certificate checked", timeout: 30) { $0.is(.sfuConnected) }
+
+        let strangers = Task { () throws -> String in
+            // Its result line, read back below (a dictionary of Any cannot leave a task).
+            let (run, _) = try await AiortcPython.run([AiortcPython.script("abandoned_sessions.py"), "--signaling", signaling, "--room", room,
+                                        "--ways", "sfu", "--sessions", "16", "--per-stranger", "4", "--over", "1", "--hold", "20"],
+                                       timeout: 60, inside: net.exec)
+            return String(run.stdout.split(separator: "\n").last ?? "")
+        }
+        defer { strangers.cancel() }
+        // Every session the publisher allows is a stranger's before anyone else comes.
+        try await waitUntil(15, "the strangers hold 64 sessions",
+                            progress: { "\(publisher.events.count { $0.is(.sessionStarted) }) started" }) {
+            publisher.events.count { $0.is(.sessionStarted) } >= 64
+        }
+        let cameAt = ContinuousClock.now
+        var peers: [ManagedProcess] = []
+        defer { for p in peers { p.signal(SIGTERM) } }
+        for role in ["expert", "viewer"] {
+            peers.append(try net.process("posecast-subscriber", [
+                "--headless", "--json", "--signaling", signaling, "--sfu", sfu, "--room", room, "--role", role,
+                "--microphone", "none", "--speaker", "none"], name: "later \(role)"))
+        }
+        for (p, role) in zip(peers, ["expert", "viewer"]) {
+            let (status, _) = try await p.waitForEvent("the later \(role) decodes 60 frames", timeout: 40) {
+                $0.is(.status) && $0.int("frames") >= 60
+            }
+            #expect(status.int("frames_with_pose") == status.int("frames"), "\(role): \(status)")
+            print("sfu strangers: the later \(role) had 60 frames \(Int(((ContinuousClock.now - cameAt) / .milliseconds(1)).rounded())) ms after it came")
+        }
+        let line = try await strangers.value
+        let result = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], "\(line)")
+        let sfuWay = try #require((result["ways"] as? [String: Any])?["sfu"] as? [String: Any], "\(result)")
+        func int(_ key: String) -> Int { (sfuWay[key] as? NSNumber)?.intValue ?? -1 }
+        let longest = (sfuWay["longest_life_s"] as? NSNumber)?.doubleValue ?? 99
+        print("sfu strangers: \(sfuWay)")
+        #expect(int("admitted") == 64 && int("ended_by_publisher") == 64 && int("held_to_the_end") == 0, "\(sfuWay)")
+        #expect(longest <= setupTimeout + 2, "a stranger's session lived \(longest) s: the deadline is \(setupTimeout) s")
+        let guessesRefused = (sfuWay["guesses_refused"] as? [String: Any])?["invalidValue"] as? NSNumber
+        #expect(int("guesses") == 32 && guessesRefused?.intValue == 32, "every guessed proof refused: \(sfuWay)")
+        let ended = publisher.events.filter { $0.is(.sessionEnded) }
+        #expect(ended.count >= 64 && ended.allSatisfy { ($0.string("reason") ?? "").contains("never named a frame") },
+                "\(ended.prefix(3))")
+        #expect(publisher.events.count { $0.is(.subscriberConnected) } == 2, "only the later expert and viewer showed they receive")
+
+        // The expert's control goes through: its tap is acked.
+        let mark = peers[0].output.count
+        peers[0].send("tap 0.5 0.5 valve")
+        try await peers[0].waitForEvent("ack of the later expert's tap", timeout: 15, after: mark) { $0.is(.ack) }
+        for p in peers { p.send("quit") }
+        for p in peers { try await p.expectCleanExit(timeout: 15) }
+        publisher.signal(SIGTERM)
+        try await publisher.expectCleanExit(timeout: 15)
     }
 
     /// The console's summary (`SFUConsoleDriver`): every frame presented found its own pose

@@ -11,6 +11,13 @@ publisher for a session, and abandons it in one of four ways, taken in turn:
   no-dtls    answers with the credentials and candidates of a real ICE agent (aioice),
              completes ICE, and never sends a DTLS ClientHello (a=setup:active).
 
+One more way, only when asked for (`--ways sfu`, against a publisher with `--sfu`):
+
+  sfu        asks for its sessions through the SFU (`via: sfu`: no peer, control over
+             signaling) and never subscribes in Janus; every other one guesses a
+             `receiving` proof (a frame id and a capture time it cannot know).
+             `--per-stranger N` sessions each (the publisher allows 4 per consumer).
+
 Strangers are started evenly over --over seconds; each keeps its connection until the
 publisher ends its session (or the server refuses it), at most --hold seconds. Prints
 one JSON line: per way, how many were started, refused (by code), admitted
@@ -18,7 +25,8 @@ one JSON line: per way, how many were started, refused (by code), admitted
 longest time from `sessionStarted` to that end).
 
     python3 scripts/interop/abandoned_sessions.py --signaling ws://127.0.0.1:8443/ \\
-        [--room default] [--sessions 200] [--over 20] [--hold 40]
+        [--room default] [--sessions 200] [--over 20] [--hold 40] [--ways dropped,silent,no-ice,no-dtls]
+        [--per-stranger 1]
 """
 
 import argparse
@@ -36,6 +44,7 @@ except ImportError as error:  # pragma: no cover - depends on the machine
     sys.exit(2)
 
 WAYS = ["dropped", "silent", "no-ice", "no-dtls"]
+ALL_WAYS = WAYS + ["sfu"]
 START = time.monotonic()
 
 
@@ -87,10 +96,55 @@ def offer_credentials(offer):
 
 
 class Tally:
-    def __init__(self):
+    def __init__(self, ways):
         self.ways = {way: {"started": 0, "refused": {}, "admitted": 0, "offered": 0, "ice_connected": 0,
                            "ended_by_publisher": 0, "longest_life_s": 0.0, "held_to_the_end": 0,
-                           "failures": []} for way in WAYS}
+                           "guesses": 0, "guesses_refused": {}, "failures": []} for way in ways}
+
+
+async def sfu_stranger(args, number, socket, receive, producer, t):
+    """`--per-stranger` sessions through the SFU, never subscribed; every other stranger
+    guesses a proof of reception on each. Held until the publisher ends each one."""
+    sessions = {}
+
+    def note(message):
+        """A session's end, or the refusal of a guess, whenever it comes."""
+        if message["type"] == "endSession" and message.get("sessionId") in sessions:
+            admitted_at = sessions.pop(message["sessionId"])
+            t["ended_by_publisher"] += 1
+            t["longest_life_s"] = max(t["longest_life_s"], round(time.monotonic() - admitted_at, 2))
+        elif message["type"] == "peer" and isinstance(message.get("control"), str):
+            reply = json.loads(message["control"])
+            if reply.get("type") == "error" and str(reply.get("id", "")).startswith("rx"):
+                code = reply.get("code", "?")
+                t["guesses_refused"][code] = t["guesses_refused"].get(code, 0) + 1
+
+    for _ in range(args.per_stranger):
+        await socket.send(json.dumps({"type": "startSession", "peerId": producer}))
+        while True:
+            started = await receive({"sessionStarted", "error", "peer", "endSession"}, 10)
+            if started and started["type"] in ("peer", "endSession"):
+                note(started)
+                continue
+            break
+        if not started or started.get("type") == "error":
+            code = (started or {}).get("code", "no reply")
+            t["refused"][code] = t["refused"].get(code, 0) + 1
+            continue
+        t["admitted"] += 1
+        sessions[started["sessionId"]] = time.monotonic()
+        if number % 2 == 1:
+            t["guesses"] += 1
+            guess = {"type": "receiving", "id": f"rx{len(sessions)}", "frameId": secrets.randbelow(3000),
+                     "captureTimeNs": str(time.time_ns())}
+            await socket.send(json.dumps({"type": "peer", "sessionId": started["sessionId"], "control": json.dumps(guess)}))
+    deadline = time.monotonic() + args.hold
+    while sessions and time.monotonic() < deadline:
+        message = await receive({"peer", "endSession"}, deadline - time.monotonic())
+        if message is None:
+            break
+        note(message)
+    t["held_to_the_end"] += len(sessions)
 
 
 async def stranger(args, number, way, tally):
@@ -113,13 +167,19 @@ async def stranger(args, number, way, tally):
                         return message
 
             await receive({"welcome"}, 10)
+            meta = {"name": f"stranger{number}"}
+            if way == "sfu":
+                meta["via"] = "sfu"
             await socket.send(json.dumps({"type": "setPeerStatus", "roles": ["consumer"], "room": args.room,
-                                          "role": "viewer", "meta": {"name": f"stranger{number}"}}))
+                                          "role": "viewer", "meta": meta}))
             await socket.send(json.dumps({"type": "list"}))
             listing = await receive({"list", "error"}, 10)
             if not listing or listing.get("type") == "error" or not listing.get("producers"):
                 code = (listing or {}).get("code", "no publisher listed")
                 t["refused"][code] = t["refused"].get(code, 0) + 1
+                return
+            if way == "sfu":
+                await sfu_stranger(args, number, socket, receive, listing["producers"][0]["id"], t)
                 return
             await socket.send(json.dumps({"type": "startSession", "peerId": listing["producers"][0]["id"]}))
             if way == "dropped":
@@ -182,12 +242,12 @@ async def stranger(args, number, way, tally):
 
 
 async def attack(args):
-    tally = Tally()
+    tally = Tally(args.ways)
     tasks = []
     for number in range(args.sessions):
         at = START + number * args.over / args.sessions
         await asyncio.sleep(max(0, at - time.monotonic()))
-        tasks.append(asyncio.create_task(stranger(args, number, WAYS[number % len(WAYS)], tally)))
+        tasks.append(asyncio.create_task(stranger(args, number, args.ways[number % len(args.ways)], tally)))
     last_started = round(time.monotonic() - START, 2)
     log(f"{args.sessions} strangers started; waiting for their sessions to end")
     await asyncio.gather(*tasks)
@@ -201,7 +261,13 @@ def main():
     parser.add_argument("--sessions", type=int, default=200)
     parser.add_argument("--over", type=float, default=20)
     parser.add_argument("--hold", type=float, default=40, help="longest a stranger holds its session, seconds")
+    parser.add_argument("--ways", default=",".join(WAYS), help=f"comma-separated, of {', '.join(ALL_WAYS)}")
+    parser.add_argument("--per-stranger", type=int, default=1, help="sessions each sfu stranger asks for")
     args = parser.parse_args()
+    args.ways = [way.strip() for way in args.ways.split(",") if way.strip()]
+    unknown = [way for way in args.ways if way not in ALL_WAYS]
+    if unknown or not args.ways:
+        parser.error(f"--ways: {', '.join(unknown) or 'none'}: each must be one of {', '.join(ALL_WAYS)}")
     tally, last_started = asyncio.run(attack(args))
     result = {"sessions": args.sessions, "over_s": args.over, "last_started_s": last_started,
               "seconds": round(time.monotonic() - START, 2), "ways": tally.ways,

@@ -101,6 +101,20 @@ public struct PublisherControl: Sendable {
         }
     }
 
+    /// `code` and `text` as the answer to `message`, with its id and type when they can be read.
+    static func refusal(_ message: DataChannelMessage, _ code: ControlErrorCode, _ text: String) -> ControlOutcome {
+        var envelope: ControlEnvelope?
+        var id: String?
+        if case .text(let raw) = message {
+            do throws(ControlError) { envelope = try ControlCodec.decodeRequest(raw); id = envelope?.id } catch { id = error.id }
+        }
+        return ControlOutcome(reply: .error(ControlError(id: id, code: code, message: text)), annotationsChanged: false,
+                              requestType: envelope?.request.type)
+    }
+
+    /// Why a `receiving` on a direct session is refused.
+    static let proofOnDirectSession = "\"receiving\" is for sessions through the SFU: a direct session's peer connection shows it receives"
+
     private static func notAllowed(_ envelope: ControlEnvelope, role: RoomRole) -> ControlOutcome {
         let type = envelope.request.type
         return ControlOutcome(reply: .error(ControlError(id: envelope.id, code: .notAllowed,
@@ -146,6 +160,9 @@ public struct PublisherControl: Sendable {
             case .voice(let muted):
                 return ControlOutcome(reply: .ack(id: id, annotationId: nil), annotationsChanged: false, requestType: type,
                                       voiceMuted: muted)
+            case .receiving:
+                // The session machine reads proofs itself (`PublisherSessions`); one that gets here came off a data channel.
+                return refuse(.notAllowed, Self.proofOnDirectSession)
             case .background:
                 return refuse(.notAllowed, "the virtual background is the field worker's own choice: an expert can neither set it nor turn it off")
             case .zoom, .follow, .framing:

@@ -24,6 +24,9 @@ public struct PublisherNodeConfig: Sendable {
     public var controlRate = ControlRateLimit.standard
     /// A session not connected and verified within this after its start is ended.
     public var setupTimeout: Duration = .seconds(15)
+    /// A session through the SFU that names no frame it received (`receiving`) for this
+    /// long is ended (its subscriber proves it every 2 s while frames decode).
+    public var receptionTimeout: Duration = .seconds(10)
     /// Sessions the publisher allocates for one consumer, and in all (being set up or
     /// live); more are refused whatever the signaling server let through.
     public var maxSessionsPerConsumer = 4
@@ -234,6 +237,14 @@ public final class PublisherNode: Sendable {
             }
         case let .sendControl(reply, sessionId):
             send(reply, to: sessionId)
+        case let .checkReception(sessionId, requestId, frameId, nanos):
+            // The true capture time is never said: a guess learns only that it was wrong.
+            let refusal: String? = switch media.frameHistory.entry(frameId)?.pose?.captureTimeNanos {
+            case nil: "not among the last \(media.frameHistory.capacity) frames this publisher sent"
+            case nanos?: nil
+            case _?: "this publisher sent it with another capture time"
+            }
+            await feed(.receptionChecked(sessionId: sessionId, requestId: requestId, frameId: frameId, refusal: refusal))
         case .sendAnnotations(let sessionId):
             send(.annotations(board.all), to: sessionId)
             if media.voice != nil { broadcastVoices() }

@@ -63,6 +63,9 @@ public struct PublisherSessions: Sendable {
         case controlMessage(sessionId: String, DataChannelMessage)
         /// What executing an admitted control request came to.
         case controlHandled(sessionId: String, ControlOutcome)
+        /// What `checkReception` found: nil, the frame and its capture time are ours;
+        /// otherwise why not.
+        case receptionChecked(sessionId: String, requestId: String, frameId: UInt32, refusal: String?)
         case pipelineError(sessionId: String, description: String)
         /// A time asked for with `wake` has come (a session's setup deadline, the retry of
         /// a refused declaration).
@@ -85,6 +88,9 @@ public struct PublisherSessions: Sendable {
         /// Run an admitted control request, then `controlHandled`.
         case executeControl(sessionId: String, DataChannelMessage, author: String, role: RoomRole)
         case sendControl(ControlReply, sessionId: String)
+        /// Whether frame `frameId` went out with this capture time (the frame history),
+        /// then `receptionChecked`.
+        case checkReception(sessionId: String, requestId: String, frameId: UInt32, captureTimeNanos: UInt64)
         /// The annotation list to this session (its control channel just opened).
         case sendAnnotations(sessionId: String)
         /// The annotation list to the overlay and to every session.
@@ -98,6 +104,8 @@ public struct PublisherSessions: Sendable {
     /// How far a session got; where a session that never connects stalled.
     public enum SetupStep: Sendable, Equatable {
         case offering, awaitingAnswer, answered, iceConnected, connected
+        /// Through the SFU: waiting for the session to name a frame it received.
+        case awaitingReception
 
         /// What a session that timed out at this step lacked.
         var stall: String {
@@ -107,6 +115,7 @@ public struct PublisherSessions: Sendable {
             case .answered: "answered, but ICE never connected"
             case .iceConnected: "ICE connected, but DTLS never completed"
             case .connected: "connected"
+            case .awaitingReception: "through the SFU, but it never named a frame it received (\"receiving\")"
             }
         }
     }
@@ -130,6 +139,8 @@ public struct PublisherSessions: Sendable {
         public var poseTransport: PoseTransport = .headerExtension
         /// Its media comes through the SFU: no branch of its own, control over signaling.
         public var viaSFU = false
+        /// Through the SFU: when it last named a frame it received (monotonic nanoseconds).
+        public var lastReception: UInt64?
     }
 
     private struct Starting: Sendable {
@@ -201,7 +212,7 @@ public struct PublisherSessions: Sendable {
             redeclareAt = at
             return [.emit(.roomBusy(room: config.room, details: details, retryIn: delay)), .wake(at: at)]
         case .tick:
-            var effects = expireSetups(now: now)
+            var effects = expireSetups(now: now) + expireReceptions(now: now)
             effects += candidateRefusals.summaries(at: Double(now) / 1e9).map(Self.candidateReport)
             effects += summaryWake
             if let at = redeclareAt, at <= now, connection != nil {
@@ -277,11 +288,24 @@ public struct PublisherSessions: Sendable {
             return [.sendAnnotations(sessionId: sessionId)]
         case let .controlMessage(sessionId, message):
             guard var session = sessions[sessionId] else { return [] }
-            guard session.connected else {
+            let proof = Self.receptionProof(message)
+            if session.viaSFU, !session.connected, proof == nil {
+                // Through the SFU nothing but a proof is read before the first one.
+                return answer(PublisherControl.refusal(message, .notAllowed, "this session has not yet named a frame it "
+                                                       + "received through the SFU (\"receiving\"): nothing else is read before"), sessionId)
+            }
+            guard session.connected || session.viaSFU else {
                 return [.debug("session \(sessionId): control message before the subscriber was verified, dropped")]
             }
             let admitted = session.limiter.admit(at: now)
             sessions[sessionId] = session
+            if let proof, admitted {
+                guard session.viaSFU else {
+                    return answer(PublisherControl.refusal(message, .notAllowed, PublisherControl.proofOnDirectSession), sessionId)
+                }
+                return [.checkReception(sessionId: sessionId, requestId: proof.id, frameId: proof.frameId,
+                                        captureTimeNanos: proof.captureTimeNanos)]
+            }
             if let refusal = PublisherControl.refusal(of: message, role: session.role,
                                                       refusedBy: admitted ? nil : session.limiter) {
                 return answer(refusal, sessionId)
@@ -289,6 +313,8 @@ public struct PublisherSessions: Sendable {
             return [.executeControl(sessionId: sessionId, message, author: session.consumer, role: session.role)]
         case let .controlHandled(sessionId, outcome):
             return answer(outcome, sessionId)
+        case let .receptionChecked(sessionId, requestId, frameId, refusal):
+            return receptionChecked(sessionId, requestId: requestId, frameId: frameId, refusal: refusal, now: now)
         case let .pipelineError(sessionId, description):
             return [.emit(.error("session \(sessionId): \(description)"))]
         case .stopping:
@@ -394,12 +420,48 @@ public struct PublisherSessions: Sendable {
         var session = Session(role: role, consumer: consumer, startedAt: now, limiter: ControlRateLimiter(limit: config.controlRate, now: now),
                               connection: connection ?? 0, poseTransport: transport)
         session.viaSFU = true
-        session.connected = true
-        session.step = .connected
+        session.step = .awaitingReception
         sessions[sessionId] = session
         return [.emit(.sessionStarted(sessionId: sessionId, consumer: consumer, role: role, poseTransport: transport)),
-                .emit(.subscriberConnected(sessionId: sessionId)),
-                .sendAnnotations(sessionId: sessionId)]
+                .wake(at: now + RetryBackoff.nanos(config.setupTimeout))]
+    }
+
+    /// The `receiving` request in a control message, if that is what it is.
+    static func receptionProof(_ message: DataChannelMessage) -> (id: String, frameId: UInt32, captureTimeNanos: UInt64)? {
+        guard case .text(let text) = message, let envelope = try? ControlCodec.decodeRequest(text),
+              case let .receiving(frameId, nanos) = envelope.request else { return nil }
+        return (envelope.id, frameId, nanos)
+    }
+
+    /// A session through the SFU named a frame: one of ours with its capture time, it is
+    /// receiving (the first time: connected, the annotation list sent, its idle clock
+    /// started); otherwise refused, and its clock runs on.
+    private mutating func receptionChecked(_ sessionId: String, requestId: String, frameId: UInt32, refusal: String?,
+                                           now: UInt64) -> [Effect] {
+        guard let session = sessions[sessionId], session.viaSFU else { return [] }
+        if let refusal {
+            let error = ControlError(id: requestId, code: .invalidValue, message: "frame \(frameId): \(refusal)")
+            return answer(ControlOutcome(reply: .error(error), annotationsChanged: false, requestType: "receiving"), sessionId)
+        }
+        sessions[sessionId]?.lastReception = now
+        let ack: [Effect] = [.sendControl(.ack(id: requestId, annotationId: nil), sessionId: sessionId),
+                             .wake(at: now + RetryBackoff.nanos(config.receptionTimeout))]
+        guard !session.connected else { return ack }
+        sessions[sessionId]?.connected = true
+        sessions[sessionId]?.step = .connected
+        return ack + [.emit(.subscriberConnected(sessionId: sessionId)), .sendAnnotations(sessionId: sessionId)]
+    }
+
+    /// Ends the sessions through the SFU that named no frame they received for `config.receptionTimeout`.
+    private mutating func expireReceptions(now: UInt64) -> [Effect] {
+        let limit = RetryBackoff.nanos(config.receptionTimeout)
+        let silent = sessions.filter { _, session in
+            guard session.viaSFU, session.connected, let last = session.lastReception else { return false }
+            return now >= last + limit
+        }
+        return silent.sorted { $0.key < $1.key }.flatMap { id, _ in
+            endSession(id, reason: "through the SFU, but it named no frame it received for \(config.receptionTimeout)", tellServer: true)
+        }
     }
 
     /// Why one more session for `consumer` is refused, or nil: our own caps, kept

@@ -46,6 +46,11 @@ export function createControl(app) {
     case "error": {
       const pending = message.id ? state.pending.get(message.id) : null;
       if (message.id) state.pending.delete(message.id);
+      if (!pending && /^rx\d+$/.test(message.id || "")) {
+        // Our proof of reception through the SFU (transport.js), refused.
+        app.say(`The publisher refused this page's proof of reception: ${message.message}`, "error");
+        break;
+      }
       const shown = explainControl(message.code, message.message);
       if (pending && pending.click) pending.click.outcome = {code: message.code, message: message.message};
       if (pending) remember(message.id, pending.type, {code: message.code, message: message.message});

@@ -89,6 +89,7 @@ export function createFrames(app) {
     const shownAt = performance.timeOrigin + (metadata.expectedDisplayTime || now);
     state.fpsTimes.push(shownAt);
     if (pose) state.latencies.push({at: shownAt, ms: shownAt - pose.captureTimeMs});
+    if (pose) app.transport.proveReception(pose);
     if (copy.width !== metadata.width || copy.height !== metadata.height) {
       copy.width = metadata.width; copy.height = metadata.height;
       document.documentElement.style.setProperty("--video-aspect", `${metadata.width} / ${metadata.height}`);

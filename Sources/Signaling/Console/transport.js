@@ -11,10 +11,12 @@
 // from inside the frame: an H.264 SEI or the trailer (pose-worker.js).
 
 const FEED_WAIT_MS = 15000;        // as our GStreamer subscriber; then start over, with the backoff
+const RECEPTION_PROOF_MS = 2000;   // as our GStreamer subscriber; the publisher waits 10 s for the next
 
 export function createTransport(app) {
   const {state, settings} = app;
   let socket = null, pc = null, control = null, worker = null, janus = null, statsTimer = null;
+  let lastProofAt = null, proofs = 0;
 
   function send(message) {
     if (socket && socket.readyState === WebSocket.OPEN) socket.send(JSON.stringify(message));
@@ -160,6 +162,7 @@ export function createTransport(app) {
     if (worker) { worker.terminate(); worker = null; }
     if (janus) { janus.close(); janus = null; }
     control = null;
+    lastProofAt = null;
     state.controlRoute = null;
     state.connectionState = null;
     state.sfu = null;
@@ -273,7 +276,21 @@ export function createTransport(app) {
     else control.send(text);
   }
 
+  // Through an SFU the publisher cannot see our media: a presented frame names itself
+  // (`receiving`: its frame id and exact capture time) at once and then every 2 s, or the
+  // publisher ends the session (docs/SCALING.md). Ids `rx…`: control.js keeps them apart.
+  function proveReception(pose) {
+    if (state.controlRoute !== "signaling" || !state.sfu || !controlReady()) return;
+    const now = performance.now();
+    if (lastProofAt !== null && now - lastProofAt < RECEPTION_PROOF_MS) return;
+    lastProofAt = now;
+    proofs += 1;
+    sendControl(JSON.stringify({type: "receiving", id: `rx${proofs}`, frameId: pose.frameId,
+                                captureTimeNs: pose.captureTimeNs.toString()}));
+  }
+
   function peerConnection() { return pc; }
 
-  return {openSocket, closeSocket, send, declare, teardown, startSfu, controlReady, sendControl, peerConnection};
+  return {openSocket, closeSocket, send, declare, teardown, startSfu, controlReady, sendControl, proveReception,
+          peerConnection};
 }

@@ -275,8 +275,9 @@ public final class SubscriberNode: Sendable {
             guard self.verified.load(ordering: .acquiring) else { return }
             self.frames.withLock { $0.record(frame) }
             let posed = frame.pose.map { !$0.flags.contains(.missing) } ?? false
-            // On a streaming thread: only events come of a decoded frame, and they are printed here.
-            for case .emit(let event) in self.step(.frameDecoded(withPose: posed)) { self.onEvent(event) }
+            // On a streaming thread: only events and messages to signaling (queued by `step`)
+            // come of a decoded frame; the events are printed here.
+            for case .emit(let event) in self.step(.frameDecoded(withPose: posed, pose: frame.pose)) { self.onEvent(event) }
         }
         verified.store(false, ordering: .releasing)
         if let muted = state.withLock({ $0.muted }) { media.voice?.setMuted(muted) }
@@ -350,6 +351,15 @@ public final class SubscriberNode: Sendable {
     private func receiveControl(_ text: String, sessionId: String) {
         do throws(ControlError) {
             let reply = try ControlCodec.decodeReply(text)
+            // Our proofs of reception (through an SFU) are not the expert's requests: an
+            // ack is silent, a refusal is said as an error.
+            switch reply {
+            case .ack(let id, _, _) where SubscriberSession.isReceptionProof(id: id): return
+            case .error(let error) where SubscriberSession.isReceptionProof(id: error.id):
+                onEvent(.error("the publisher refused our proof of reception \(error.id ?? ""): \(error.message)"))
+                return
+            default: break
+            }
             switch reply {
             case .ack(let id, _, _): _ = step(.replyReceived(id: id))
             case .error(let error): if let id = error.id { _ = step(.replyReceived(id: id)) }

@@ -27,6 +27,9 @@ public struct SubscriberNodeConfig: Sendable {
     public var roomRetry = RetryBackoff()
     /// A session that decodes nothing for this long is torn down and sought again.
     public var stallTimeout: Duration = .seconds(5)
+    /// Through an SFU: how often a decoded frame is named to the publisher (`receiving`);
+    /// well within its `receptionTimeout` (10 s).
+    public var receptionProofInterval: Duration = .seconds(2)
     /// A connected session whose video decodes nothing for `initial` asks for a keyframe,
     /// then again after each wait (doubling, at most `maximum`) until a frame decodes.
     public var keyframeRetry = RetryBackoff(initial: .seconds(1), maximum: .seconds(2))

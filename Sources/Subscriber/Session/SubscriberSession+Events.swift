@@ -24,8 +24,9 @@ extension SubscriberSession {
         /// The peer connection failed or closed (`state` says which, for the reason).
         case peerEnded(sessionId: String, state: String)
         case controlChannelOpen
-        /// The media decoded a frame.
-        case frameDecoded(withPose: Bool)
+        /// The media decoded a frame (`pose`: what it carried, flagged `missing` or not;
+        /// through an SFU its frame id and capture time prove we receive the stream).
+        case frameDecoded(withPose: Bool, pose: FramePose? = nil)
         /// A control request went out (`id`, its type), and the answer to one came in.
         case requestSent(id: String, type: String)
         case replyReceived(id: String)

@@ -37,7 +37,10 @@ import Signaling
 ///   (its role, its slot, the control messages, which come over signaling); the
 ///   session's start subscribes there, and what the SFU says of the subscription (hung
 ///   up, its connection lost, refused, the room gone) ends the session and seeks again,
-///   as a failed peer connection does.
+///   as a failed peer connection does. Through an SFU the publisher cannot see our
+///   media, so a decoded frame names itself to it (`receiving`: its frame id and capture
+///   time, over signaling) at once and then every `config.receptionProofInterval`; the
+///   publisher ends a session that never does or stops (docs/SCALING.md).
 public struct SubscriberSession: Sendable {
     public enum Phase: Sendable, Equatable {
         case idle
@@ -62,6 +65,9 @@ public struct SubscriberSession: Sendable {
     private var heldCandidates: [ICECandidate] = []
     private var sessionStartedAt: UInt64?
     private var lastFrameAt: UInt64?
+    /// Through an SFU: when we last named a decoded frame to the publisher, and how many we named.
+    private var lastProofAt: UInt64?
+    private var proofs = 0
     /// Frames of this session decoded so far without a usable pose, while none had one.
     private var framesWithoutPose = 0
     private var sawPose = false
@@ -169,17 +175,18 @@ public struct SubscriberSession: Sendable {
             guard connected else { controlWaiting = true; return [] }
             controlAnnounced = true
             return [.emit(.controlOpen)]
-        case .frameDecoded(let withPose):
+        case let .frameDecoded(withPose, pose):
             lastFrameAt = now
             keyframeAsks = 0
             nextKeyframeAskAt = nil
             failedSessions = 0
-            if withPose { sawPose = true; return [] }
+            let proof = proveReception(pose, now: now)
+            if withPose { sawPose = true; return proof }
             framesWithoutPose += 1
             guard !sawPose, !noPoseAnnounced, framesWithoutPose >= Self.framesBeforeNoPose,
-                  case .active(let sessionId, let producer) = phase else { return [] }
+                  case .active(let sessionId, let producer) = phase else { return proof }
             noPoseAnnounced = true
-            return [.emit(.publisherWithoutPose(sessionId: sessionId, producer: producer, frames: framesWithoutPose))]
+            return proof + [.emit(.publisherWithoutPose(sessionId: sessionId, producer: producer, frames: framesWithoutPose))]
         case let .requestSent(id, type):
             pending[id] = (type, now)
             return []
@@ -370,6 +377,25 @@ public struct SubscriberSession: Sendable {
                 .emit(.keyframeRequested(sessionId: sessionId, attempt: keyframeAsks, silentFor: silent))]
     }
 
+    /// Through an SFU, connected: names the decoded frame to the publisher (`receiving`,
+    /// over signaling) when none was named yet or `config.receptionProofInterval` ago.
+    /// Its reply is an ack, or an error the node reports (ids `rx…`, `isReceptionProof`).
+    private mutating func proveReception(_ pose: FramePose?, now: UInt64) -> [Effect] {
+        guard viaSFU, connected, let pose, case .active(let sessionId, _) = phase else { return [] }
+        if let last = lastProofAt, Self.elapsed(from: last, to: now) < config.receptionProofInterval { return [] }
+        lastProofAt = now
+        proofs += 1
+        let request = ControlEnvelope(id: "\(Self.proofPrefix)\(proofs)",
+                                      request: .receiving(frameId: pose.frameID, captureTimeNanos: pose.captureTimeNanos))
+        return send(.peer(PeerMessage(sessionId: sessionId, payload: .control(ControlCodec.encode(request)))))
+    }
+
+    /// The ids of our `receiving` requests start so.
+    static let proofPrefix = "rx"
+
+    /// Whether a reply answers one of our `receiving` requests (not shown as an answer to the expert).
+    public static func isReceptionProof(id: String?) -> Bool { id?.hasPrefix(proofPrefix) ?? false }
+
     /// After a session that ended without a picture on our side: list the room's
     /// publishers again after a backoff that grows while such endings follow each other.
     mutating func seekAgainLater(now: UInt64) -> [Effect] {
@@ -400,6 +426,7 @@ public struct SubscriberSession: Sendable {
         connected = false
         sessionStartedAt = nil
         lastFrameAt = nil
+        lastProofAt = nil
         keyframeAsks = 0
         nextKeyframeAskAt = nil
         controlAnnounced = false
