@@ -80,6 +80,11 @@ public enum PoseSEI {
         return nil
     }
 
+    /// The NAL unit types of an Annex B access unit, in order (for saying why no slice was found).
+    public static func nalTypes(in accessUnit: [UInt8]) -> [UInt8] {
+        nalUnits(in: accessUnit, framing: .annexB).map { accessUnit[$0.lowerBound] & 0x1f }
+    }
+
     /// What an access unit says about its pose.
     public enum Found: Equatable, Sendable {
         /// No SEI with our UUID.

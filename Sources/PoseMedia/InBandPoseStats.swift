@@ -34,8 +34,11 @@ public struct InBandPoseStats: Sendable, Equatable {
     /// `PREFIX_bytes_per_frame` and `PREFIX_add_us`.
     public func writerFields(prefix: String) -> [String: Any] {
         guard frames > 0 else { return [:] }
-        return ["\(prefix)_frames": Int(frames), "\(prefix)_bytes_per_frame": (Double(bytes) / Double(frames) * 10).rounded() / 10,
-                "\(prefix)_add_us": microsPerFrame]
+        var fields: [String: Any] = ["\(prefix)_frames": Int(frames), "\(prefix)_without": Int(framesWithout),
+                                     "\(prefix)_bytes_per_frame": (Double(bytes) / Double(frames) * 10).rounded() / 10,
+                                     "\(prefix)_add_us": microsPerFrame]
+        if let lastProblem { fields["\(prefix)_problem"] = lastProblem }
+        return fields
     }
 
     /// A reader's status fields: `PREFIX_frames`, `PREFIX_malformed`, `PREFIX_TIMING_us`
@@ -55,7 +58,9 @@ final class InBandPoseCounter: Sendable {
     var stats: InBandPoseStats { counters.withLock { $0 } }
 
     /// A frame without a pose to write, or without one found.
-    func without() { counters.withLock { $0.framesWithout += 1 } }
+    func without(_ problem: String? = nil) {
+        counters.withLock { $0.framesWithout += 1; if let problem { $0.lastProblem = problem } }
+    }
 
     /// A carrier whose sizes did not add up.
     func malformed(_ problem: String) { counters.withLock { $0.malformed += 1; $0.lastProblem = problem } }

@@ -26,14 +26,18 @@ package final class PoseSEIWriter: Sendable {
         _ = pad.addProbe(GST_PAD_PROBE_TYPE_BUFFER) { [self] info in
             guard consumers.load(ordering: .relaxed) > 0 else { return GST_PAD_PROBE_OK }
             let started = MonotonicClock.nanos()
-            guard let shared = gst_pad_probe_info_get_buffer(info), let element = PoseMeta.bytes(of: shared) else {
-                counter.without()
+            guard let shared = gst_pad_probe_info_get_buffer(info) else { return GST_PAD_PROBE_OK }
+            guard let element = PoseMeta.bytes(of: shared) else {
+                counter.without("an access unit of \(gst_buffer_get_size(shared)) bytes came with no pose meta")
                 return GST_PAD_PROBE_OK
             }
             let bytes = BufferBytes.copy(shared)
-            guard let offset = PoseSEI.insertionOffset(in: bytes),
-                  let buffer = ProbeInfo.writableBuffer(info) else {
-                counter.without()
+            guard let offset = PoseSEI.insertionOffset(in: bytes) else {
+                counter.without("no slice found in an access unit of \(bytes.count) bytes (NAL types \(PoseSEI.nalTypes(in: bytes).prefix(8)))")
+                return GST_PAD_PROBE_OK
+            }
+            guard let buffer = ProbeInfo.writableBuffer(info) else {
+                counter.without("the access unit could not be made writable")
                 return GST_PAD_PROBE_OK
             }
             let sei = PoseSEI.make(element: element)

@@ -21,12 +21,17 @@ extension PublisherMedia {
     /// without for `.trailer`), so the offer is exact.
     /// With voice, the branch also gets an audio transceiver (after the video's: m-line 1),
     /// sendrecv when `mayTalk`, else send-only.
+    /// `declaresSSRC`: the offer names the payloader's SSRC and, in an `ssrc-group:FID`,
+    /// the SSRC of its retransmissions (webrtcbin writes both, and maps rtprtxsend to the
+    /// second, when the preferences carry the first): an SFU routes by them (Janus drops
+    /// RTX packets of an SSRC nobody declared).
     public func addPeer(name: String, poseTransport: PoseTransport = .headerExtension,
-                        mayTalk: Bool = true) async throws(RTCError) -> WebRTCPeer {
+                        mayTalk: Bool = true, declaresSSRC: Bool = false) async throws(RTCError) -> WebRTCPeer {
         guard let (source, tee) = fanout.output(for: poseTransport) else {
             throw .negotiation(peer: name, reason: "a pose SEI needs H.264; this publisher sends \(config.codec.rawValue)")
         }
-        let preferences = try await sendCaps(from: source)
+        var preferences = try await sendCaps(from: source)
+        if declaresSSRC, let ssrc = source.capsUInt("ssrc") { preferences += ", ssrc=(uint)\(ssrc)" }
         var rtc = config.rtc
         rtc.linkConditions = state.withLock { $0.linkConditions }
         rtc.pacingKbps = Self.pacingKbps(forEncoderKbps: bitrateKbps)

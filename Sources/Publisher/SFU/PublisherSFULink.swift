@@ -128,7 +128,7 @@ public final class PublisherSFULink: Sendable {
         let transport = media.config.codec.inBandPoseTransport
         let peer: WebRTCPeer
         do throws(RTCError) {
-            peer = try await media.addPeer(name: "sfu-\(attempt)", poseTransport: transport, mayTalk: false)
+            peer = try await media.addPeer(name: "sfu-\(attempt)", poseTransport: transport, mayTalk: false, declaresSSRC: true)
         } catch {
             return report(.lost(attempt: attempt, reason: "\(error)"))
         }
@@ -180,7 +180,9 @@ public final class PublisherSFULink: Sendable {
             var made = try await peer.createOffer().addingFeedback("goog-remb")
             // The SFU's feedback on our uplink to it, where it keeps the extension (docs/SCALING.md).
             if node.media.config.adaptBitrate && node.media.config.transportWideCC { made = made.addingTransportWideCC() }
-            // Janus routes a publisher's RTP by the SSRCs in its offer.
+            // Janus routes a publisher's RTP by the SSRCs in its offer: webrtcbin wrote the
+            // media's and its retransmissions' (`ssrc-group:FID`) from the preferences
+            // (`declaresSSRC`); a section left without any gets the media's here.
             if let ssrc = node.media.sentSSRC(node.media.config.codec.inBandPoseTransport) {
                 made = made.addingSSRC(ssrc, cname: "posecast")
             }
