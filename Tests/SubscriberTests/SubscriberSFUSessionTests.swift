@@ -79,6 +79,19 @@ struct SubscriberSFUSessionTests {
         #expect(direct.handle(.frameDecoded(withPose: true, pose: pose(5))).sent.isEmpty, "a direct session proves nothing")
     }
 
+    @Test("through the SFU the first keyframe is asked for 400 ms after the session's start when nothing decoded (on a wake of its own), then with the usual waits")
+    func earlyKeyframeAsk() {
+        var h = Self.started()
+        _ = h.handle(.negotiation(sessionId: "s1", .offer(sdp: Self.offer, feed: 77)))
+        _ = h.handle(.peerConnected(sessionId: "s1"), after: 200)
+        let early = h.handle(.tick(decodeBranches: 1), after: 100)
+        #expect(early.keyframeRequests.isEmpty && early.wakes == [h.now + 100 * Self.ms], "\(early)")
+        #expect(h.handle(.tick(decodeBranches: 1), after: 100).keyframeRequests == ["s1"])
+        let next = h.handle(.tick(decodeBranches: 1), after: 500)
+        #expect(next.keyframeRequests.isEmpty && next.wakes.isEmpty, "the next waits keyframeRetry's 1 s, on the ticks: \(next)")
+        #expect(h.handle(.tick(decodeBranches: 1), after: 500).keyframeRequests == ["s1"])
+    }
+
     @Test("hang-up: Janus ends the subscription; the session ends, the server is told, the SFU left, and the publisher sought again")
     func hangUp() {
         var h = Self.started()

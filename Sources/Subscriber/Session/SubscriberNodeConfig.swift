@@ -33,6 +33,9 @@ public struct SubscriberNodeConfig: Sendable {
     /// A connected session whose video decodes nothing for `initial` asks for a keyframe,
     /// then again after each wait (doubling, at most `maximum`) until a frame decodes.
     public var keyframeRetry = RetryBackoff(initial: .seconds(1), maximum: .seconds(2))
+    /// Through an SFU, the first ask when nothing decoded this long after the session's
+    /// start (then `keyframeRetry`'s waits).
+    public var firstKeyframeAskThroughSFU: Duration = .milliseconds(400)
     /// How often we tell the publisher what we received (`ReceptionReport`, its
     /// congestion control's loss and queueing signal).
     public var receptionReportInterval: Duration = .milliseconds(200)

@@ -364,12 +364,17 @@ public struct SubscriberSession: Sendable {
     }
 
     /// A keyframe request when the connected session's video has decoded nothing for
-    /// `keyframeRetry.initial`, then after each of its waits while that lasts.
+    /// `keyframeRetry.initial`, then after each of its waits while that lasts. Through an
+    /// SFU the first frame is asked for sooner (`firstKeyframeAskThroughSFU`, on a wake of
+    /// its own): the keyframe Janus asked for at our subscription may have gone by before
+    /// our connection was up, and the next periodic one is up to 10 s away.
     private mutating func askForKeyframe(now: UInt64, decodeBranches: Int) -> [Effect] {
         guard case .active(let sessionId, _) = phase, connected, decodeBranches > 0,
               let since = lastFrameAt ?? sessionStartedAt else { return [] }
-        let due = nextKeyframeAskAt ?? since + RetryBackoff.nanos(config.keyframeRetry.initial)
-        guard now >= due else { return [] }
+        let firstThroughSFU = viaSFU && lastFrameAt == nil && keyframeAsks == 0
+        let wait = firstThroughSFU ? config.firstKeyframeAskThroughSFU : config.keyframeRetry.initial
+        let due = nextKeyframeAskAt ?? since + RetryBackoff.nanos(wait)
+        guard now >= due else { return firstThroughSFU ? [.wake(at: due)] : [] }
         keyframeAsks += 1
         nextKeyframeAskAt = now + RetryBackoff.nanos(config.keyframeRetry.delay(afterRefusals: keyframeAsks))
         let silent = Self.elapsed(from: since, to: now)
