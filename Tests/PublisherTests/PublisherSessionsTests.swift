@@ -1,6 +1,6 @@
 import PoseCastKit
 import PoseMedia
-import Publisher
+@testable import Publisher
 import RTCSession
 import Signaling
 import Testing
@@ -416,5 +416,62 @@ struct PublisherSFUSessionsTests {
         }
         guard case .error(let error)? = replies.first else { Issue.record("no reply over signaling: \(control.sent)"); return }
         #expect(error.id == "r1" && error.code == .notAllowed && replies.count == 1)
+    }
+}
+
+/// `UnprovenConsumers`: the wait of a consumer whose sessions through the SFU end unproven.
+@Suite("consumers whose sessions through the SFU never proved themselves")
+struct UnprovenConsumersTests {
+    static let s: UInt64 = 1_000_000_000
+
+    @Test("the first unproven end is free; from the second the wait is the base, then doubles up to the maximum; a proof clears it")
+    func waits() {
+        var u = UnprovenConsumers(base: 15 * Self.s, maximum: 60 * Self.s)
+        u.ended("c", at: 100 * Self.s)
+        #expect(u.wait("c", now: 100 * Self.s) == nil)
+        u.ended("c", at: 120 * Self.s)
+        #expect(u.wait("c", now: 120 * Self.s) == 15 * Self.s)
+        #expect(u.wait("c", now: 135 * Self.s) == nil)
+        #expect([2, 3, 4, 5, 30].map { u.penalty(afterEnds: $0) / Self.s } == [15, 30, 60, 60, 60])
+        u.proved("c")
+        u.ended("c", at: 200 * Self.s)
+        #expect(u.wait("c", now: 200 * Self.s) == nil, "a proof started the count again")
+        #expect(u.wait("other", now: 200 * Self.s) == nil)
+    }
+
+    @Test("records are forgotten once their wait ended longer than the maximum ago")
+    func forgets() {
+        var u = UnprovenConsumers(base: 15 * Self.s, maximum: 60 * Self.s)
+        for n in 0..<100 { u.ended("stranger\(n)", at: 0); u.ended("stranger\(n)", at: 0) }
+        u.forget(at: 74 * Self.s)
+        #expect(u.count == 100)
+        u.forget(at: 76 * Self.s)
+        #expect(u.count == 0)
+    }
+}
+
+extension PublisherSFUSessionsTests {
+    @Test("a consumer whose sessions through the SFU end unproven again and again is refused for a while; its first proof clears it")
+    func repeatOffender() {
+        var h = PublisherHarness(publishesToSFU: true)
+        _ = h.handle(.signalingConnected(peerId: "p1"))
+        func start(_ id: String) -> [PublisherSessions.Effect] {
+            h.handle(.server(.startSession(peerId: "stranger", sessionId: id, role: .viewer, meta: Self.viaSFU)))
+        }
+        _ = start("a1"); _ = start("a2")
+        #expect(h.handle(.tick, after: 15 * Self.second).endedReasons.count == 2)
+        let refused = start("a3")
+        #expect(refused.sent == [.endSession(sessionId: "a3")] && h.machine.sessions["a3"] == nil, "\(refused)")
+        #expect(refused.events.contains { if case .error(let text) = $0 { text.contains("15 s more") } else { false } }, "\(refused)")
+        // Another consumer is not concerned.
+        _ = h.handle(.server(.startSession(peerId: "honest", sessionId: "h1", role: .expert, meta: Self.viaSFU)))
+        #expect(h.machine.sessions["h1"] != nil)
+        // After the wait it may try again; a proof clears its record.
+        _ = h.handle(.tick, after: 15 * Self.second)
+        _ = start("a4")
+        #expect(h.machine.sessions["a4"] != nil)
+        _ = Self.prove(&h, "a4")
+        _ = start("a5")
+        #expect(h.machine.sessions["a5"] != nil)
     }
 }

@@ -8,7 +8,11 @@ subscriber; sfu: one to Janus, which fans out), a fresh publisher and N headless
 subscribers run until each shows frames, then for --seconds: the publisher's CPU and
 upload, Janus's CPU, each subscriber's frames shown (fps) and its capture-to-shown latency
 from its --frame-log (frames shown inside the window), and how many of those frames
-carry their own pose (frame id and pose hash in the publisher's frame log)."""
+carry their own pose (frame id and pose hash in the publisher's frame log). Also per run:
+the subscribers' watchdog restarts ("no frames for …"), their longest gap between two
+frames shown inside the window, and frames shown without a pose. --step forces the
+publisher's resolution down and up inside the window (its simulated link at 500 kbit/s
+from a third of the window for 8 s), to see that no frame crosses a step without its pose."""
 import argparse, json, os, random, shutil, subprocess, sys, time
 sys.path.insert(0, os.path.dirname(__file__))
 from plots import pyplot
@@ -66,9 +70,10 @@ def run(a, net, janus, path, count, port):
     sfu = ["--sfu", f"janus:ws://{net.address}:8188/", "--room", room] if path == "sfu" else []
     quiet = ["--microphone", "none", "--speaker", "none"]
     pub_log = os.path.join(out, "publisher-frames.jsonl")
+    step = ["--link", "none"] if a.step else []
     publisher = Proc("publisher", net.argv(net.publisher, [
         os.path.join(a.bin, "posecast-publisher"), "--source", "synthetic", "--codec", a.codec, "--json",
-        "--listen", f"{net.publisher_address}:{port}", "--frame-log", pub_log] + sfu + quiet), out)
+        "--listen", f"{net.publisher_address}:{port}", "--frame-log", pub_log] + sfu + quiet + step), out, stdin=a.step)
     subscribers = []
     try:
         wait_until(lambda: publisher.events("listening"), 30, "the publisher's signaling")
@@ -86,19 +91,28 @@ def run(a, net, janus, path, count, port):
         t0, up0 = time.time_ns(), net.upload_bytes()
         c_pub, c_janus = cpu_ticks(publisher.pid), cpu_ticks(janus.pid)
         c_subs = [cpu_ticks(s.pid) for s in subscribers]
-        time.sleep(a.seconds)
+        if a.step:
+            time.sleep(a.seconds / 3)
+            publisher.send("link rate=500")
+            time.sleep(8)
+            publisher.send("link none")
+            time.sleep(max(0.0, a.seconds * 2 / 3 - 8))
+        else:
+            time.sleep(a.seconds)
         t1, up1 = time.time_ns(), net.upload_bytes()
         seconds = (t1 - t0) / 1e9
         cpu = lambda before, pid: (cpu_ticks(pid) - before) / CLK_TCK / seconds * 100
         pub_cpu, janus_cpu = cpu(c_pub, publisher.pid), cpu(c_janus, janus.pid)
         sub_cpu = sum(cpu(c, s.pid) for c, s in zip(c_subs, subscribers))
         encoder_kbps = last_status(publisher).get("encoder_kbps")
+        steps = (last_status(publisher).get("resolution_steps_down"), last_status(publisher).get("resolution_steps_up"))
+        restarts = sum(1 for s in subscribers for _, e in s.events("sessionEnded") if "no frames" in e.get("reason", ""))
     finally:
         for s in subscribers:
             s.stop("quit")
         publisher.stop()
     sent = {f["frameId"]: f.get("poseHash") for f in load_jsonl(pub_log) if "frameId" in f}
-    fps, lat, own, shown, each = [], [], 0, 0, []
+    fps, lat, own, shown, each, without_pose, gaps = [], [], 0, 0, [], 0, []
     for i in range(count):
         frames = [f for f in load_jsonl(os.path.join(out, f"subscriber-{i}-frames.jsonl")) if t0 <= f.get("shownNs", 0) <= t1]
         fps.append(len(frames) / seconds)
@@ -106,6 +120,10 @@ def run(a, net, janus, path, count, port):
         lat += mine
         each.append({"fps": round(fps[-1], 1), "latency_ms_p50": percentile(mine, 50, 1), "latency_ms_p95": percentile(mine, 95, 1)})
         shown += len(frames)
+        without_pose += sum(1 for f in frames if f.get("frameId") is None or f.get("poseHash") is None)
+        times = sorted(f["shownNs"] for f in frames)
+        gaps.append(max((b - a for a, b in zip(times, times[1:])), default=0) / 1e6)
+        each[-1]["longest_gap_ms"] = round(gaps[-1])
         own += sum(1 for f in frames if f.get("frameId") is not None and sent.get(f["frameId"]) == f.get("poseHash"))
     return {"path": path, "subscribers": count, "codec": a.codec, "seconds": round(seconds, 1),
             "publisher_cpu_pct": round(pub_cpu, 1), "publisher_upload_kbps": round((up1 - up0) * 8 / 1000 / seconds),
@@ -115,6 +133,9 @@ def run(a, net, janus, path, count, port):
             "latency_ms_p50": percentile(lat, 50, 1), "latency_ms_p95": percentile(lat, 95, 1),
             "latency_ms_p95_worst": max((e["latency_ms_p95"] or 0) for e in each),
             "own_pose_pct": round(100 * own / shown, 2) if shown else None,
+            "frames_without_pose": without_pose, "watchdog_restarts": restarts,
+            "longest_gap_ms_worst": round(max(gaps, default=0)),
+            "resolution_steps": {"down": steps[0], "up": steps[1]} if a.step else None,
             # Each subscriber's own figures (the ones above pool them).
             "each": each}
 
@@ -158,6 +179,7 @@ def main():
     ap.add_argument("--codec", default="h264", choices=["h264", "vp8"])
     ap.add_argument("--seconds", type=float, default=10)
     ap.add_argument("--out", default="out/bench-sfu")
+    ap.add_argument("--step", action="store_true", help="force a resolution step down and up inside the window")
     ap.add_argument("--replot", help="only draw the plot again from a saved log of this script's JSON lines")
     a = ap.parse_args()
     if a.replot:

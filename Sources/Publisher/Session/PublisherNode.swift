@@ -27,6 +27,9 @@ public struct PublisherNodeConfig: Sendable {
     /// A session through the SFU that names no frame it received (`receiving`) for this
     /// long is ended (its subscriber proves it every 2 s while frames decode).
     public var receptionTimeout: Duration = .seconds(10)
+    /// A consumer whose sessions through the SFU end unproven again and again waits
+    /// `setupTimeout`, then doubling up to this, before its next (`UnprovenConsumers`).
+    public var unprovenWaitMaximum: Duration = .seconds(300)
     /// Sessions the publisher allocates for one consumer, and in all (being set up or
     /// live); more are refused whatever the signaling server let through.
     public var maxSessionsPerConsumer = 4

@@ -22,6 +22,12 @@ import Signaling
 ///   `config.setupTimeout` of its start ends, naming the step it stalled at (no offer,
 ///   no answer, ICE never connected, DTLS never completed); one the server says it does
 ///   not know (`unknownSession` naming it) ends, since nobody could end it for us.
+/// - A session through the SFU (`via: sfu`, no peer of ours) is connected once it names
+///   a frame it received with that frame's capture time (`receiving`, checked against the
+///   frame history by the node: `checkReception` → `receptionChecked`); before that
+///   nothing else it sends is read. One that never does ends at its setup deadline, one
+///   that stops for `config.receptionTimeout` ends; a consumer whose sessions end unproven
+///   again and again waits before its next (`UnprovenConsumers`).
 /// - The publisher keeps its own account of what it allocates: a `startSession` over
 ///   `config.maxSessionsPerConsumer` for its consumer, or over `config.maxSessions` in
 ///   all (sessions being set up count), is refused at once (`endSession` to the server),
@@ -164,6 +170,8 @@ public struct PublisherSessions: Sendable {
     private var roomRefusals = 0
     /// When to declare ourselves again after a `roomFull`; nil when no retry is due.
     private var redeclareAt: UInt64?
+    /// Consumers whose sessions through the SFU ended unproven, in a row (`UnprovenConsumers`).
+    private var unproven: UnprovenConsumers
     /// Remote candidates refused, by kind; reported at most once a second per kind.
     public private(set) var candidateRefusals = RefusalLog<String>(interval: 1)
 
@@ -179,7 +187,10 @@ public struct PublisherSessions: Sendable {
     /// The codec our offers send: an answer must accept it (`AnswerCheck`).
     public let codec: VideoCodec
 
-    public init(config: PublisherNodeConfig, codec: VideoCodec = .vp8) { self.config = config; self.codec = codec }
+    public init(config: PublisherNodeConfig, codec: VideoCodec = .vp8) {
+        self.config = config; self.codec = codec
+        unproven = UnprovenConsumers(base: RetryBackoff.nanos(config.setupTimeout), maximum: RetryBackoff.nanos(config.unprovenWaitMaximum))
+    }
 
     /// Sessions with a connected subscriber / all sessions.
     public var subscriberCounts: (connected: Int, total: Int) {
@@ -213,6 +224,7 @@ public struct PublisherSessions: Sendable {
             return [.emit(.roomBusy(room: config.room, details: details, retryIn: delay)), .wake(at: at)]
         case .tick:
             var effects = expireSetups(now: now) + expireReceptions(now: now)
+            unproven.forget(at: now)
             effects += candidateRefusals.summaries(at: Double(now) / 1e9).map(Self.candidateReport)
             effects += summaryWake
             if let at = redeclareAt, at <= now, connection != nil {
@@ -416,6 +428,12 @@ public struct PublisherSessions: Sendable {
             return [.send(.endSession(sessionId: sessionId)),
                     .emit(.error("session \(sessionId) of \(consumer) asked for media through an SFU; this publisher publishes into none (--sfu)"))]
         }
+        if let wait = unproven.wait(consumer, now: now) {
+            let seconds = Int((Double(wait) / 1e9).rounded(.up))
+            return [.send(.endSession(sessionId: sessionId)),
+                    .emit(.error("session \(sessionId) of \(consumer) refused: its sessions through the SFU ended again and again "
+                                 + "without naming a frame they received; none for it for \(seconds) s more"))]
+        }
         let transport = codec.inBandPoseTransport
         var session = Session(role: role, consumer: consumer, startedAt: now, limiter: ControlRateLimiter(limit: config.controlRate, now: now),
                               connection: connection ?? 0, poseTransport: transport)
@@ -444,6 +462,7 @@ public struct PublisherSessions: Sendable {
             return answer(ControlOutcome(reply: .error(error), annotationsChanged: false, requestType: "receiving"), sessionId)
         }
         sessions[sessionId]?.lastReception = now
+        unproven.proved(session.consumer)
         let ack: [Effect] = [.sendControl(.ack(id: requestId, annotationId: nil), sessionId: sessionId),
                              .wake(at: now + RetryBackoff.nanos(config.receptionTimeout))]
         guard !session.connected else { return ack }
@@ -480,6 +499,7 @@ public struct PublisherSessions: Sendable {
     private mutating func expireSetups(now: UInt64) -> [Effect] {
         let limit = RetryBackoff.nanos(config.setupTimeout)
         let late = sessions.filter { !$0.value.connected && now >= $0.value.startedAt + limit }
+        for session in late.values where session.viaSFU { unproven.ended(session.consumer, at: now) }
         return late.sorted { $0.key < $1.key }.flatMap { id, session in
             endSession(id, reason: "not connected within \(config.setupTimeout): \(session.step.stall)", tellServer: true)
         }
