@@ -55,3 +55,17 @@ public struct ICECandidate: Sendable, Hashable, Codable {
     public var candidate: String
     public init(mlineIndex: UInt32, candidate: String) { self.mlineIndex = mlineIndex; self.candidate = candidate }
 }
+
+extension SessionDescription {
+    /// Which end starts the DTLS handshake (`a=setup`, RFC 5763): `active` sends the
+    /// ClientHello, `passive` waits for it.
+    public enum DTLSRole: String, Sendable { case active, passive }
+
+    /// The same answer with every `a=setup:active` or `a=setup:passive` line saying `role`.
+    public func settingDTLSRole(_ role: DTLSRole) -> SessionDescription {
+        let lines = sdp.components(separatedBy: "\r\n").map { line in
+            line == "a=setup:active" || line == "a=setup:passive" ? "a=setup:\(role.rawValue)" : line
+        }
+        return SessionDescription(kind: kind, sdp: lines.joined(separator: "\r\n"))
+    }
+}

@@ -38,3 +38,18 @@ struct AddingSSRCTests {
         #expect(last.sdp == "v=0\r\nm=video 9 UDP/TLS/RTP/SAVPF 96\r\na=mid:0\r\na=ssrc:7 cname:c\r\n")
     }
 }
+
+/// `SessionDescription.settingDTLSRole`: our answer to Janus waits for its ClientHello.
+@Suite("SDP: the DTLS role of an answer")
+struct SettingDTLSRoleTests {
+    @Test("every a=setup:active or passive line says the role; actpass, other lines and the line ends are kept")
+    func setsRole() {
+        let sdp = ["v=0", "m=video 9 UDP/TLS/RTP/SAVPF 96", "a=setup:active", "a=mid:0",
+                   "m=application 9 UDP/DTLS/SCTP webrtc-datachannel", "a=setup:active", "a=setup:actpass", ""].joined(separator: "\r\n")
+        let answer = SessionDescription(kind: .answer, sdp: sdp).settingDTLSRole(.passive)
+        let lines = answer.sdp.components(separatedBy: "\r\n")
+        #expect(lines.filter { $0.hasPrefix("a=setup:") } == ["a=setup:passive", "a=setup:passive", "a=setup:actpass"])
+        #expect(answer.kind == .answer && answer.sdp.hasSuffix("\r\n") && lines.count == sdp.components(separatedBy: "\r\n").count)
+        #expect(answer.settingDTLSRole(.active).sdp == sdp.replacingOccurrences(of: "a=setup:actpass", with: "a=setup:actpass"))
+    }
+}

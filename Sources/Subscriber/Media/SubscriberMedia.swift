@@ -171,12 +171,15 @@ public final class SubscriberMedia: @unchecked Sendable {
 
     /// Adds the receive transceiver (with the offer's extmap), applies the offer and
     /// returns the local answer to send back.
-    public func answer(_ offer: SessionDescription) async throws(RTCError) -> SessionDescription {
+    /// `dtlsServer`: answer `a=setup:passive`, so the offerer starts the DTLS handshake
+    /// (webrtcbin's own answer is `active`).
+    public func answer(_ offer: SessionDescription, dtlsServer: Bool = false) async throws(RTCError) -> SessionDescription {
         guard offer.kind == .offer else { throw .invalidDescription("expected an offer, got \(offer.kind.rawValue)") }
         try peer.addReceiveTransceiver(matching: offer, encodings: Set(config.codecs.map(\.encodingName)))
         try voice?.prepare(for: offer, peer: peer)
         try await peer.setRemoteDescription(offer)
-        let answer = try await peer.createAnswer()
+        var answer = try await peer.createAnswer()
+        if dtlsServer { answer = answer.settingDTLSRole(.passive) }
         try await peer.setLocalDescription(answer)
         return answer
     }

@@ -164,7 +164,10 @@ public final class SubscriberNode: Sendable {
         case let .answer(sessionId, offer):
             do throws(RTCError) {
                 let media = try await makeMedia(sessionId: sessionId)
-                let answer = try await media.answer(SessionDescription(kind: .offer, sdp: offer))
+                // Through Janus we wait for its ClientHello: sent first by us, as the client,
+                // it was now and then dropped before Janus's side of ICE was ready, and
+                // DTLS tried again only after its 1 s timer (docs/SCALING.md).
+                let answer = try await media.answer(SessionDescription(kind: .offer, sdp: offer), dtlsServer: viaSFU)
                 await feed(.answerCreated(sessionId: sessionId, sdp: answer.sdp))
             } catch {
                 await feed(.answerFailed(sessionId: sessionId, reason: "\(error)"))
