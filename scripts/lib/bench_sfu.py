@@ -12,7 +12,7 @@ carry their own pose (frame id and pose hash in the publisher's frame log). Also
 the subscribers' watchdog restarts ("no frames for …"), their longest gap between two
 frames shown inside the window, and frames shown without a pose. --step forces the
 publisher's resolution down and up inside the window (its simulated link at 500 kbit/s
-from a third of the window for 8 s), to see that no frame crosses a step without its pose."""
+from a third of the window for 15 s), to see that no frame crosses a step without its pose."""
 import argparse, json, os, random, shutil, subprocess, sys, time
 sys.path.insert(0, os.path.dirname(__file__))
 from plots import pyplot
@@ -93,10 +93,10 @@ def run(a, net, janus, path, count, port):
         c_subs = [cpu_ticks(s.pid) for s in subscribers]
         if a.step:
             time.sleep(a.seconds / 3)
-            publisher.send("link rate=500")
-            time.sleep(8)
+            publisher.send("link rate=300")
+            time.sleep(15)
             publisher.send("link none")
-            time.sleep(max(0.0, a.seconds * 2 / 3 - 8))
+            time.sleep(max(0.0, a.seconds * 2 / 3 - 15))
         else:
             time.sleep(a.seconds)
         t1, up1 = time.time_ns(), net.upload_bytes()
