@@ -376,6 +376,70 @@ struct SFUSystemTests {
         try await publisher.expectCleanExit(timeout: 15)
     }
 
+    @Test("the publisher's uplink to Janus at 600 kbit/s (kernel tbf) + 40 ms: it follows the feedback Janus sends, and neither subscriber freezes over 1 s after its first 3 s")
+    func slowUplink() async throws {
+        let (made, reason) = try SFUNetwork.make()
+        guard let net = made else {
+            print("SKIPPED: the SFU uplink test cannot run here: \(reason ?? "?")")
+            return
+        }
+        defer { net.remove() }
+        let shaped = try ManagedProcess.runBlocking("/usr/sbin/ip", ["netns", "exec", net.publisherName, "tc", "qdisc", "add", "dev", "v1",
+                                                                    "root", "tbf", "rate", "600kbit", "burst", "6kb", "latency", "200ms"], timeout: 10)
+        guard shaped.status == 0 else {
+            print("SKIPPED: the SFU uplink test: tc tbf refused here (\(shaped.stderr))")
+            return
+        }
+        let root = AiortcPython.packageRoot
+        let janus = try net.process("/bin/bash", [root.appendingPathComponent("scripts/sfu").path, "--port", "8188",
+                                                   "--config-dir", NSTemporaryDirectory() + net.name, "--debug-level", "3"], name: "janus")
+        defer { janus.signal(SIGTERM) }
+        let sfu = "janus:ws://\(net.address):8188/"
+        let room = String(Int.random(in: 1000...9999))
+        let publisher = try net.publisherProcess("posecast-publisher", [
+            "--source", "synthetic", "--pose", "orbit", "--codec", "h264", "--sfu", sfu, "--room", room, "--listen", "\(net.publisherAddress):0",
+            "--link", "delay=40", "--microphone", "none", "--speaker", "none", "--json"], name: "publisher (slow uplink)")
+        defer { publisher.signal(SIGTERM) }
+        let (listening, _) = try await publisher.waitForEvent("embedded signaling", timeout: 20) { $0.is(.listening) }
+        let signaling = try #require(listening.string("url"))
+        try await publisher.waitForEvent("DTLS with Janus, its certificate checked", timeout: 30) { $0.is(.sfuConnected) }
+        let logs = NSTemporaryDirectory() + net.name + "-uplink"
+        try FileManager.default.createDirectory(atPath: logs, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: logs) }
+        var peers: [ManagedProcess] = []
+        defer { for p in peers { p.signal(SIGTERM) } }
+        for i in 0..<2 {
+            peers.append(try net.process("posecast-subscriber", [
+                "--headless", "--json", "--signaling", signaling, "--sfu", sfu, "--room", room, "--role", "viewer",
+                "--microphone", "none", "--speaker", "none", "--frame-log", logs + "/subscriber-\(i).jsonl"], name: "uplink subscriber \(i)"))
+        }
+        for (i, p) in peers.enumerated() {
+            try await p.waitForEvent("subscriber \(i): 600 frames", timeout: 60) { $0.is(.status) && $0.int("frames") >= 600 }
+        }
+        for p in peers { p.send("quit") }
+        for p in peers { try await p.expectCleanExit(timeout: 15) }
+        let congestion = publisher.events.filter { $0.is(.congestion) }
+        let feedback = congestion.compactMap { ($0["transportFeedback"] as? NSNumber)?.intValue }.max() ?? 0
+        let estimates = congestion.suffix(10).compactMap { ($0["estimateKbps"] as? NSNumber)?.doubleValue }
+        print("sfu uplink: \(feedback) transport-wide feedback messages from Janus; the last estimates \(estimates.map { Int($0) }) kbit/s")
+        #expect(feedback >= 20, "the publisher adapts to what Janus says of its uplink")
+        #expect(!estimates.isEmpty && estimates.allSatisfy { $0 <= 700 }, "the estimate follows the 600 kbit/s link: \(estimates)")
+        for i in peers.indices {
+            let text = try String(contentsOfFile: logs + "/subscriber-\(i).jsonl", encoding: .utf8)
+            let shown = text.split(separator: "\n").compactMap { line -> UInt64? in
+                ((try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any])?["shownNs"].flatMap { ($0 as? NSNumber)?.uint64Value }
+            }.sorted()
+            let settled = shown.drop { $0 < (shown.first ?? 0) + 3_000_000_000 }
+            let longest = zip(settled, settled.dropFirst()).map { Double($1 - $0) / 1e6 }.max() ?? 0
+            print("sfu uplink: subscriber \(i): \(shown.count) frames, the longest gap after its first 3 s \(Int(longest)) ms")
+            #expect(longest <= 1000, "subscriber \(i) froze \(Int(longest)) ms")
+            let restarts = peers[i].events.filter { $0.is(.sessionEnded) && ($0.string("reason") ?? "").contains("no frames") }
+            #expect(restarts.isEmpty, "\(restarts)")
+        }
+        publisher.signal(SIGTERM)
+        try await publisher.expectCleanExit(timeout: 15)
+    }
+
     /// The console's summary (`SFUConsoleDriver`): every frame presented found its own pose
     /// inside the frame, checked by frame id and capture time against the publisher's frame
     /// log; its click acked over signaling and listed; a viewer's click refused.
