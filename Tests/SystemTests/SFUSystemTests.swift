@@ -88,6 +88,44 @@ struct SFUNetwork {
     }
 }
 
+/// Janus in the network and an H.264 publisher (synthetic camera, orbit) published into
+/// it, DTLS with Janus checked: where most SFU tests start. `stop` ends both.
+struct SFUStage {
+    let janus: ManagedProcess
+    let publisher: ManagedProcess
+    /// The `--sfu` argument, the Janus room and the publisher's embedded signaling URL.
+    let sfu: String, room: String, signaling: String
+
+    static func start(on net: SFUNetwork, name: String, publisherArguments: [String] = []) async throws -> SFUStage {
+        let janus = try net.process("/bin/bash", [AiortcPython.packageRoot.appendingPathComponent("scripts/sfu").path, "--port", "8188",
+                                                   "--config-dir", NSTemporaryDirectory() + net.name, "--debug-level", "3"], name: "janus")
+        let sfu = "janus:ws://\(net.address):8188/"
+        let room = String(Int.random(in: 1000...9999))
+        var publisher: ManagedProcess?
+        do {
+            // It listens where the subscribers are (Janus's namespace reaches it over the pair).
+            let started = try net.publisherProcess("posecast-publisher", [
+                "--source", "synthetic", "--pose", "orbit", "--codec", "h264", "--sfu", sfu, "--room", room,
+                "--listen", "\(net.publisherAddress):0", "--microphone", "none", "--speaker", "none", "--json"] + publisherArguments,
+                name: "publisher (\(name))")
+            publisher = started
+            let (listening, _) = try await started.waitForEvent("embedded signaling", timeout: 20) { $0.is(.listening) }
+            let signaling = try #require(listening.string("url"))
+            try await started.waitForEvent("DTLS with Janus, its certificate checked", timeout: 30) { $0.is(.sfuConnected) }
+            return SFUStage(janus: janus, publisher: started, sfu: sfu, room: room, signaling: signaling)
+        } catch {
+            publisher?.signal(SIGTERM)
+            janus.signal(SIGTERM)
+            throw error
+        }
+    }
+
+    func stop() {
+        publisher.signal(SIGTERM)
+        janus.signal(SIGTERM)
+    }
+}
+
 /// The pose through an SFU: publisher → Janus VideoRoom → subscribers, all in a
 /// private network namespace. Janus forwards the payload but no header extension of ours,
 /// so each frame carries its pose inside: H.264 in an SEI, VP8 in the trailer.
@@ -234,21 +272,10 @@ struct SFUSystemTests {
             print("SKIPPED: the SFU strangers test: no Python imports aiortc and websockets (run scripts/interop-setup)")
             return
         }
-        let root = AiortcPython.packageRoot
-        let janus = try net.process("/bin/bash", [root.appendingPathComponent("scripts/sfu").path, "--port", "8188",
-                                                   "--config-dir", NSTemporaryDirectory() + net.name, "--debug-level", "3"], name: "janus")
-        defer { janus.signal(SIGTERM) }
-        let sfu = "janus:ws://\(net.address):8188/"
-        let room = String(Int.random(in: 1000...9999))
         let setupTimeout = 5.0
-        // The publisher listens where the strangers and subscribers are (Janus's namespace reaches it over the pair).
-        let publisher = try net.publisherProcess("posecast-publisher", [
-            "--source", "synthetic", "--pose", "orbit", "--codec", "h264", "--sfu", sfu, "--room", room, "--listen", "\(net.publisherAddress):0",
-            "--setup-timeout", "\(setupTimeout)", "--microphone", "none", "--speaker", "none", "--json"], name: "publisher (strangers)")
-        defer { publisher.signal(SIGTERM) }
-        let (listening, _) = try await publisher.waitForEvent("embedded signaling", timeout: 20) { $0.is(.listening) }
-        let signaling = try #require(listening.string("url"))
-        try await publisher.waitForEvent("DTLS with Janus, its certificate checked", timeout: 30) { $0.is(.sfuConnected) }
+        let stage = try await SFUStage.start(on: net, name: "strangers", publisherArguments: ["--setup-timeout", "\(setupTimeout)"])
+        defer { stage.stop() }
+        let (publisher, sfu, room, signaling) = (stage.publisher, stage.sfu, stage.room, stage.signaling)
 
         let strangers = Task { () throws -> String in
             // Its result line, read back below (a dictionary of Any cannot leave a task).
@@ -311,19 +338,9 @@ struct SFUSystemTests {
             return
         }
         defer { net.remove() }
-        let root = AiortcPython.packageRoot
-        let janus = try net.process("/bin/bash", [root.appendingPathComponent("scripts/sfu").path, "--port", "8188",
-                                                   "--config-dir", NSTemporaryDirectory() + net.name, "--debug-level", "3"], name: "janus")
-        defer { janus.signal(SIGTERM) }
-        let sfu = "janus:ws://\(net.address):8188/"
-        let room = String(Int.random(in: 1000...9999))
-        let publisher = try net.publisherProcess("posecast-publisher", [
-            "--source", "synthetic", "--pose", "orbit", "--codec", "h264", "--sfu", sfu, "--room", room, "--listen", "\(net.publisherAddress):0",
-            "--microphone", "none", "--speaker", "none", "--json"], name: "publisher (joining)")
-        defer { publisher.signal(SIGTERM) }
-        let (listening, _) = try await publisher.waitForEvent("embedded signaling", timeout: 20) { $0.is(.listening) }
-        let signaling = try #require(listening.string("url"))
-        try await publisher.waitForEvent("DTLS with Janus, its certificate checked", timeout: 30) { $0.is(.sfuConnected) }
+        let stage = try await SFUStage.start(on: net, name: "joining")
+        defer { stage.stop() }
+        let (publisher, sfu, room, signaling) = (stage.publisher, stage.sfu, stage.room, stage.signaling)
         let logs = NSTemporaryDirectory() + net.name + "-joining"
         try FileManager.default.createDirectory(atPath: logs, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: logs) }
@@ -390,19 +407,9 @@ struct SFUSystemTests {
             print("SKIPPED: the SFU uplink test: tc tbf refused here (\(shaped.stderr))")
             return
         }
-        let root = AiortcPython.packageRoot
-        let janus = try net.process("/bin/bash", [root.appendingPathComponent("scripts/sfu").path, "--port", "8188",
-                                                   "--config-dir", NSTemporaryDirectory() + net.name, "--debug-level", "3"], name: "janus")
-        defer { janus.signal(SIGTERM) }
-        let sfu = "janus:ws://\(net.address):8188/"
-        let room = String(Int.random(in: 1000...9999))
-        let publisher = try net.publisherProcess("posecast-publisher", [
-            "--source", "synthetic", "--pose", "orbit", "--codec", "h264", "--sfu", sfu, "--room", room, "--listen", "\(net.publisherAddress):0",
-            "--link", "delay=40", "--microphone", "none", "--speaker", "none", "--json"], name: "publisher (slow uplink)")
-        defer { publisher.signal(SIGTERM) }
-        let (listening, _) = try await publisher.waitForEvent("embedded signaling", timeout: 20) { $0.is(.listening) }
-        let signaling = try #require(listening.string("url"))
-        try await publisher.waitForEvent("DTLS with Janus, its certificate checked", timeout: 30) { $0.is(.sfuConnected) }
+        let stage = try await SFUStage.start(on: net, name: "slow uplink", publisherArguments: ["--link", "delay=40"])
+        defer { stage.stop() }
+        let (publisher, sfu, room, signaling) = (stage.publisher, stage.sfu, stage.room, stage.signaling)
         let logs = NSTemporaryDirectory() + net.name + "-uplink"
         try FileManager.default.createDirectory(atPath: logs, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: logs) }
