@@ -475,3 +475,20 @@ extension PublisherSFUSessionsTests {
         #expect(h.machine.sessions["a5"] != nil)
     }
 }
+
+extension PublisherSFUSessionsTests {
+    @Test("a session through the SFU that floods requests before its proof is refused within its rate limit, like anyone")
+    func floodBeforeProof() {
+        var h = PublisherHarness(publishesToSFU: true)
+        _ = h.handle(.signalingConnected(peerId: "p1"))
+        _ = h.handle(.server(.startSession(peerId: "stranger", sessionId: "s1", role: .expert, meta: Self.viaSFU)))
+        var codes: [ControlErrorCode] = []
+        for n in 0..<100 {
+            let text = #"{"id":"r\#(n)","type":"clearAnnotations"}"#
+            for case .error(let e) in h.handle(.server(.peer(PeerMessage(sessionId: "s1", payload: .control(text))))).replies { codes.append(e.code) }
+        }
+        #expect(codes.count == 100, "every request answered")
+        #expect(codes.contains(.notAllowed) && codes.contains(.rateLimited), "\(Set(codes))")
+        #expect(codes.count { $0 == .notAllowed } < 50, "the limiter counts them: \(codes.count { $0 == .notAllowed }) refused as not allowed")
+    }
+}

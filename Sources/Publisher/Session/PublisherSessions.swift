@@ -300,17 +300,19 @@ public struct PublisherSessions: Sendable {
             return [.sendAnnotations(sessionId: sessionId)]
         case let .controlMessage(sessionId, message):
             guard var session = sessions[sessionId] else { return [] }
+            guard session.connected || session.viaSFU else {
+                return [.debug("session \(sessionId): control message before the subscriber was verified, dropped")]
+            }
+            // Counted before anything is answered: a stranger's flood is refused rateLimited
+            // like anyone's, not answered one by one.
+            let admitted = session.limiter.admit(at: now)
+            sessions[sessionId] = session
             let proof = Self.receptionProof(message)
-            if session.viaSFU, !session.connected, proof == nil {
+            if session.viaSFU, !session.connected, proof == nil, admitted {
                 // Through the SFU nothing but a proof is read before the first one.
                 return answer(PublisherControl.refusal(message, .notAllowed, "this session has not yet named a frame it "
                                                        + "received through the SFU (\"receiving\"): nothing else is read before"), sessionId)
             }
-            guard session.connected || session.viaSFU else {
-                return [.debug("session \(sessionId): control message before the subscriber was verified, dropped")]
-            }
-            let admitted = session.limiter.admit(at: now)
-            sessions[sessionId] = session
             if let proof, admitted {
                 guard session.viaSFU else {
                     return answer(PublisherControl.refusal(message, .notAllowed, PublisherControl.proofOnDirectSession), sessionId)

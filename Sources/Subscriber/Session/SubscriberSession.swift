@@ -364,17 +364,19 @@ public struct SubscriberSession: Sendable {
     }
 
     /// A keyframe request when the connected session's video has decoded nothing for
-    /// `keyframeRetry.initial`, then after each of its waits while that lasts. Through an
-    /// SFU the first frame is asked for sooner (`firstKeyframeAskThroughSFU`, on a wake of
-    /// its own): the keyframe Janus asked for at our subscription may have gone by before
-    /// our connection was up, and the next periodic one is up to 10 s away.
+    /// `keyframeRetry.initial`, then after each of its waits while that lasts, each on a
+    /// wake of its own at the time it is due (on the 500 ms tick a freeze lasted up to
+    /// half a second more: a capped link's 1.53 s freeze began its ask at 1.47 s). Through
+    /// an SFU the first frame is asked for sooner (`firstKeyframeAskThroughSFU`): the
+    /// keyframe Janus asked for at our subscription may have gone by before our
+    /// connection was up, and the next periodic one is up to 10 s away.
     private mutating func askForKeyframe(now: UInt64, decodeBranches: Int) -> [Effect] {
         guard case .active(let sessionId, _) = phase, connected, decodeBranches > 0,
               let since = lastFrameAt ?? sessionStartedAt else { return [] }
         let firstThroughSFU = viaSFU && lastFrameAt == nil && keyframeAsks == 0
         let wait = firstThroughSFU ? config.firstKeyframeAskThroughSFU : config.keyframeRetry.initial
         let due = nextKeyframeAskAt ?? since + RetryBackoff.nanos(wait)
-        guard now >= due else { return firstThroughSFU ? [.wake(at: due)] : [] }
+        guard now >= due else { return [.wake(at: due)] }
         keyframeAsks += 1
         nextKeyframeAskAt = now + RetryBackoff.nanos(config.keyframeRetry.delay(afterRefusals: keyframeAsks))
         let silent = Self.elapsed(from: since, to: now)
