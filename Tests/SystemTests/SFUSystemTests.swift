@@ -46,6 +46,13 @@ struct SFUNetwork {
         return (net, nil)
     }
 
+    /// `make`, or nil after saying why `what` is skipped.
+    static func make(orSkip what: String) throws -> SFUNetwork? {
+        let (made, reason) = try make()
+        if made == nil { print("SKIPPED: \(what) cannot run here: \(reason ?? "?")") }
+        return made
+    }
+
     @discardableResult
     private static func ip(_ arguments: [String]) -> Int32 {
         (try? ManagedProcess.runBlocking("/usr/sbin/ip", arguments, timeout: 10))?.status ?? -1
@@ -136,11 +143,7 @@ struct SFUSystemTests {
     @Test("publisher → Janus → 4 subscribers and the browser console: ≥ 300 frames each, all with their own pose (by frame id against the publisher's frame log); one upload; annotations through the SFU path acked and seen by everyone",
           arguments: ["h264", "vp8"])
     func throughJanus(codec: String) async throws {
-        let (made, reason) = try SFUNetwork.make()
-        guard let net = made else {
-            print("SKIPPED: the SFU test cannot run here: \(reason ?? "?")")
-            return
-        }
+        guard let net = try SFUNetwork.make(orSkip: "the SFU test") else { return }
         defer { net.remove() }
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         let janus = try net.process("/bin/bash", [root.appendingPathComponent("scripts/sfu").path, "--port", "8188",
@@ -262,11 +265,7 @@ struct SFUSystemTests {
 
     @Test("16 strangers hold all 64 sessions through the SFU and never subscribe (half guess a proof of reception): every session ends at the setup deadline, and an expert and a viewer who come later get in")
     func strangersThroughTheSFU() async throws {
-        let (made, reason) = try SFUNetwork.make()
-        guard let net = made else {
-            print("SKIPPED: the SFU strangers test cannot run here: \(reason ?? "?")")
-            return
-        }
+        guard let net = try SFUNetwork.make(orSkip: "the SFU strangers test") else { return }
         defer { net.remove() }
         guard AiortcPython.path != nil else {
             print("SKIPPED: the SFU strangers test: no Python imports aiortc and websockets (run scripts/interop-setup)")
@@ -332,11 +331,7 @@ struct SFUSystemTests {
 
     @Test("4 subscribers joining at once through Janus, 3 tries: each decodes its first frame within 2 s of its session's start, none restarted by its watchdog")
     func joiningAtOnce() async throws {
-        let (made, reason) = try SFUNetwork.make()
-        guard let net = made else {
-            print("SKIPPED: the SFU joining test cannot run here: \(reason ?? "?")")
-            return
-        }
+        guard let net = try SFUNetwork.make(orSkip: "the SFU joining test") else { return }
         defer { net.remove() }
         let stage = try await SFUStage.start(on: net, name: "joining")
         defer { stage.stop() }
@@ -395,11 +390,7 @@ struct SFUSystemTests {
 
     @Test("the publisher's uplink to Janus at 600 kbit/s (kernel tbf) + 40 ms: it follows the feedback Janus sends, and neither subscriber freezes 1.5 s or more after its first 3 s (the target is 1 s)")
     func slowUplink() async throws {
-        let (made, reason) = try SFUNetwork.make()
-        guard let net = made else {
-            print("SKIPPED: the SFU uplink test cannot run here: \(reason ?? "?")")
-            return
-        }
+        guard let net = try SFUNetwork.make(orSkip: "the SFU uplink test") else { return }
         defer { net.remove() }
         let shaped = try ManagedProcess.runBlocking("/usr/sbin/ip", ["netns", "exec", net.publisherName, "tc", "qdisc", "add", "dev", "v1",
                                                                     "root", "tbf", "rate", "600kbit", "burst", "6kb", "latency", "200ms"], timeout: 10)
