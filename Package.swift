@@ -20,6 +20,7 @@ let package = Package(
         .executable(name: "posecast-signaling", targets: ["posecast-signaling"]),
         .executable(name: "posecast-publisher", targets: ["posecast-publisher"]),
         .executable(name: "posecast-subscriber", targets: ["posecast-subscriber"]),
+        .executable(name: "posecast-cascade", targets: ["posecast-cascade"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -110,7 +111,7 @@ let package = Package(
         // Janus (the SFU) over its WebSocket API: the session, plugin handles, the
         // VideoRoom requests a publisher and a subscriber make.
         .target(name: "SFU", dependencies: [
-            "Signaling",
+            "Signaling", "PoseCastKit",
             .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
             .product(name: "HTTPTypes", package: "swift-http-types"),
             .product(name: "Logging", package: "swift-log"),
@@ -160,6 +161,11 @@ let package = Package(
         .executableTarget(name: "posecast-subscriber", dependencies: [
             "Subscriber", "PoseMedia", "PoseCastKit", "Signaling", "RTCSession", "NodeOutput", "NetworkOptions", "Voice",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            .product(name: "Logging", package: "swift-log"),
+        ]),
+        // Relays a room's feeds from an origin Janus to edge Janus servers (docs/SCALING.md).
+        .executableTarget(name: "posecast-cascade", dependencies: [
+            "SFU", "NodeOutput", .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ]),
         .executableTarget(

@@ -21,6 +21,16 @@ public enum NodeEventName: String, CaseIterable, Sendable {
     case sfuSubscribed
     case sfuConnected
     case sfuLost
+    // The cascade of Janus servers (posecast-cascade)
+    case cascadeWaiting
+    case cascadeWatching
+    case cascadeOriginLost
+    case cascadeEdgeReady
+    case cascadeEdgeLost
+    case cascadeCleanupFailed
+    case relayStarted
+    case relayEnded
+    case relayFailed
     // Publisher
     case listening
     case subscriberConnected
