@@ -181,7 +181,15 @@ def main():
     ap.add_argument("--out", default="out/bench-sfu")
     ap.add_argument("--step", action="store_true", help="force a resolution step down and up inside the window")
     ap.add_argument("--replot", help="only draw the plot again from a saved log of this script's JSON lines")
+    ap.add_argument("--edges", type=int, default=0,
+                    help="a cascade instead: publisher → origin Janus → this many edge Janus servers (scripts/lib/bench_cascade.py)")
+    ap.add_argument("--per-edge", type=int, default=2, help="with --edges: subscribers on each edge")
+    ap.add_argument("--origin-subscribers", type=int, default=1, help="with --edges: subscribers on the origin (the one-hop reference)")
+    ap.add_argument("--restart-edge", action="store_true", help="with --edges: kill the first edge's Janus after the window and start it again")
     a = ap.parse_args()
+    if a.edges:
+        import bench_cascade
+        return bench_cascade.main(a)
     if a.replot:
         with open(a.replot) as f:
             rows = [json.loads(line) for line in f if line.startswith("{")]
