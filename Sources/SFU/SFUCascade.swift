@@ -12,8 +12,8 @@ public struct SFUCascadeConfig: Sendable {
     /// when that is an IP address (the origin sends there), on all its addresses otherwise.
     public var edges: [String]
     public var room: UInt64
-    /// The wait before connecting again to a server that was lost or refused, doubled
-    /// with each failure in a row up to `maxReconnectDelay`.
+    /// The wait before connecting again to a server that was lost or refused; from the
+    /// fifth failure in a row it doubles with each, up to `maxReconnectDelay`.
     public var reconnectDelay: Duration = .seconds(1)
     public var maxReconnectDelay: Duration = .seconds(10)
     /// How often to look whether the origin's room exists yet: Janus tells no one when a
@@ -50,6 +50,8 @@ public final class SFUCascade: Sendable {
     private let notify: AsyncStream<SFUCascadeNotice>.Continuation
     private let logger: Logger
     private let wakes = WakeTimer()
+    /// Failed connections in a row to a server tried again after `reconnectDelay` before the wait doubles.
+    static let quickRetries = 5
 
     private struct State {
         var machine: CascadeMachine
@@ -173,13 +175,15 @@ public final class SFUCascade: Sendable {
     /// join it without publishing, and hand its publishers' comings and goings to the machine.
     private func watchOrigin() async {
         var delay = config.reconnectDelay
+        var failures = 0
         while !Task.isCancelled {
             let (reason, watched) = await watchOriginOnce()
             state.withLock { $0.origin = nil }
             if watched { feed(.originLost) }
             guard !Task.isCancelled else { return }
             notify.yield(.originLost(url: config.origin, reason: reason))
-            delay = watched ? config.reconnectDelay : min(config.maxReconnectDelay, delay * 2)
+            failures = watched ? 0 : failures + 1
+            delay = failures < Self.quickRetries ? config.reconnectDelay : min(config.maxReconnectDelay, delay * 2)
             try? await Task.sleep(for: delay)
         }
     }
@@ -226,6 +230,7 @@ public final class SFUCascade: Sendable {
     private func keep(edge: Int) async {
         let url = config.edges[edge]
         var delay = config.reconnectDelay
+        var failures = 0
         while !Task.isCancelled {
             var ready = false
             let reason: String
@@ -248,7 +253,10 @@ public final class SFUCascade: Sendable {
             if ready { feed(.edgeLost(edge)) }
             guard !Task.isCancelled else { return }
             notify.yield(.edgeLost(edge: edge, url: url, reason: reason))
-            delay = ready ? config.reconnectDelay : min(config.maxReconnectDelay, delay * 2)
+            // Every second for the first tries (a restarting Janus listens about a second
+            // after its start, and its subscribers wait for the relay), then doubling.
+            failures = ready ? 0 : failures + 1
+            delay = failures < Self.quickRetries ? config.reconnectDelay : min(config.maxReconnectDelay, delay * 2)
             try? await Task.sleep(for: delay)
         }
     }

@@ -38,7 +38,14 @@ final class SubscriberSFULink: Sendable {
         let deadline = ContinuousClock.now + config.feedTimeout
         var feed: UInt64?
         while feed == nil {
-            feed = try await JanusVideoRoom.publishers(room: config.room, on: handle).first?.id
+            // A room missing now may be made soon: by its publisher, or on an edge of a
+            // cascade by posecast-cascade once it has the feed to relay (an edge that just
+            // restarted). Only one still missing at the deadline is the room gone.
+            do throws(JanusError) {
+                feed = try await JanusVideoRoom.publishers(room: config.room, on: handle).first?.id
+            } catch .refused(let request, JanusError.noSuchRoom, let reason) {
+                guard ContinuousClock.now < deadline else { throw .refused(request: request, code: JanusError.noSuchRoom, reason: reason) }
+            }
             if feed == nil {
                 guard ContinuousClock.now < deadline else {
                     throw .unexpected(request: "listparticipants", reply: "no publisher in room \(config.room) within \(config.feedTimeout)")
