@@ -111,9 +111,11 @@ struct SFUStage {
         var publisher: ManagedProcess?
         do {
             // It listens where the subscribers are (Janus's namespace reaches it over the pair).
+            // No voice unless the test asks for some.
+            let quiet = publisherArguments.contains("--microphone") ? [] : ["--microphone", "none", "--speaker", "none"]
             let started = try net.publisherProcess("posecast-publisher", [
                 "--source", "synthetic", "--pose", "orbit", "--codec", "h264", "--sfu", sfu, "--room", room,
-                "--listen", "\(net.publisherAddress):0", "--microphone", "none", "--speaker", "none", "--json"] + publisherArguments,
+                "--listen", "\(net.publisherAddress):0", "--json"] + quiet + publisherArguments,
                 name: "publisher (\(name))")
             publisher = started
             let (listening, _) = try await started.waitForEvent("embedded signaling", timeout: 20) { $0.is(.listening) }

@@ -193,14 +193,23 @@ public final class PublisherVoice: @unchecked Sendable {
     /// Adds the audio to a session's peer: its mix-minus, Opus and a send pad whose
     /// transceiver is sendrecv when the expert may talk (else send-only). Its voice, when
     /// it arrives, is linked by `attachVoice`. Call before the offer.
-    func addBranch(name: String, peer: WebRTCPeer, mayTalk: Bool) throws(RTCError) {
+    /// `declaresSSRC`: the offer names the payloader's SSRC (an SFU takes only the
+    /// streams whose SSRC the offer declares: Janus drops the rest).
+    func addBranch(name: String, peer: WebRTCPeer, mayTalk: Bool, declaresSSRC: Bool = false) throws(RTCError) {
         let mixer = try ElementFactory.make("audiomixer", name: "\(name)-voicemix")
         // The mixer waits one output buffer before it mixes: 5 ms, not its default 10.
         mixer.set("output-buffer-duration", 5_000_000)
         let caps = try ElementFactory.make("capsfilter", name: "\(name)-voicemixcaps")
         caps.set("caps", VoiceFormat.caps)
         let sendChain = [caps] + (try VoiceCodec.makeEncoder(name: name))
-        let sendPad = try peer.requestSendPad(codecPreferences: VoiceFormat.rtpCaps,
+        var preferences = VoiceFormat.rtpCaps
+        if declaresSSRC {
+            // Fixed before the offer: the payloader picks its own only once it runs.
+            let ssrc = Int(UInt32.random(in: 1...UInt32.max))
+            sendChain.last!.set("ssrc", ssrc)
+            preferences += ",ssrc=(uint)\(ssrc)"
+        }
+        let sendPad = try peer.requestSendPad(codecPreferences: preferences,
                                               direction: mayTalk ? "sendrecv" : "sendonly", isVideo: false)
         for e in [mixer] + sendChain { pipeline.add(e) }
         try pipeline.link([mixer] + sendChain)

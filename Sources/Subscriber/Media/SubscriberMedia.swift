@@ -176,7 +176,9 @@ public final class SubscriberMedia: @unchecked Sendable {
     public func answer(_ offer: SessionDescription, dtlsServer: Bool = false) async throws(RTCError) -> SessionDescription {
         guard offer.kind == .offer else { throw .invalidDescription("expected an offer, got \(offer.kind.rawValue)") }
         try peer.addReceiveTransceiver(matching: offer, encodings: Set(config.codecs.map(\.encodingName)))
-        try voice?.prepare(for: offer, peer: peer)
+        // Janus (the DTLS client) offers the field's voice send-only to every subscriber.
+        try voice?.prepare(for: offer, peer: peer,
+                           listenOnlyBecause: dtlsServer ? "through the SFU the field's voice comes one way" : nil)
         try await peer.setRemoteDescription(offer)
         var answer = try await peer.createAnswer()
         if dtlsServer { answer = answer.settingDTLSRole(.passive) }

@@ -66,8 +66,9 @@ public final class SubscriberVoice: @unchecked Sendable {
     }
 
     /// Before the offer is applied: the audio transceiver the answer needs (the pipeline
-    /// is playing). Sends only where the offer lets us (its audio m-line is sendrecv).
-    func prepare(for offer: SessionDescription, peer: WebRTCPeer) throws(RTCError) {
+    /// is playing). Sends only where the offer lets us (its audio m-line is sendrecv);
+    /// `listenOnlyBecause`: why it does not, when the offerer is not the publisher.
+    func prepare(for offer: SessionDescription, peer: WebRTCPeer, listenOnlyBecause: String? = nil) throws(RTCError) {
         guard let direction = Self.audioDirection(in: offer.sdp) else { return }
         let publisherListens = direction == "sendrecv" || direction == "recvonly"
         let publisherTalks = direction == "sendrecv" || direction == "sendonly"
@@ -77,7 +78,7 @@ public final class SubscriberVoice: @unchecked Sendable {
         switch (send, receive) {
         case (true, true): mode = "two-way"
         case (true, false): mode = "talk only (\(playback == nil ? "no speaker" : "the publisher sends no voice"))"
-        case (false, true): mode = "listen only (\(capture == nil ? "no microphone" : "this room lets viewers only listen"))"
+        case (false, true): mode = "listen only (\(capture == nil ? "no microphone" : listenOnlyBecause ?? "this room lets viewers only listen"))"
         case (false, false): mode = "no audio (no usable microphone or speaker)"
         }
         state.withLock { $0.mode = mode }
