@@ -23,7 +23,7 @@ struct Subscriber: AsyncParsableCommand {
 
     @Option(help: "Signaling server URL.") var signaling = "ws://127.0.0.1:8443/"
     @Option(help: "Room to join (with --sfu, a number: the Janus VideoRoom room the publisher publishes in).") var room = "default"
-    @Option(help: "janus:ws://HOST:PORT/: take the video from a Janus VideoRoom instead of the publisher (docs/SCALING.md); the pose is read from the frames (SEI or trailer), control still goes through --signaling.")
+    @Option(help: "janus:ws://HOST:PORT/: take the video from a Janus VideoRoom instead of the publisher (docs/SCALING.md); the pose is read from the frames (SEI or trailer), control still goes through --signaling. Several Janus servers with the room (a cascade's edges), comma-separated (janus:ws://A:8188/,ws://B:8188/): one picked at random, the next when it fails.")
     var sfu: String?
     @Option(help: "Room token, when the signaling server requires one.") var token: String?
     @Option(help: "PEM CA certificate to trust for a wss:// signaling server (default: the system's trust store).")
@@ -93,13 +93,14 @@ struct Subscriber: AsyncParsableCommand {
         node.controlDelay = .milliseconds(controlDelayMs)
         node.media.poseTransport = poseTransport
         if let sfu {
-            guard sfu.hasPrefix("janus:ws://") || sfu.hasPrefix("janus:wss://") else {
-                throw ValidationError("--sfu must be janus:ws://HOST:PORT/ (or janus:wss://…), got \(sfu)")
+            let urls = sfu.hasPrefix("janus:") ? sfu.dropFirst("janus:".count).split(separator: ",").map(String.init) : []
+            guard !urls.isEmpty, urls.allSatisfy({ $0.hasPrefix("ws://") || $0.hasPrefix("wss://") }) else {
+                throw ValidationError("--sfu must be janus:ws://HOST:PORT/ (or janus:wss://…; several, comma-separated: janus:ws://A/,ws://B/), got \(sfu)")
             }
             guard let number = UInt64(room), number > 0 else {
                 throw ValidationError("--sfu needs --room to be a positive number (Janus's VideoRoom rooms are numbers), got \(room)")
             }
-            node.sfu = SubscriberSFUConfig(url: String(sfu.dropFirst("janus:".count)), room: number)
+            node.sfu = SubscriberSFUConfig(urls: urls, room: number)
             // The pose is in the frames, whichever the publisher's codec put it in.
             if poseTransport == .headerExtension { node.media.poseTransport = .sei }
         }

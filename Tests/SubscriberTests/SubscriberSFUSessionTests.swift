@@ -30,8 +30,8 @@ struct SubscriberSFUSessionTests {
         var h = Self.started()
         #expect(h.handle(.localCandidate(sessionId: "s1", ICECandidate(mlineIndex: 0, candidate: "candidate:early"))).isEmpty,
                 "a candidate before the answer waits")
-        let offered = h.handle(.negotiation(sessionId: "s1", .offer(sdp: Self.offer, feed: 77)), after: 300)
-        #expect(offered.events.contains { if case .sfuSubscribed("s1", 1234, 77) = $0 { true } else { false } }, "\(offered)")
+        let offered = h.handle(.negotiation(sessionId: "s1", .offer(sdp: Self.offer, feed: 77, server: "ws://janus/")), after: 300)
+        #expect(offered.events.contains { if case .sfuSubscribed("s1", 1234, 77, "ws://janus/") = $0 { true } else { false } }, "\(offered)")
         #expect(offered.contains { if case .answer("s1", Self.offer) = $0 { true } else { false } }, "\(offered)")
         let answered = h.handle(.answerCreated(sessionId: "s1", sdp: "answer-sdp"))
         #expect(answered.sent.isEmpty, "nothing goes to the server but through the signaller: \(answered.sent)")

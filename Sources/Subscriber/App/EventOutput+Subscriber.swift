@@ -105,9 +105,9 @@ extension EventOutput {
             self.event(.requestUnanswered, ["id": id, "type": type, "reason": reason], human: "← no reply to \(id) (\(type)): \(reason)")
         case .controlOpen:
             self.event(.controlOpen, [:], human: "control channel open")
-        case let .sfuSubscribed(sessionId, room, feed):
-            self.event(.sfuSubscribed, ["sessionId": sessionId, "room": Int(room), "feed": Int(feed)],
-                       human: "session \(sessionId): subscribed to feed \(feed) of room \(room) through the SFU; control over signaling")
+        case let .sfuSubscribed(sessionId, room, feed, server):
+            self.event(.sfuSubscribed, ["sessionId": sessionId, "room": Int(room), "feed": Int(feed), "server": server],
+                       human: "session \(sessionId): subscribed to feed \(feed) of room \(room) through the SFU at \(server); control over signaling")
         case let .requestSent(id, type, text):
             self.event(.requestSent, ["id": id, "type": type, "text": text], human: "→ \(id) \(type)")
         case .reply(let reply):

@@ -25,9 +25,9 @@ final class JanusSignaller: SubscriberSignaller {
             tasks.spawn(sessionId) { [link, output] in
                 let event: SubscriberSession.NegotiationEvent
                 do throws(JanusError) {
-                    let (offer, feed) = try await link.subscribe()
+                    let (offer, feed, server) = try await link.subscribe()
                     guard !Task.isCancelled else { return }
-                    output.yield((sessionId, .offer(sdp: offer, feed: feed)))
+                    output.yield((sessionId, .offer(sdp: offer, feed: feed, server: server)))
                     event = await Self.end(of: link.events)
                 } catch {
                     event = Self.event(for: error)

@@ -42,6 +42,6 @@ public enum SubscriberNodeEvent: Sendable {
     /// One of our annotations as the publisher placed it: where, and how (`placement`).
     case annotationPlaced(Annotation)
     /// Janus offered us the room's publisher (`feed`) for the session.
-    case sfuSubscribed(sessionId: String, room: UInt64, feed: UInt64)
+    case sfuSubscribed(sessionId: String, room: UInt64, feed: UInt64, server: String)
     case error(String)
 }

@@ -29,8 +29,9 @@ extension SubscriberSession {
     /// What the other side of a session's negotiation says. A publisher's offers and
     /// candidates come as the server's `peer` messages; an SFU's through the signaller.
     public enum NegotiationEvent: Sendable, Equatable {
-        /// The offer to answer; `feed`: the SFU's id for the publisher's stream.
-        case offer(sdp: String, feed: UInt64?)
+        /// The offer to answer; `feed`: the SFU's id for the publisher's stream, and the
+        /// SFU's address (one of several: a cascade's edges).
+        case offer(sdp: String, feed: UInt64?, server: String? = nil)
         /// The other side ended the media's peer connection (Janus's `hangup`, `detached`).
         case hungUp(reason: String)
         /// The connection to the other side is gone (closed, unreachable, unanswered).
@@ -48,9 +49,9 @@ extension SubscriberSession {
             return [.debug("negotiation event for session \(sessionId), not ours: \(event)")]
         }
         switch event {
-        case let .offer(sdp, feed):
+        case let .offer(sdp, feed, server):
             let subscribed: [Effect] = if let feed, let room = config.sfu?.room {
-                [.emit(.sfuSubscribed(sessionId: sessionId, room: room, feed: feed))]
+                [.emit(.sfuSubscribed(sessionId: sessionId, room: room, feed: feed, server: server ?? config.sfu?.urls.first ?? ""))]
             } else { [] }
             return subscribed + answer(offer: sdp, sessionId: sessionId)
         case .hungUp(let reason):

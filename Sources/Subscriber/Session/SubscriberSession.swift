@@ -294,7 +294,7 @@ public struct SubscriberSession: Sendable {
                 return [.emit(.error("session \(sessionId): \(error)"))]
                     + endSession(reason: "could not answer: \(error)", tellServer: true)
             }
-            return handleNegotiation(.offer(sdp: sdp.sdp, feed: nil), sessionId: sessionId, now: now)
+            return handleNegotiation(.offer(sdp: sdp.sdp, feed: nil, server: nil), sessionId: sessionId, now: now)
         case .ice(let ice):
             // Trickled candidates can overtake the offer: keep them until it is answered.
             let candidate = ICECandidate(mlineIndex: ice.sdpMLineIndex, candidate: ice.candidate)
