@@ -11,6 +11,7 @@
 // from inside the frame: an H.264 SEI or the trailer (pose-worker.js).
 
 const FEED_WAIT_MS = 15000;        // as our GStreamer subscriber; then start over, with the backoff
+const NO_SUCH_ROOM = 426;          // the VideoRoom's error for a room that does not exist
 const RECEPTION_PROOF_MS = 2000;   // as our GStreamer subscriber; the publisher waits 10 s for the next
 
 export function createTransport(app) {
@@ -201,30 +202,69 @@ export function createTransport(app) {
     });
   }
 
-  async function subscribeThroughJanus(session) {
-    app.dispatch({type: "progress", detail: `asking Janus at ${settings.sfu} for room ${settings.room}`});
-    await loadJanus();
-    const PoseCastJanus = window.PoseCastJanus;
-    const client = await PoseCastJanus.Client.connect(settings.sfu);
-    if (session !== state.sessionId) { client.close(); return; }
-    janus = client;
-    client.onclose = (reason) => { if (janus === client) app.dispatch({type: "failure", sessionId: session, reason: `Janus: ${reason}`}); };
-    const handle = await client.attach(PoseCastJanus.VIDEOROOM);
-    client.onevent = (message) => onJanusEvent(message, handle, session);
-    const feed = await roomPublisher(client, handle, session);
-    if (feed === null) return;
-    const offer = await PoseCastJanus.subscribe(client, handle, settings.room, feed);
-    if (session !== state.sessionId) return;
-    state.sfu = {url: settings.sfu, room: settings.room, feed};
-    await onOffer({type: "offer", sdp: offer}, janusRoute(client, handle));
+  // Several Janus servers with the room (a cascade's edges, `sfu=ws://A/,ws://B/`): the
+  // console starts at one picked at random, so consoles spread over them, passes over
+  // one it cannot reach, and starts at the next after a subscription that failed.
+  const sfuServers = () => (settings.sfu || "").split(",").map((url) => url.trim()).filter(Boolean);
+  let sfuServer = Math.floor(Math.random() * 1024);
+
+  async function connectJanus(PoseCastJanus, servers) {
+    let failure = new Error("no Janus server given");
+    for (let step = 0; step < servers.length; step++) {
+      const index = (sfuServer + step) % servers.length;
+      try {
+        const client = await PoseCastJanus.Client.connect(servers[index]);
+        sfuServer = index;
+        return client;
+      } catch (error) {
+        failure = error;
+      }
+    }
+    throw failure;
   }
 
-  // The room's publisher in Janus (its feed id), waited for: it may still be joining.
-  // Null when our session ended meanwhile.
+  async function subscribeThroughJanus(session) {
+    const servers = sfuServers();
+    app.dispatch({type: "progress", detail: `asking Janus at ${servers.join(" or ")} for room ${settings.room}`});
+    await loadJanus();
+    const PoseCastJanus = window.PoseCastJanus;
+    const client = await connectJanus(PoseCastJanus, servers);
+    if (session !== state.sessionId) { client.close(); return; }
+    const index = sfuServer % servers.length, server = servers[index];
+    const next = () => { if (sfuServer % servers.length === index) sfuServer = index + 1; };
+    janus = client;
+    client.onclose = (reason) => {
+      if (janus !== client) return;
+      next();
+      app.dispatch({type: "failure", sessionId: session, reason: `Janus: ${reason}`});
+    };
+    try {
+      const handle = await client.attach(PoseCastJanus.VIDEOROOM);
+      client.onevent = (message) => onJanusEvent(message, handle, session);
+      const feed = await roomPublisher(client, handle, session);
+      if (feed === null) return;
+      const offer = await PoseCastJanus.subscribe(client, handle, settings.room, feed);
+      if (session !== state.sessionId) return;
+      state.sfu = {url: server, room: settings.room, feed};
+      await onOffer({type: "offer", sdp: offer}, janusRoute(client, handle));
+    } catch (error) {
+      next();
+      throw error;
+    }
+  }
+
+  // The room's publisher in Janus (its feed id), waited for: it may still be joining, and
+  // on a cascade's edge that just restarted the room itself comes a moment later (Janus's
+  // error 426 until then). Null when our session ended meanwhile.
   async function roomPublisher(client, handle, session) {
     const deadline = performance.now() + FEED_WAIT_MS;
     for (;;) {
-      const feeds = await window.PoseCastJanus.publishers(client, handle, settings.room);
+      let feeds = [];
+      try {
+        feeds = await window.PoseCastJanus.publishers(client, handle, settings.room);
+      } catch (error) {
+        if (error.code !== NO_SUCH_ROOM || performance.now() > deadline) throw error;
+      }
       if (session !== state.sessionId) return null;
       if (feeds.length) return feeds[0];
       if (performance.now() > deadline) {
