@@ -118,7 +118,7 @@ let package = Package(
         ]),
         // How the executables speak: events and status as JSON lines or text, termination
         // signals, the process's own resources.
-        .target(name: "NodeOutput", dependencies: ["PoseCastKit"]),
+        .target(name: "NodeOutput", dependencies: ["PoseCastKit", .product(name: "Logging", package: "swift-log")]),
         // The ICE options both executables take (STUN, TURN, relay-only, addresses).
         .target(name: "NetworkOptions", dependencies: [
             "Voice", "NodeOutput",

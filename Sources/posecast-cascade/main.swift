@@ -49,12 +49,7 @@ struct CascadeCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let level = Logger.Level(rawValue: logLevel) ?? .warning
-        LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = level
-            return handler
-        }
+        StandardErrorLogging.bootstrap(level: Logger.Level(rawValue: logLevel) ?? .warning)
         let logger = Logger(label: "posecast.cascade")
         let output = EventOutput(json: json)
         let cascades = rooms.map { SFUCascade(config: SFUCascadeConfig(origin: origin, edges: edges, room: $0), logger: logger) }

@@ -87,12 +87,7 @@ struct SignalingCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let level = Logger.Level(rawValue: logLevel) ?? .info
-        LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = level
-            return handler
-        }
+        StandardErrorLogging.bootstrap(level: Logger.Level(rawValue: logLevel) ?? .info)
         let logger = Logger(label: "posecast.signaling")
         var configuration = SignalingServerConfiguration(
             host: host, port: port,
