@@ -105,8 +105,8 @@ public struct CascadeMachine: Sendable {
     /// A step in flight: enough to take down what it made if its answer comes late.
     struct Attempt { var pair: Pair; var target: RelayTarget?; var remoteId: String? }
 
-    public static let firstRetry: UInt64 = 1_000_000_000
-    public static let maxRetry: UInt64 = 10_000_000_000
+    /// The wait before a failed step is tried again.
+    public static let stepBackoff = RetryBackoff(initial: .seconds(1), maximum: .seconds(10))
 
     private(set) var feeds: [UInt64: CascadeFeed] = [:]
     private(set) var originUp = false
@@ -202,7 +202,7 @@ public struct CascadeMachine: Sendable {
             guard let relay = relays[step.pair], relay.attempt == attempt else { break }
             let count = (failures[step.pair] ?? 0) + 1
             failures[step.pair] = count
-            let wait = min(Self.maxRetry, Self.firstRetry << UInt64(min(count - 1, 8)))
+            let wait = RetryBackoff.nanos(Self.stepBackoff.delay(afterRefusals: count))
             relays[step.pair] = .waiting(until: now + wait)
             effects.append(.report(.relayFailed(edge: step.pair.edge, feed: step.pair.feed, reason: reason, retryInNanos: wait)))
             effects.append(.wake(at: now + wait))

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import PoseCastKit
+import Signaling
 import Synchronization
 
 /// Where a cascade runs: the origin Janus the publisher publishes into, the edges that
@@ -171,10 +172,19 @@ public final class SFUCascade: Sendable {
 
     // MARK: - connections
 
+    /// The wait before connecting again after `failures` failed connections in a row (0:
+    /// the connection was up and went): `reconnectDelay` for the first tries (a restarting
+    /// Janus listens about a second after its start, and its subscribers wait for the
+    /// relay), then doubling up to `maxReconnectDelay`.
+    private func reconnectDelay(afterFailures failures: Int) -> Duration {
+        guard failures >= Self.quickRetries else { return config.reconnectDelay }
+        return RetryBackoff(initial: config.reconnectDelay, maximum: config.maxReconnectDelay)
+            .delay(afterRefusals: failures - Self.quickRetries + 2)
+    }
+
     /// Watches the origin's room for as long as `run` runs: connect, wait for the room,
     /// join it without publishing, and hand its publishers' comings and goings to the machine.
     private func watchOrigin() async {
-        var delay = config.reconnectDelay
         var failures = 0
         while !Task.isCancelled {
             let (reason, watched) = await watchOriginOnce()
@@ -183,8 +193,7 @@ public final class SFUCascade: Sendable {
             guard !Task.isCancelled else { return }
             notify.yield(.originLost(url: config.origin, reason: reason))
             failures = watched ? 0 : failures + 1
-            delay = failures < Self.quickRetries ? config.reconnectDelay : min(config.maxReconnectDelay, delay * 2)
-            try? await Task.sleep(for: delay)
+            try? await Task.sleep(for: reconnectDelay(afterFailures: failures))
         }
     }
 
@@ -229,7 +238,6 @@ public final class SFUCascade: Sendable {
     /// before a lost connection), so the machine starts it empty.
     private func keep(edge: Int) async {
         let url = config.edges[edge]
-        var delay = config.reconnectDelay
         var failures = 0
         while !Task.isCancelled {
             var ready = false
@@ -253,11 +261,8 @@ public final class SFUCascade: Sendable {
             if ready { feed(.edgeLost(edge)) }
             guard !Task.isCancelled else { return }
             notify.yield(.edgeLost(edge: edge, url: url, reason: reason))
-            // Every second for the first tries (a restarting Janus listens about a second
-            // after its start, and its subscribers wait for the relay), then doubling.
             failures = ready ? 0 : failures + 1
-            delay = failures < Self.quickRetries ? config.reconnectDelay : min(config.maxReconnectDelay, delay * 2)
-            try? await Task.sleep(for: delay)
+            try? await Task.sleep(for: reconnectDelay(afterFailures: failures))
         }
     }
 }
