@@ -238,12 +238,12 @@ public struct CascadeMachine: Sendable {
             relays[pair] = nil
             failures[pair] = nil
             guard case let .relaying(target, remoteId) = relay else { continue }
-            if !feedStays {
-                // Nothing to stop on the origin.
-            } else if originUp {
-                effects.append(.unpublishRemotely(feed: id, remoteId: remoteId))
-            } else {
-                unstopped.append((id, remoteId))
+            if feedStays {
+                if originUp {
+                    effects.append(.unpublishRemotely(feed: id, remoteId: remoteId))
+                } else {
+                    unstopped.append((id, remoteId))
+                }
             }
             if readyEdges.contains(pair.edge) { effects.append(.removeRemote(edge: pair.edge, edgeFeed: target.edgeFeed)) }
             effects.append(.report(.relayEnded(edge: pair.edge, feed: id, reason: reason)))

@@ -24,12 +24,8 @@ extension JanusVideoRoom {
     /// (`publishers`, `unpublished`, `leaving` events): our id and the feeds there now.
     /// It takes no publisher's place: Janus counts only those that publish.
     public static func watch(room: UInt64, display: String, on handle: JanusHandle) async throws(JanusError) -> (id: UInt64, feeds: [CascadeFeed]) {
-        let joined = try await handle.message(["request": "join", "ptype": "publisher", "room": .number(Double(room)),
-                                               "display": .string(display)])
-        guard joined.pluginData?["videoroom"]?.stringValue == "joined", let id = joined.pluginData?["id"]?.uint64Value else {
-            throw .unexpected(request: "join (watch)", reply: "\(joined.pluginData.map { "\($0)" } ?? joined.verb)")
-        }
-        return (id, feeds(in: joined.pluginData))
+        let (id, data) = try await joinPublisherRole(room: room, display: display, request: "join (watch)", on: handle)
+        return (id, feeds(in: data))
     }
 
     /// Whether the room exists, and its video codec when it does.

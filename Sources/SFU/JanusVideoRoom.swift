@@ -43,12 +43,19 @@ public enum JanusVideoRoom {
 
     /// Joins as the room's publisher: our feed id.
     public static func joinAsPublisher(room: UInt64, display: String, on handle: JanusHandle) async throws(JanusError) -> UInt64 {
+        try await joinPublisherRole(room: room, display: display, request: "join", on: handle).id
+    }
+
+    /// `join` with `ptype: publisher` (publishing comes later, or never): our id in the
+    /// room and Janus's `joined` data (it lists the room's publishers).
+    static func joinPublisherRole(room: UInt64, display: String, request: String,
+                                  on handle: JanusHandle) async throws(JanusError) -> (id: UInt64, data: JSONValue?) {
         let joined = try await handle.message(["request": "join", "ptype": "publisher", "room": .number(Double(room)),
                                                "display": .string(display)])
         guard joined.pluginData?["videoroom"]?.stringValue == "joined", let id = joined.pluginData?["id"]?.uint64Value else {
-            throw .unexpected(request: "join", reply: "\(joined.pluginData.map { "\($0)" } ?? joined.verb)")
+            throw .unexpected(request: request, reply: "\(joined.pluginData.map { "\($0)" } ?? joined.verb)")
         }
-        return id
+        return (id, joined.pluginData)
     }
 
     /// Publishes our offer: Janus's answer.
