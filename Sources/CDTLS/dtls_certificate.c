@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include <openssl/bio.h>
+#include <openssl/crypto.h>
 #include <openssl/bn.h>
 #include <openssl/err.h>
 #include <openssl/evp.h>
@@ -117,4 +118,8 @@ done:
   X509_free(cert);
   EVP_PKEY_free(key);
   return pem;
+}
+
+int pcdtls_init_without_exit_cleanup(void) {
+    return OPENSSL_init_crypto(OPENSSL_INIT_NO_ATEXIT, NULL) == 1 ? 1 : 0;
 }

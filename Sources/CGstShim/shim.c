@@ -2,6 +2,9 @@
 #define _GNU_SOURCE 1
 #include "CGstShim.h"
 #include <pthread.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 #include <string.h>
 
 /* ===== Pose meta ========================================================= */
@@ -317,6 +320,12 @@ pcg_set_current_thread_name (const char *name)
   char truncated[16];
   g_strlcpy (truncated, name, sizeof truncated);
   pthread_setname_np (pthread_self (), truncated);
+}
+
+gboolean
+pcg_nice_current_thread (int nice)
+{
+  return setpriority (PRIO_PROCESS, (id_t) syscall (SYS_gettid), nice) == 0;
 }
 
 /* ===== Streams nobody receives ============================================ */

@@ -43,3 +43,20 @@ extension I420Image {
         }
     }
 }
+
+extension I420Image {
+    /// A copy of `view`'s pixels (an odd last row or column dropped): a frame kept past the
+    /// call that lent the view.
+    public init(copying view: FrameView) throws(ImagingError) {
+        let width = view.width & ~1, height = view.height & ~1
+        try self.init(width: width, height: height)
+        withPlanes { planes in
+            let rows = [(view.y, view.yStride, planes.y, planes.yStride, width, height),
+                        (view.u, view.uStride, planes.u, planes.uStride, width / 2, height / 2),
+                        (view.v, view.vStride, planes.v, planes.vStride, width / 2, height / 2)]
+            for (src, stride, dst, dstStride, w, h) in rows {
+                for row in 0..<h { (dst + row * dstStride).update(from: src + row * stride, count: w) }
+            }
+        }
+    }
+}

@@ -21,6 +21,14 @@ public enum NodeEventName: String, CaseIterable, Sendable {
     case sfuSubscribed
     case sfuConnected
     case sfuLost
+    // The experts' voices through an SFU (Janus's voice room)
+    case sfuVoiceRoom
+    case sfuVoiceRoomLost
+    case sfuVoiceHeard
+    case sfuVoiceEnded
+    case sfuVoiceLost
+    case sfuStrangerFeed
+    case sfuVoicePublishing
     // The cascade of Janus servers (posecast-cascade)
     case cascadeWaiting
     case cascadeWatching

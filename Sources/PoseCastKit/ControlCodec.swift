@@ -193,6 +193,8 @@ public enum ControlCodec {
             return serialize(["type": "voices", "participants": list.map { p -> [String: Any] in
                 ["id": p.id, "role": p.role, "muted": p.muted, "mayTalk": p.mayTalk]
             }])
+        case .voiceRoute(let route):
+            return serialize(["type": "voiceRoute", "room": route.room, "pin": route.pin, "display": route.display, "listen": route.listen])
         }
     }
 
@@ -229,6 +231,14 @@ public enum ControlCodec {
                 return VoiceParticipant(id: try f.string("id"), role: try f.string("role"),
                                         muted: try f.optionalBool("muted") ?? false, mayTalk: try f.optionalBool("mayTalk") ?? true)
             })
+        case "voiceRoute":
+            guard let room = (object["room"] as? NSNumber)?.uint64Value, room > 0 else {
+                throw ControlError(id: nil, code: .invalidValue, message: "\"room\" must be a positive whole number")
+            }
+            guard let listen = object["listen"] as? [String] ?? (object["listen"] == nil ? [] : nil) else {
+                throw ControlError(id: nil, code: .invalidValue, message: "\"listen\" must be an array of strings")
+            }
+            return .voiceRoute(VoiceRoute(room: room, pin: try fields.string("pin"), display: try fields.string("display"), listen: listen))
         case let other:
             throw ControlError(id: nil, code: .unknownType, message: "unknown reply type \"\(other)\"")
         }

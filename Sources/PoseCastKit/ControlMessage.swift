@@ -158,6 +158,25 @@ public enum ControlReply: Sendable, Hashable {
     case sceneStatus(SceneStatus)
     /// Who is in the conversation and who is muted: on join and after every change.
     case voices([VoiceParticipant])
+    /// To one session through the SFU that may talk: where to publish its voice.
+    case voiceRoute(VoiceRoute)
+}
+
+/// Where an expert through the SFU publishes its voice: the voice room, its pin, and
+/// the name to publish under (the publisher subscribes only to the names it gave out);
+/// `listen`: the names of the other talkers, whose feeds there it hears (sent again when
+/// they change).
+public struct VoiceRoute: Sendable, Hashable {
+    public var room: UInt64
+    public var pin: String
+    public var display: String
+    public var listen: [String]
+    public init(room: UInt64, pin: String, display: String, listen: [String] = []) {
+        self.room = room; self.pin = pin; self.display = display; self.listen = listen
+    }
+
+    /// The same place to publish in (room, pin, name), whoever else talks.
+    public func samePlace(as other: VoiceRoute) -> Bool { room == other.room && pin == other.pin && display == other.display }
 }
 
 /// One voice in the conversation: the field (`id` "field", role "publisher") or a

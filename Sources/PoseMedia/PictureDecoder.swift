@@ -8,8 +8,18 @@ import RTCSession
 /// decodebin → videoconvert → appsink). It blocks: call it from a thread of its own,
 /// never the async pool or a streaming thread.
 package enum PictureDecoder {
-    package static func decode(_ path: String, timeout: Duration = .seconds(5)) throws(PictureError) -> I420Image {
+    /// `timeout` nil: by the picture's size (`PictureHeader.decodeTimeLimit`; for a format
+    /// whose header is not read, 5 s and 1 s more per 2 MB of file).
+    package static func decode(_ path: String, timeout: Duration? = nil) throws(PictureError) -> I420Image {
         guard FileManager.default.isReadableFile(atPath: path) else { throw PictureError(path: path, reason: "no readable file there") }
+        let header = PictureHeader.read(path)
+        if let header, header.pixels > PictureHeader.maxPixels {
+            throw PictureError(path: path, reason: "the picture is \(header.width)×\(header.height) (\(header.pixels / 1_000_000) megapixels); "
+                               + "at most \(PictureHeader.maxPixels / 1_000_000) are read")
+        }
+        let fileBytes = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
+        let timeout = timeout ?? header?.decodeTimeLimit ?? .seconds(5) + .milliseconds(fileBytes / 2_000)
+        let size = header.map { " (\($0.width)×\($0.height))" } ?? ""
         let pipeline: Pipeline
         do throws(RTCError) {
             pipeline = try Pipeline(launch: "filesrc name=file ! decodebin ! videoconvert ! video/x-raw,format=I420 ! appsink name=sink sync=false max-buffers=1",
@@ -30,7 +40,7 @@ package enum PictureDecoder {
         var pulled: PulledSample?
         while pulled == nil {
             if let message = firstError.message { throw PictureError(path: path, reason: message) }
-            guard ContinuousClock.now < deadline else { throw PictureError(path: path, reason: "no picture decoded within \(timeout)") }
+            guard ContinuousClock.now < deadline else { throw PictureError(path: path, reason: "no picture decoded within \(timeout)\(size)") }
             pulled = PulledSample.pull(from: sink, timeout: .milliseconds(100))
         }
         let sample = pulled!
@@ -38,19 +48,7 @@ package enum PictureDecoder {
         guard gst_video_info_from_caps(&info, sample.caps) != 0, info.width >= 16, info.height >= 16 else {
             throw PictureError(path: path, reason: "the picture is smaller than 16×16 or has no size")
         }
-        let width = Int(info.width) & ~1, height = Int(info.height) & ~1
-        let copied: I420Image? = withMappedI420(sample.buffer, info: &info) { view in
-            var image = try! I420Image(width: width, height: height)
-            image.withPlanes { planes in
-                let rows = [(view.y, view.yStride, planes.y, planes.yStride, width, height),
-                            (view.u, view.uStride, planes.u, planes.uStride, width / 2, height / 2),
-                            (view.v, view.vStride, planes.v, planes.vStride, width / 2, height / 2)]
-                for (src, stride, dst, dstStride, w, h) in rows {
-                    for row in 0..<h { (dst + row * dstStride).update(from: src + row * stride, count: w) }
-                }
-            }
-            return image
-        }
+        let copied: I420Image? = withMappedI420(sample.buffer, info: &info) { view in try? I420Image(copying: view) } ?? nil
         guard let image = copied else { throw PictureError(path: path, reason: "cannot map the decoded picture") }
         return image
     }

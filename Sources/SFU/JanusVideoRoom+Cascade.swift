@@ -20,6 +20,11 @@ extension JanusVideoRoom {
         }
     }
 
+    /// The feeds an event says left the room (`unpublished`, `leaving`), but `me`.
+    public static func gone(in data: JSONValue, except me: UInt64) -> [UInt64] {
+        ["unpublished", "leaving"].compactMap { data[$0]?.uint64Value }.filter { $0 != me }
+    }
+
     /// Joins the room as a participant that never publishes, to hear of its publishers
     /// (`publishers`, `unpublished`, `leaving` events): our id and the feeds there now.
     /// It takes no publisher's place: Janus counts only those that publish.

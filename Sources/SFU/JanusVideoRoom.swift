@@ -42,16 +42,20 @@ public enum JanusVideoRoom {
     }
 
     /// Joins as the room's publisher: our feed id.
-    public static func joinAsPublisher(room: UInt64, display: String, on handle: JanusHandle) async throws(JanusError) -> UInt64 {
-        try await joinPublisherRole(room: room, display: display, request: "join", on: handle).id
+    /// `pin`: the room's, when it has one (the voice room: docs/SCALING.md).
+    public static func joinAsPublisher(room: UInt64, display: String, pin: String? = nil,
+                                       on handle: JanusHandle) async throws(JanusError) -> UInt64 {
+        try await joinPublisherRole(room: room, display: display, request: "join", pin: pin, on: handle).id
     }
 
     /// `join` with `ptype: publisher` (publishing comes later, or never): our id in the
     /// room and Janus's `joined` data (it lists the room's publishers).
-    static func joinPublisherRole(room: UInt64, display: String, request: String,
+    static func joinPublisherRole(room: UInt64, display: String, request: String, pin: String? = nil,
                                   on handle: JanusHandle) async throws(JanusError) -> (id: UInt64, data: JSONValue?) {
-        let joined = try await handle.message(["request": "join", "ptype": "publisher", "room": .number(Double(room)),
-                                               "display": .string(display)])
+        var body: [String: JSONValue] = ["request": "join", "ptype": "publisher", "room": .number(Double(room)),
+                                         "display": .string(display)]
+        if let pin { body["pin"] = .string(pin) }
+        let joined = try await handle.message(body)
         guard joined.pluginData?["videoroom"]?.stringValue == "joined", let id = joined.pluginData?["id"]?.uint64Value else {
             throw .unexpected(request: request, reply: "\(joined.pluginData.map { "\($0)" } ?? joined.verb)")
         }
@@ -77,9 +81,12 @@ public enum JanusVideoRoom {
     }
 
     /// Joins as a subscriber of `feed`: Janus's offer (video, and the data channel when the feed has one).
-    public static func subscribe(room: UInt64, feed: UInt64, on handle: JanusHandle) async throws(JanusError) -> String {
-        let reply = try await handle.message(["request": "join", "ptype": "subscriber", "room": .number(Double(room)),
-                                              "streams": .array([.object(["feed": .number(Double(feed))])])])
+    public static func subscribe(room: UInt64, feed: UInt64, pin: String? = nil,
+                                 on handle: JanusHandle) async throws(JanusError) -> String {
+        var body: [String: JSONValue] = ["request": "join", "ptype": "subscriber", "room": .number(Double(room)),
+                                         "streams": .array([.object(["feed": .number(Double(feed))])])]
+        if let pin { body["pin"] = .string(pin) }
+        let reply = try await handle.message(body)
         guard let jsep = reply.jsep, jsep.type == "offer" else {
             throw .unexpected(request: "join (subscriber)", reply: "no offer: \(reply.pluginData.map { "\($0)" } ?? reply.verb)")
         }

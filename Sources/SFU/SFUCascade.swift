@@ -223,9 +223,7 @@ public final class SFUCascade: Sendable {
                 }
                 if data["videoroom"]?.stringValue == "destroyed" { return ("the room was destroyed", true) }
                 for published in JanusVideoRoom.feeds(in: data) where published.id != me { feed(.published(published)) }
-                for key in ["unpublished", "leaving"] {
-                    if let id = data[key]?.uint64Value, id != me { feed(.unpublished(id)) }
-                }
+                for id in JanusVideoRoom.gone(in: data, except: me) { feed(.unpublished(id)) }
             }
             return (Task.isCancelled ? "stopped" : "the connection to Janus closed", true)
         } catch {

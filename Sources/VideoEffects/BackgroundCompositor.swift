@@ -11,12 +11,19 @@ public enum BackgroundFill: Sendable {
 /// Blends a frame's background, in place, with a blurred copy of itself or with a
 /// picture, by a `BlockAlpha`. The blur is made at a quarter of the size each way (a box
 /// average down, two box-blur passes, bilinear back up), which is what makes 1280×720
-/// cheap: a blurred background has no detail to lose. Blocks of weight 255 are left
-/// untouched, bit for bit. Keeps its scratch planes between frames: one instance per
-/// streaming thread, not shared.
+/// cheap: a blurred background has no detail to lose. It is the background's blur, not
+/// the frame's: each quarter cell weighs 256 − its alpha (1 for the person, 256 for the
+/// background) and the blurred values are divided by the blurred weights, so the
+/// person's colours do not spread into the background around it (blurring the whole
+/// frame lit a dark background 25–29 luma levels within 10 px of the silhouette). Deep
+/// inside the person, where every weight is 1, it is the plain blur. Blocks of weight 255
+/// are left untouched, bit for bit. Keeps its scratch planes between frames: one instance
+/// per streaming thread, not shared.
 public final class BackgroundCompositor {
-    private var small: [[UInt16]] = [[], [], []]
-    private var scratch: [UInt16] = []
+    private var small: [[UInt32]] = [[], [], []]
+    /// Each quarter cell's weight: 256 − its mean alpha.
+    private var weight: [UInt32] = []
+    private var scratch: [UInt32] = []
     private var line: [Int32] = []
 
     public init() {}
@@ -61,8 +68,9 @@ public final class BackgroundCompositor {
         let w = frame.width, h = frame.height, sw = w / 4, sh = h / 4
         let r = max(1, (radius + 2) / 4)
         // Quarter-size planes: a 4×4 luma box, a 2×2 chroma box (values ×16 for precision).
-        for p in 0..<3 where small[p].count != sw * sh { small[p] = [UInt16](repeating: 0, count: sw * sh) }
-        if scratch.count != sw * sh { scratch = [UInt16](repeating: 0, count: sw * sh) }
+        for p in 0..<3 where small[p].count != sw * sh { small[p] = [UInt32](repeating: 0, count: sw * sh) }
+        if scratch.count != sw * sh { scratch = [UInt32](repeating: 0, count: sw * sh) }
+        if weight.count != sw * sh { weight = [UInt32](repeating: 0, count: sw * sh) }
         small[0].withUnsafeMutableBufferPointer { s in
             for j in 0..<sh {
                 for i in 0..<sw {
@@ -71,7 +79,7 @@ public final class BackgroundCompositor {
                         let row = frame.y + (4 * j + dy) * frame.yStride + 4 * i
                         sum += Int(row[0]) + Int(row[1]) + Int(row[2]) + Int(row[3])
                     }
-                    s[j * sw + i] = UInt16(sum)
+                    s[j * sw + i] = UInt32(sum)
                 }
             }
         }
@@ -80,18 +88,51 @@ public final class BackgroundCompositor {
                 for j in 0..<sh {
                     let r0 = plane + 2 * j * stride, r1 = r0 + stride
                     for i in 0..<sw {
-                        s[j * sw + i] = UInt16((Int(r0[2 * i]) + Int(r0[2 * i + 1]) + Int(r1[2 * i]) + Int(r1[2 * i + 1])) * 4)
+                        s[j * sw + i] = UInt32((Int(r0[2 * i]) + Int(r0[2 * i + 1]) + Int(r1[2 * i]) + Int(r1[2 * i + 1])) * 4)
                     }
                 }
             }
         }
+        // The weights (a quarter cell is 2×2 alpha blocks), the values weighted, both
+        // blurred alike, then divided: what the background around a cell looks like.
+        // With no person anywhere every weight is the same: the plain blur.
+        let cw = w / 2
+        let person = alpha.values.contains { $0 != 0 }
+        if person {
+            weight.withUnsafeMutableBufferPointer { wq in
+                alpha.values.withUnsafeBufferPointer { a in
+                    for j in 0..<sh {
+                        let a0 = 2 * j * cw, a1 = a0 + cw
+                        for i in 0..<sw {
+                            let sum = Int(a[a0 + 2 * i]) + Int(a[a0 + 2 * i + 1]) + Int(a[a1 + 2 * i]) + Int(a[a1 + 2 * i + 1])
+                            wq[j * sw + i] = UInt32(256 - (sum + 2) / 4)
+                        }
+                    }
+                }
+            }
+            for p in 0..<3 {
+                small[p].withUnsafeMutableBufferPointer { s in weight.withUnsafeBufferPointer { wq in for k in 0..<(sw * sh) { s[k] &*= wq[k] } } }
+            }
+            boxBlur(&weight, sw, sh, r); boxBlur(&weight, sw, sh, r)
+        }
         for p in 0..<3 {
             for _ in 0..<2 { boxBlur(&small[p], sw, sh, r) }
+        }
+        if person {
+            // One division per cell: the blurred weight's reciprocal (×2²⁴), applied to all three planes.
+            weight.withUnsafeMutableBufferPointer { wq in for k in 0..<(sw * sh) { wq[k] = (1 << 24) / max(wq[k], 1) } }
+            for p in 0..<3 {
+                small[p].withUnsafeMutableBufferPointer { s in
+                    weight.withUnsafeBufferPointer { inverse in
+                        for k in 0..<(sw * sh) { s[k] = UInt32((UInt64(s[k]) * UInt64(inverse[k]) + (1 << 23)) >> 24) }
+                    }
+                }
+            }
         }
         // Back up to blocks (chroma resolution): bilinear from the quarter-size planes, a
         // row of blocks at a time (the vertical blend first, over the whole row, then two
         // neighbours per block).
-        let cw = w / 2, ch = h / 2
+        let ch = h / 2
         let cols = I420Resampler.taps(count: cw, sourceCount: sw, origin: 0, span: Double(sw))
         let rows = I420Resampler.taps(count: ch, sourceCount: sh, origin: 0, span: Double(sh))
         if line.count != 3 * (sw + 1) { line = [Int32](repeating: 0, count: 3 * (sw + 1)) }
@@ -148,7 +189,7 @@ public final class BackgroundCompositor {
     }
 
     /// One separable box blur of radius `r` (edges repeated), in place.
-    private func boxBlur(_ plane: inout [UInt16], _ w: Int, _ h: Int, _ r: Int) {
+    private func boxBlur(_ plane: inout [UInt32], _ w: Int, _ h: Int, _ r: Int) {
         let n = 2 * r + 1
         plane.withUnsafeMutableBufferPointer { p in
             scratch.withUnsafeMutableBufferPointer { t in
@@ -157,7 +198,7 @@ public final class BackgroundCompositor {
                     var sum = 0
                     for k in -r...r { sum += Int(p[row + min(max(k, 0), w - 1)]) }
                     for x in 0..<w {
-                        t[row + x] = UInt16(sum / n)
+                        t[row + x] = UInt32(sum / n)
                         sum += Int(p[row + min(x + r + 1, w - 1)]) - Int(p[row + max(x - r, 0)])
                     }
                 }
@@ -165,7 +206,7 @@ public final class BackgroundCompositor {
                     var sum = 0
                     for k in -r...r { sum += Int(t[min(max(k, 0), h - 1) * w + x]) }
                     for y in 0..<h {
-                        p[y * w + x] = UInt16(sum / n)
+                        p[y * w + x] = UInt32(sum / n)
                         sum += Int(t[min(y + r + 1, h - 1) * w + x]) - Int(t[max(y - r, 0) * w + x])
                     }
                 }

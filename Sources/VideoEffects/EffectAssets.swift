@@ -9,6 +9,7 @@ public struct EffectAssets: Sendable, Hashable {
     public static let segmentationModel = "selfie_segmentation.tflite"
     public static let landscapeSegmentationModel = "selfie_segmentation_landscape.tflite"
     public static let faceModel = "face_detection_short_range.tflite"
+    public static let fullRangeFaceModel = "face_detection_full_range_sparse.tflite"
     /// What installs them.
     public static let installCommand = "bash scripts/effects-setup"
 

@@ -12,50 +12,67 @@ public struct DetectedFace: Sendable, Hashable {
     }
 }
 
-/// The output side of MediaPipe's short-range face detector (a single-shot detector over
-/// a 128×128 input): its anchor grid, the decoding of its 896 regressions into boxes and
-/// landmarks, and the weighted non-maximum suppression that merges overlapping ones.
-/// Written from the model's published configuration (strides 8, 16, 16, 16; one fixed-size
-/// anchor pair per layer; offsets in input pixels), not from MediaPipe's code.
+/// The output side of MediaPipe's single-shot detectors (BlazeFace-style): each layout's
+/// anchor grid, the decoding of its regressions into boxes and keypoints, and the weighted
+/// non-maximum suppression that merges overlapping ones. Written from the models'
+/// published configurations (input size, strides, anchors per cell, offsets in input
+/// pixels), not from MediaPipe's code.
 public enum FaceDecoding {
-    public static let inputSize = 128
-    /// Values per anchor: box centre x, y, width, height, then six (x, y) landmarks.
-    public static let valuesPerAnchor = 16
+    /// One detector's output layout.
+    public struct Layout: Sendable {
+        /// The square input's side, in pixels (the regressions are in its pixels).
+        public let inputSize: Int
+        /// Per stride, the anchors of each cell (layers that share a stride share a grid).
+        public let strides: [(stride: Int, perCell: Int)]
+        /// Keypoints after the box (x, y each).
+        public let keypoints: Int
+        /// Anchor centres, normalised, in the order the model emits them: per stride group,
+        /// row by row, column by column, then the group's anchors per cell.
+        public let anchors: [NormalizedPoint]
+        public var valuesPerAnchor: Int { 4 + 2 * keypoints }
 
-    /// Anchor centres, normalised, in the order the model emits them: per stride group,
-    /// row by row, column by column, then the group's anchors per cell. Layers that share
-    /// a stride share a grid, so stride 8 gives 2 anchors per cell (16×16) and the three
-    /// stride-16 layers 6 per cell (8×8): 512 + 384 = 896.
-    public static let anchors: [NormalizedPoint] = {
-        var out: [NormalizedPoint] = []
-        for (stride, perCell) in [(8, 2), (16, 6)] {
-            let cells = inputSize / stride
-            for row in 0..<cells {
-                for col in 0..<cells {
-                    let p = NormalizedPoint(x: (Float(col) + 0.5) / Float(cells), y: (Float(row) + 0.5) / Float(cells))
-                    for _ in 0..<perCell { out.append(p) }
+        init(inputSize: Int, strides: [(stride: Int, perCell: Int)], keypoints: Int) {
+            self.inputSize = inputSize; self.strides = strides; self.keypoints = keypoints
+            var out: [NormalizedPoint] = []
+            for (stride, perCell) in strides {
+                let cells = inputSize / stride
+                for row in 0..<cells {
+                    for col in 0..<cells {
+                        let p = NormalizedPoint(x: (Float(col) + 0.5) / Float(cells), y: (Float(row) + 0.5) / Float(cells))
+                        for _ in 0..<perCell { out.append(p) }
+                    }
                 }
             }
+            anchors = out
         }
-        return out
-    }()
 
-    /// Faces scoring at least `minScore` (after the logistic function), merged where
+        /// The short-range face detector (faces within about 2 m): 128×128, strides 8 (2
+        /// anchors a cell, 16×16) and 16 (6, 8×8): 896 anchors; six landmarks (eyes, nose
+        /// tip, mouth, ear tragions).
+        public static let shortRangeFace = Layout(inputSize: 128, strides: [(8, 2), (16, 6)], keypoints: 6)
+        /// The full-range face detector (faces up to about 5 m, three-quarter and profile
+        /// views): 192×192, one anchor per cell of a 48×48 grid (stride 4): 2304; the same
+        /// six landmarks.
+        public static let fullRangeFace = Layout(inputSize: 192, strides: [(4, 1)], keypoints: 6)
+    }
+
+    /// Detections scoring at least `minScore` (after the logistic function), merged where
     /// they overlap by more than `mergeOverlap` (intersection over union), best first.
-    /// `regressors` holds `anchors.count × 16` values, `scores` `anchors.count` logits.
-    public static func decode(regressors: UnsafePointer<Float>, scores: UnsafePointer<Float>,
+    /// `regressors` holds `anchors.count × valuesPerAnchor` values, `scores`
+    /// `anchors.count` logits.
+    public static func decode(regressors: UnsafePointer<Float>, scores: UnsafePointer<Float>, layout: Layout = .shortRangeFace,
                               minScore: Float = 0.5, mergeOverlap: Float = 0.3) -> [DetectedFace] {
         var candidates: [DetectedFace] = []
-        let scale = Float(inputSize)
-        for (i, anchor) in anchors.enumerated() {
+        let scale = Float(layout.inputSize), stride = layout.valuesPerAnchor
+        for (i, anchor) in layout.anchors.enumerated() {
             let logit = min(max(scores[i], -100), 100)
             let score = 1 / (1 + exp(-logit))
             guard score >= minScore else { continue }
-            let r = regressors + i * valuesPerAnchor
+            let r = regressors + i * stride
             let cx = r[0] / scale + anchor.x, cy = r[1] / scale + anchor.y
             let w = r[2] / scale, h = r[3] / scale
             guard w > 0, h > 0, cx.isFinite, cy.isFinite else { continue }
-            let keypoints = (0..<6).map { k in NormalizedPoint(x: r[4 + 2 * k] / scale + anchor.x, y: r[5 + 2 * k] / scale + anchor.y) }
+            let keypoints = (0..<layout.keypoints).map { k in NormalizedPoint(x: r[4 + 2 * k] / scale + anchor.x, y: r[5 + 2 * k] / scale + anchor.y) }
             candidates.append(DetectedFace(box: NormalizedRect(x: cx - w / 2, y: cy - h / 2, width: w, height: h),
                                            score: score, keypoints: keypoints))
         }

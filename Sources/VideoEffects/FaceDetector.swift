@@ -1,33 +1,50 @@
 import Imaging
 import PoseCastKit
 
-/// MediaPipe's short-range face detector through LiteRT: the frame letterboxed into the
-/// model's 128×128 input (aspect kept, grey bands), the output decoded by `FaceDecoding`,
-/// the faces mapped back to the frame (normalised).
+/// One of MediaPipe's single-shot detectors through LiteRT (the short-range face detector
+/// by default, or the full-range one): the frame letterboxed
+/// into the model's square input (aspect kept, grey bands), the output decoded by
+/// `FaceDecoding`, the detections mapped back to the frame (normalised).
 public final class FaceDetector: @unchecked Sendable {
+    /// Which model, with its file.
+    public enum Kind: Sendable {
+        case shortRangeFace, fullRangeFace
+        var layout: FaceDecoding.Layout {
+            switch self { case .shortRangeFace: .shortRangeFace; case .fullRangeFace: .fullRangeFace }
+        }
+        var file: String {
+            switch self {
+            case .shortRangeFace: EffectAssets.faceModel
+            case .fullRangeFace: EffectAssets.fullRangeFaceModel
+            }
+        }
+    }
+
     public let model: LiteRTModel
+    public let layout: FaceDecoding.Layout
     private let regressorsIndex: Int, scoresIndex: Int
     public var minScore: Float = 0.5
 
-    public init(assets: EffectAssets) throws(EffectModelError) {
-        let model = try assets.model(EffectAssets.faceModel)
-        let size = FaceDecoding.inputSize, anchors = FaceDecoding.anchors.count
+    public init(assets: EffectAssets, kind: Kind = .shortRangeFace) throws(EffectModelError) {
+        let model = try assets.model(kind.file)
+        let layout = kind.layout
+        let size = layout.inputSize, anchors = layout.anchors.count
         guard model.inputShapes.count == 1, model.inputShapes[0] == [1, size, size, 3], model.outputShapes.count == 2 else {
-            throw EffectModelError("\(model.path): expected a 1×128×128×3 input and two outputs, got \(model.inputShapes) → \(model.outputShapes)")
+            throw EffectModelError("\(model.path): expected a 1×\(size)×\(size)×3 input and two outputs, got \(model.inputShapes) → \(model.outputShapes)")
         }
-        // The regressors are the output with 16 values per anchor, whatever the order.
+        // The regressors are the output with `valuesPerAnchor` values per anchor, whatever the order.
         let counts = model.outputShapes.map { $0.reduce(1, *) }
-        guard let r = counts.firstIndex(of: anchors * FaceDecoding.valuesPerAnchor), let s = counts.firstIndex(of: anchors) else {
-            throw EffectModelError("\(model.path): outputs \(model.outputShapes) are not \(anchors)×16 and \(anchors)×1")
+        guard let r = counts.firstIndex(of: anchors * layout.valuesPerAnchor), let s = counts.firstIndex(of: anchors) else {
+            throw EffectModelError("\(model.path): outputs \(model.outputShapes) are not \(anchors)×\(layout.valuesPerAnchor) and \(anchors)×1")
         }
-        self.model = model; regressorsIndex = r; scoresIndex = s
+        self.model = model; self.layout = layout; regressorsIndex = r; scoresIndex = s
     }
 
     /// Faces in `region` of `frame` (the whole frame by default: a region near the last
     /// face sees a small face at a higher resolution), best first, boxes and landmarks
     /// normalised in the frame.
     public func detect(_ frame: FrameView, region: CropWindow? = nil) throws(EffectModelError) -> [DetectedFace] {
-        let size = FaceDecoding.inputSize
+        let size = layout.inputSize
         let area = region ?? .full(width: frame.width, height: frame.height)
         let landscape = area.width >= area.height
         // The region's long side fills the input; the short side is centred between bands.
@@ -48,7 +65,7 @@ public final class FaceDetector: @unchecked Sendable {
         }
         try model.run()
         let faces = FaceDecoding.decode(regressors: model.output(regressorsIndex).baseAddress!,
-                                        scores: model.output(scoresIndex).baseAddress!, minScore: minScore)
+                                        scores: model.output(scoresIndex).baseAddress!, layout: layout, minScore: minScore)
         // Back from the letterboxed square to the frame.
         let sx: Float = landscape ? 1 : Float(size) / Float(w), sy: Float = landscape ? Float(size) / Float(h) : 1
         let ox: Float = landscape ? 0 : Float(offset) / Float(size), oy: Float = landscape ? Float(offset) / Float(size) : 0

@@ -23,6 +23,9 @@ public struct FramingConfiguration: Sendable, Hashable {
     public var maxZoom = 4.0
     /// Automatic framing makes a face this fraction of the crop's height (head and shoulders).
     public var faceFill = 0.22
+    /// A subject box (a group of faces) is at most 1 / this of the crop's width, so the
+    /// outer faces keep a margin; one face is far narrower than that at `faceFill`.
+    public var groupMargin = 1.6
     /// A subject box nearer the current zoom than this ratio leaves the zoom alone.
     public var zoomDeadBand = 1.2
     /// A subject lost for this long: the crop goes back to the widest view.
@@ -43,8 +46,10 @@ public struct FramingConfiguration: Sendable, Hashable {
 public enum FramingTarget: Sendable, Hashable {
     /// The widest view, centred (framing off).
     case wide
-    /// Keep a subject framed: its box normalised in the capture, nil while it is lost.
-    case subject(NormalizedRect?)
+    /// Keep a subject framed: its box normalised in the capture, nil while it is lost;
+    /// for a group of faces, the box around them and the tallest face's height (the zoom
+    /// follows the face, the box fits across the crop).
+    case subject(NormalizedRect?, faceHeight: Float? = nil)
     /// A fixed view: centre normalised in the capture, zoom against the widest view
     /// (an expert's `zoom`).
     case region(center: NormalizedPoint, zoom: Double)
@@ -89,16 +94,20 @@ public struct FramingController: Sendable {
         case .wide:
             setGoal(wide.centerX, wide.centerY, zoom: 1, deadZone: false)
             lostFor = 0
-        case .subject(let box?):
+        case .subject(let box?, let faceHeight):
             lostFor = 0
-            let boxHeight = Double(box.height) * ch
-            let wanted = boxHeight > 0 ? wide.height * c.faceFill / boxHeight : goalZoom
+            let boxHeight = Double(box.height) * ch, boxWidth = Double(box.width) * cw
+            let fillHeight = faceHeight.map { Double($0) * ch } ?? boxHeight
+            var wanted = fillHeight > 0 ? wide.height * c.faceFill / fillHeight : goalZoom
+            // A group's box fits in the crop with a margin each way.
+            if boxWidth > 0 { wanted = min(wanted, wide.width / (boxWidth * c.groupMargin)) }
+            if faceHeight != nil, boxHeight > 0 { wanted = min(wanted, wide.height / (boxHeight * c.groupMargin)) }
             // Hysteresis on the zoom: a face that grows or shrinks a little keeps the zoom.
             let ratio = wanted / goalZoom
             let z = ratio > c.zoomDeadBand || ratio < 1 / c.zoomDeadBand ? wanted : goalZoom
             let (x, y) = lead((Double(box.x) + Double(box.width) / 2) * cw, (Double(box.y) + Double(box.height) / 2) * ch)
             setGoal(x, y, zoom: z, deadZone: true)
-        case .subject(nil), .point(nil, _):
+        case .subject(nil, _), .point(nil, _):
             lostFor += seconds
             lastSubject = nil
             if lostFor >= c.lostSubjectSeconds { setGoal(wide.centerX, wide.centerY, zoom: 1, deadZone: false) }

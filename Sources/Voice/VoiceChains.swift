@@ -72,6 +72,7 @@ package struct VoiceCapture {
             chain.append(volume)
             let capture = VoiceCapture(elements: chain, volume: volume)
             AudioProbes.installMeter(on: volume.staticPad("src")!, level: capture.level, tones: nil)
+            VoiceThreadPriority.raise(on: volume.staticPad("src")!)
             return capture
         } catch { throw VoiceError(error) }
     }
@@ -123,6 +124,7 @@ package struct VoicePlayback {
                 ToneProbe(frequencies: t.frequencies, thresholdDB: toneThresholdDB, playDelay: { VoiceDevices.latency(of: sink) }, report: t.report)
             }
             AudioProbes.installMeter(on: caps.staticPad("src")!, level: playback.level, tones: tracker)
+            VoiceThreadPriority.raise(on: chain[0].staticPad("sink")!)
             return playback
         } catch { throw VoiceError(error) }
     }
@@ -176,7 +178,10 @@ package enum VoiceCodec {
         decoder.set("use-inband-fec", true)
         let caps = try ElementFactory.make("capsfilter", name: "\(name)-voicecaps")
         caps.set("caps", VoiceFormat.caps)
-        return [try ElementFactory.make("rtpopusdepay", name: "\(name)-opusdepay"), decoder,
+        let depay = try ElementFactory.make("rtpopusdepay", name: "\(name)-opusdepay")
+        // The thread that pushes here is the jitter buffer's for this voice alone.
+        VoiceThreadPriority.raise(on: depay.staticPad("sink")!)
+        return [depay, decoder,
                 try ElementFactory.make("audioconvert", name: "\(name)-voiceconvert"),
                 try ElementFactory.make("audioresample", name: "\(name)-voiceresample"), caps]
     }

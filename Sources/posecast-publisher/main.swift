@@ -26,7 +26,7 @@ struct Publisher: AsyncParsableCommand {
         subscriber can connect straight away: posecast-subscriber --signaling ws://127.0.0.1:8443/
         """)
 
-    @Option(help: "Video source: 'v4l2' (the camera at --device), a device path such as /dev/video2, 'synthetic' (the synthetic AR camera: a known 3D scene rendered from each frame's pose) or 'test' (videotestsrc), or image:PATH (a PNG or JPEG picture as live video, letterboxed; for the effects' demo).")
+    @Option(help: "Video source: 'v4l2' (the camera at --device), a device path such as /dev/video2, 'synthetic' (the synthetic AR camera: a known 3D scene rendered from each frame's pose) or 'test' (videotestsrc), image:PATH (a PNG or JPEG picture as live video, letterboxed; for the effects' demo) or video:PATH (a recorded video played as live video, looping, letterboxed).")
     var source = "v4l2"
     @Option(help: "V4L2 device for --source v4l2.") var device = "/dev/video0"
     @Option(help: "Width of the picture sent.") var width = 640
@@ -42,7 +42,7 @@ struct Publisher: AsyncParsableCommand {
     @Option(help: "The largest digital zoom (1…4).") var maxZoom: Double = 4
     @Option(help: "Person segmentation and face detection runs per second (the latest result serves every frame).")
     var analysisFps: Double = 15
-    @Flag(inversion: .prefixedEnableDisable, help: "The person background applies only while a face is in the person mask (the selfie model marks whatever stands out when no one is there).")
+    @Flag(inversion: .prefixedEnableDisable, help: "The person background applies only while a face or a person detector finds someone in the person mask (the selfie model marks whatever stands out when no one is there; docs/EFFECTS.md gives the range).")
     var personGate = true
     @Option(help: "Folder of libLiteRt.so and the .tflite models (default: .build/effects, filled by scripts/effects-setup).")
     var effectsDir: String?
@@ -146,6 +146,9 @@ struct Publisher: AsyncParsableCommand {
     }
 
     func run() async throws {
+        // GStreamer's DTLS key, made while signaling connects rather than when the first peer
+        // connects (`GStreamer.prepareDTLS`).
+        GStreamer.prepareDTLS()
         // Sockets, pipes and GStreamer's own descriptors, and those of the embedded
         // server's clients: the default 1024 is too few to survive a crowd (docs/SECURITY.md).
         let openFiles = ProcessSupport.raiseOpenFileLimit()
@@ -163,8 +166,9 @@ struct Publisher: AsyncParsableCommand {
         case "synthetic": config.media.source = .synthetic
         case "v4l2": config.media.source = .v4l2(device: device)
         case let spec where spec.hasPrefix("image:"): config.media.source = .image(path: String(spec.dropFirst("image:".count)))
+        case let spec where spec.hasPrefix("video:"): config.media.source = .video(path: String(spec.dropFirst("video:".count)))
         case let path where path.hasPrefix("/"): config.media.source = .v4l2(device: path)
-        default: throw ValidationError("--source must be v4l2, synthetic, test, image:PATH or a device path, got \(source)")
+        default: throw ValidationError("--source must be v4l2, synthetic, test, image:PATH, video:PATH or a device path, got \(source)")
         }
         config.media.width = width; config.media.height = height; config.media.fps = fps
         let capture = captureSize.flatMap(Self.parseSize) ?? (width, height)

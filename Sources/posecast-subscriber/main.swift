@@ -86,6 +86,9 @@ struct Subscriber: AsyncParsableCommand {
     }
 
     func run() async throws {
+        // GStreamer's DTLS key, made while signaling connects rather than when the first peer
+        // connects (`GStreamer.prepareDTLS`).
+        GStreamer.prepareDTLS()
         var node = SubscriberNodeConfig(signalingURL: signaling)
         node.room = room; node.token = token; node.role = role; node.producerId = producer
         node.signalingTLS = signalingCa.map { SignalingClientTLS(caCertificatePath: $0) }

@@ -171,6 +171,19 @@ struct BitrateControllerTests {
         }
         #expect(c.estimateKbps == 2000)
         #expect(c.capacityKbps == nil, "random loss is no capacity")
+        // The same on a busy machine, where the receiver's scheduling reads as a queue of
+        // 9–17 ms (under the 20 ms that counts as one): still random, no cut.
+        var busy = Self.controller(start: 1100)
+        var busyNow: UInt64 = 0
+        busy.update(FeedbackInterval(sent: 0, nacked: 0), nowNanos: busyNow)
+        let jitter = [9.0, 17, 12, 14]
+        for i in 0..<40 {
+            busyNow += 250 * Self.ms
+            busy.update(Self.reported(kbps: busy.estimateKbps, seconds: 0.25, loss: pattern[i % 4], queueMs: jitter[(i / 2) % 4]),
+                        nowNanos: busyNow)
+            #expect(busy.lastReason != .loss, "cut at report \(i) for random loss on a busy machine")
+        }
+        #expect(busy.estimateKbps >= 1100)
         // A policer 10 % under what is sent: as much loss over the window, no queue: it cuts.
         var cut = false
         for _ in 0..<12 {

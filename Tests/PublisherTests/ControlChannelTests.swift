@@ -47,6 +47,8 @@ struct ControlChannelTests {
                                      exposureMs: 12.5, gain: 2, whiteBalanceKelvin: nil, lockRemaining: 1.5, frameId: 77)),
             .voices([VoiceParticipant(id: "field", role: "publisher", muted: false),
                      VoiceParticipant(id: "e1", role: "expert", muted: true), VoiceParticipant(id: "v1", role: "viewer", muted: false, mayTalk: false)]),
+            .voiceRoute(VoiceRoute(room: 1_000_001_234, pin: "9f3a-77c1", display: "e4b2-01aa")),
+            .voiceRoute(VoiceRoute(room: 1_000_001_234, pin: "9f3a-77c1", display: "e4b2-01aa", listen: ["77aa-1", "77aa-2"])),
         ]
         for reply in replies { #expect(try ControlCodec.decodeReply(ControlCodec.encode(reply)) == reply) }
     }

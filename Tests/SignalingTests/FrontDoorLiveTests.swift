@@ -1,12 +1,13 @@
 import Foundation
 import Signaling
 import Testing
+import TestSupport
 
 /// The real server's front door against strangers, over raw sockets: idle and slowloris
 /// connections answered 408 at the header deadline, a crowd from one address beyond its
 /// share answered 503, a request flood 429, and through all of it an honest WebSocket
 /// client keeps its session and a newcomer still gets in.
-@Suite("Server live: front door", .serialized, .timeLimit(.minutes(1)))
+@Suite("Server live: front door", .serialized, .timeLimit(.minutes(1)), .tags(.realtime))
 struct FrontDoorLiveTests {
     static func server(_ adjust: (inout SignalingServerConfiguration) -> Void) async throws -> SignalingServer {
         var configuration = SignalingServerConfiguration(port: 0)

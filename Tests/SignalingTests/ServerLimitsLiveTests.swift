@@ -1,11 +1,12 @@
 import Foundation
 import Signaling
 import Testing
+import TestSupport
 
 /// The server against strangers who hold connections: a cap on open connections, idle
 /// sockets and bare WebSockets closed, oversized request heads refused; honest clients
 /// get in as soon as there is room.
-@Suite("Server live: connection limits", .serialized, .timeLimit(.minutes(1)))
+@Suite("Server live: connection limits", .serialized, .timeLimit(.minutes(1)), .tags(.realtime))
 struct ServerLimitsLiveTests {
     @Test("connections beyond the cap wait; idle keep-alive ones are closed after the HTTP idle timeout, and the waiting client gets in")
     func connectionCap() async throws {

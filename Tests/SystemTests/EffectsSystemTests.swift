@@ -167,6 +167,68 @@ struct EffectsSystemTests {
         try await Self.stop(subscriber: subscriber, publisher: publisher, signaling: signaling)
     }
 
+    @Test("bad pictures are named: a corrupt one as the camera stops the publisher at start (exit 2); a truncated one as the background is an effect error, and the video goes on")
+    func badPictures() async throws {
+        let dir = NSTemporaryDirectory() + "posecast-bad-pictures-\(getpid())/"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try Data((0..<4096).map { UInt8(truncatingIfNeeded: $0 &* 7919) }).write(to: URL(fileURLWithPath: dir + "corrupt.png"))
+        // A real PNG's first 40 bytes: its header states a size, its pixels are gone.
+        try Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0, 0, 0, 13] + Array("IHDR".utf8)
+                 + [0, 0, 2, 0x80, 0, 0, 1, 0xE0, 8, 2, 0, 0, 0, 0xD5, 0x4F, 0x2E, 0x2A, 0, 0, 0, 0]).write(to: URL(fileURLWithPath: dir + "truncated.png"))
+        let (signaling, url) = try await ManagedProcess.startSignaling()
+        let camera = try ManagedProcess("posecast-publisher", [
+            "--source", "image:\(dir)corrupt.png", "--signaling", url, "--microphone", "none", "--speaker", "none"], name: "publisher (corrupt camera)")
+        let status = try await camera.waitForExit(timeout: 20)
+        #expect(status == 2, "exit \(status): \(camera.stderrTail)")
+        #expect(camera.stderrTail.contains("\(dir)corrupt.png"), "the file is not named: \(camera.stderrTail)")
+        let publisher = try ManagedProcess("posecast-publisher", [
+            "--source", "synthetic", "--pose", "orbit", "--signaling", url, "--json", "--background", "image=\(dir)truncated.png"], name: "publisher")
+        let (refused, _) = try await publisher.waitForEvent("background refused", timeout: 20) {
+            $0.is(.effectError) && $0.string("effect") == "background"
+        }
+        #expect(refused.string("message")?.contains("\(dir)truncated.png") == true, "\(refused)")
+        let subscriber = try ManagedProcess("posecast-subscriber", ["--headless", "--json", "--signaling", url], name: "subscriber")
+        let (shown, _) = try await subscriber.waitForEvent("frames with pose", timeout: 40) { $0.is(.status) && $0.int("frames_with_pose") >= 60 }
+        #expect(shown.int("frames_with_pose") == shown.int("frames"), "\(shown)")
+        try await Self.stop(subscriber: subscriber, publisher: publisher, signaling: signaling)
+    }
+
+    @Test("a recorded video as the camera: played at its rate and looped (a 1 s file gives 6 s of frames, each with its pose); a file that is no video is named at start (exit 2)")
+    func videoSource() async throws {
+        let dir = NSTemporaryDirectory() + "posecast-video-source-\(getpid())/"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        // A 1 s moving ball, H.264 in MP4 (gst-launch's -e finishes the file at the end).
+        let maker = Process()
+        maker.executableURL = URL(fileURLWithPath: "/usr/bin/gst-launch-1.0")
+        maker.arguments = ["-q", "-e", "videotestsrc", "pattern=ball", "num-buffers=30", "!", "video/x-raw,width=320,height=240,framerate=30/1",
+                           "!", "x264enc", "!", "mp4mux", "!", "filesink", "location=\(dir)ball.mp4"]
+        try maker.run()
+        maker.waitUntilExit()
+        #expect(maker.terminationStatus == 0, "gst-launch-1.0 could not write the test video")
+        try Data(repeating: 7, count: 2048).write(to: URL(fileURLWithPath: dir + "noise.mp4"))
+        let (signaling, url) = try await ManagedProcess.startSignaling()
+        let refused = try ManagedProcess("posecast-publisher", [
+            "--source", "video:\(dir)noise.mp4", "--signaling", url, "--microphone", "none", "--speaker", "none"], name: "publisher (noise video)")
+        let status = try await refused.waitForExit(timeout: 20)
+        #expect(status == 2 && refused.stderrTail.contains("\(dir)noise.mp4"), "exit \(status): \(refused.stderrTail)")
+        let publisher = try ManagedProcess("posecast-publisher", [
+            "--source", "video:\(dir)ball.mp4", "--pose", "orbit", "--signaling", url, "--json", "--microphone", "none", "--speaker", "none"],
+                                         name: "publisher")
+        let subscriber = try ManagedProcess("posecast-subscriber", ["--headless", "--json", "--signaling", url], name: "subscriber")
+        let (first, _) = try await subscriber.waitForEvent("frames", timeout: 40) { $0.is(.status) && $0.int("frames") >= 30 }
+        let started = Date()
+        let (later, _) = try await subscriber.waitForEvent("6 s of frames", timeout: 20) {
+            $0.is(.status) && $0.int("frames") >= first.int("frames") + 180
+        }
+        let seconds = Date().timeIntervalSince(started)
+        print("video source: \(later.int("frames") - first.int("frames")) frames in \(String(format: "%.1f", seconds)) s from a 1 s file; \(later)")
+        #expect(seconds < 8.5, "fewer than 180 frames in 8.5 s: the file did not loop at its rate")
+        #expect(later.int("frames_with_pose") == later.int("frames"), "\(later)")
+        try await Self.stop(subscriber: subscriber, publisher: publisher, signaling: signaling)
+    }
+
     /// Stops the processes, the publisher cleanly (exit 0).
     static func stop(subscriber: ManagedProcess, publisher: ManagedProcess, signaling: ManagedProcess) async throws {
         subscriber.signal(SIGTERM)

@@ -7,6 +7,22 @@ import TestSupport
 /// limit; the publisher runs on the test source (cheap), every frame pose-tagged.
 @Suite("system: faults (killed subscriber, signaling restart, publisher restart)", .serialized, .tags(.system))
 struct FaultSystemTests {
+    /// Both nodes start GStreamer's DTLS key on a thread at launch (`GStreamer.prepareDTLS`);
+    /// a node refused at once exits under it. OpenSSL's exit-time clean-up then crashed the
+    /// publisher in libcrypto in 4 exits of 6 (signal 11) until it was turned off.
+    @Test("nodes refused at start (a size the encoder cannot take, an --sfu that is no Janus URL) exit with their code, 8 times each, never a crash")
+    func refusedAtStart() async throws {
+        for attempt in 1...8 {
+            let publisher = try ManagedProcess("posecast-publisher", ["--listen", "127.0.0.1:0", "--width", "450", "--height", "300",
+                                                                     "--microphone", "none", "--speaker", "none"], name: "publisher \(attempt)")
+            let subscriber = try ManagedProcess("posecast-subscriber", ["--headless", "--sfu", "bogus", "--microphone", "none", "--speaker", "none"],
+                                                name: "subscriber \(attempt)")
+            let (p, s) = (try await publisher.waitForExit(timeout: 20), try await subscriber.waitForExit(timeout: 20))
+            #expect(p == 2 && publisher.stderrTail.contains("multiple of 8"), "publisher exit \(p): \(publisher.stderrTail)")
+            #expect(s == 64 && subscriber.stderrTail.contains("--sfu must be"), "subscriber exit \(s): \(subscriber.stderrTail)")
+        }
+    }
+
     @Test("a subscriber killed with SIGKILL: its session ends, its sockets and threads come back, it rejoins")
     func killedSubscriber() async throws {
         let (signaling, url) = try await Fault.signaling(port: 0)

@@ -34,6 +34,8 @@ import TestSupport
                unavailable: { Self.needsRoot() }),
         Script(name: "bench-effects", keys: ["effect", "size", "cpu_pct", "added_cpu_pct"],
                unavailable: { Self.missing(".build/effects", "the effects' runtime and models (scripts/effects-setup)") }),
+        Script(name: "bench-people", keys: ["picture", "size", "meets"],
+               unavailable: { Self.missing(".build/effects", "the effects' runtime and models (scripts/effects-setup)") }),
         Script(name: "bench-av", keys: ["run", "publisher_cpu_pct", "pairs", "av_offset_ms_p95", "field_to_expert_ms_p50",
                                           "expert_to_field_ms_p50"]),
         Script(name: "bench-window", keys: ["display", "latency_ms_p50", "latency_ms_p95", "frames_shown", "p95_difference_ms"],

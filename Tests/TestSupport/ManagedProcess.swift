@@ -133,8 +133,20 @@ public final class ManagedProcess: @unchecked Sendable {
     /// that had exited stayed a zombie for 20 minutes that `isRunning` called running and
     /// `waitUntilExit` waited on, until CI's time ran out.
     public var isRunning: Bool { process.isRunning && Self.exitStatusOfZombie(pid) == nil }
+    /// The exit status: from /proc while the child is a zombie, else Foundation's once it
+    /// has reaped it. Foundation may reap it between the two reads (the zombie gone, its
+    /// `isRunning` not yet false): then this waits, at most 2 s, for Foundation to say so.
+    /// Read at once, that race gave -1 for a publisher that had exited 0 (an SFU test in a
+    /// fresh-clone CI run). -1 only while the child really runs.
     public var terminationStatus: Int32 {
-        process.isRunning ? Self.exitStatusOfZombie(pid) ?? -1 : process.terminationStatus
+        let deadline = Date().addingTimeInterval(2)
+        while true {
+            if !process.isRunning { return process.terminationStatus }
+            if let status = Self.exitStatusOfZombie(pid) { return status }
+            // Neither: running (its /proc entry there, not a zombie), or reaped a moment ago.
+            if FileManager.default.fileExists(atPath: "/proc/\(pid)/stat") || Date() >= deadline { return -1 }
+            usleep(10_000)
+        }
     }
 
     /// A child's exit status as Foundation gives it (the code, or the signal that ended it)

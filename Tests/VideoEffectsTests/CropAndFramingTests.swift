@@ -1,11 +1,12 @@
 import Foundation
 import Testing
+import TestSupport
 import Imaging
 import PoseCastKit
 import VideoEffects
 @testable import Publisher
 
-@Suite struct CropAndFramingTests {
+@Suite(.tags(.rendering)) struct CropAndFramingTests {
     /// A world point projected by the capture's pose, then carried through the crop and
     /// scale, lands where the cropped frame's own intrinsics project it.
     @Test("a crop's intrinsics project the world where its pixels show it")
@@ -106,6 +107,58 @@ import VideoEffects
             }
         }
         #expect(Double(inside) / Double(total) >= 0.95, "the face was in the central third in \(inside) of \(total) frames")
+    }
+
+    /// Two faces side by side (each 10 % of the frame's height, 0.3 of its width apart, at
+    /// slightly different heights), framed as a group: both stay well inside the crop and
+    /// it zooms in on the pair; the largest face alone would have put the other at the
+    /// crop's edge or outside it.
+    @Test("a group of faces is framed whole: both inside the crop's central 70 %, zoomed in")
+    func groupFramedBoxes() {
+        var controller = FramingController(configuration: FramingConfiguration(captureWidth: 1280, captureHeight: 720,
+                                                                               outputWidth: 640, outputHeight: 480))
+        let a = NormalizedRect(x: 0.28, y: 0.40, width: 0.056, height: 0.10), b = NormalizedRect(x: 0.58, y: 0.35, width: 0.06, height: 0.107)
+        let faces = [DetectedFace(box: a, score: 0.9, keypoints: []), DetectedFace(box: b, score: 0.8, keypoints: [])]
+        let people = SceneAnalyzer.people(in: faces)
+        #expect(people.count == 2)
+        let union = SceneAnalyzer.union(a, b)
+        var crop = controller.crop
+        for _ in 0..<120 { crop = controller.step(toward: .subject(union, faceHeight: people.map(\.height).max()), seconds: 1.0 / 30) }
+        for box in [a, b] {
+            let p = crop.outputPoint(NormalizedPoint(x: box.x + box.width / 2, y: box.y + box.height / 2), captureWidth: 1280, captureHeight: 720)
+            #expect(p.x > 0.15 && p.x < 0.85 && p.y > 0.15 && p.y < 0.85, "face \(box) at \(p) in the crop \(crop)")
+        }
+        #expect(crop.width < 900, "zoomed in on the pair: \(crop)")
+        // A face far behind (a quarter of the largest's area or less) is not one of the group.
+        let far = DetectedFace(box: NormalizedRect(x: 0.9, y: 0.1, width: 0.02, height: 0.035), score: 0.7, keypoints: [])
+        #expect(SceneAnalyzer.people(in: faces + [far]).count == 2)
+    }
+
+    /// ultralytics' two men as the 1280×720 capture (one in profile, one in three-quarter
+    /// view, faces 400 px apart, 180–190 px tall): face framing with the full-range detector
+    /// finds both and keeps both heads inside the crop.
+    @Test("face framing on a photograph of two men keeps both heads inside the crop")
+    func groupFramed() throws {
+        try #require(EffectsHarness.unavailable == nil, "\(EffectsHarness.unavailable ?? "")")
+        let faces = try FaceDetector(assets: EffectsHarness.assets)
+        let picture = StillImage.cover(try EffectsHarness.photo("zidane"), width: 1280, height: 720)
+        let analyzer = SceneAnalyzer(fps: 15)
+        var controller = FramingController(configuration: FramingConfiguration(captureWidth: 1280, captureHeight: 720,
+                                                                               outputWidth: 640, outputHeight: 480))
+        // The heads, hand-marked in the picture's pixels (as in scripts/people-regions.json).
+        let heads = [NormalizedRect(x: 500 / 1280, y: 220 / 720, width: 140 / 1280, height: 180 / 720),
+                     NormalizedRect(x: 910 / 1280, y: 90 / 720, width: 140 / 1280, height: 190 / 720)]
+        var crop = controller.crop
+        for k in 0..<90 {
+            let (subject, _) = picture.withFrameView {
+                analyzer.analyse($0, captureNanos: UInt64(k) * 33_333_333, segmenter: nil, subject: .face, faces: faces)
+            }
+            crop = controller.step(toward: .subject(subject, faceHeight: analyzer.subjectFaceHeight), seconds: 1.0 / 30)
+        }
+        for head in heads {
+            let p = crop.outputPoint(NormalizedPoint(x: head.x + head.width / 2, y: head.y + head.height / 2), captureWidth: 1280, captureHeight: 720)
+            #expect(p.x > 0.1 && p.x < 0.9 && p.y > 0.1 && p.y < 0.9, "head \(head) at \(p) in the crop \(crop)")
+        }
     }
 }
 

@@ -14,12 +14,15 @@ enum EffectsHarness {
             _ = try assets.path(EffectAssets.libraryFile)
             _ = try assets.path(EffectAssets.segmentationModel)
             _ = try assets.path(EffectAssets.faceModel)
+            _ = try assets.path(EffectAssets.fullRangeFaceModel)
             return nil
         } catch { return error.message }
     }
 
+    /// A test photograph by name: `NAME.png` (scikit-image's), else `NAME.jpg` (ultralytics').
     static func photo(_ name: String) throws -> I420Image {
-        try StillImage.load(assets.directory + "/photos/\(name).png")
+        let base = assets.directory + "/photos/\(name)"
+        return try StillImage.load(FileManager.default.fileExists(atPath: base + ".png") ? base + ".png" : base + ".jpg")
     }
 
     /// `picture` pasted into `background` with its top-left corner at (x, y) (even).

@@ -1,4 +1,5 @@
 import Testing
+import TestSupport
 import Imaging
 import PoseCastKit
 import VideoEffects
@@ -16,7 +17,7 @@ import VideoEffects
 ///   astronaut's top two (flag; wall and shuttle model; her suit reaches the bottom-left
 ///   corner and her helmet the bottom-right, so those are not fair), the cameraman's
 ///   top two and bottom-right (sky and grass; his coat fills the bottom-left).
-@Suite(.serialized) struct PersonSegmentationTests {
+@Suite(.serialized, .tags(.rendering)) struct PersonSegmentationTests {
     static func rect(_ x0: Float, _ y0: Float, _ x1: Float, _ y1: Float) -> NormalizedRect {
         NormalizedRect(x: x0 / 512, y: y0 / 512, width: (x1 - x0) / 512, height: (y1 - y0) / 512)
     }
@@ -29,17 +30,17 @@ import VideoEffects
     func peopleInPhotos() throws {
         try #require(EffectsHarness.unavailable == nil, "\(EffectsHarness.unavailable ?? "")")
         let segmenter = try PersonSegmenter(assets: EffectsHarness.assets, landscape: false)
-        let faces = try FaceDetector(assets: EffectsHarness.assets)
+        let gate = try PersonGate(assets: EffectsHarness.assets)
         for person in Self.people {
             let photo = try EffectsHarness.photo(person.name)
-            let (matte, found) = try photo.withFrameView { (try segmenter.segment($0), try faces.detect($0)) }
+            let (matte, shown) = try photo.withFrameView { view in let m = try segmenter.segment(view); return (m, try gate.showsPerson(m, in: view)) }
             let face = matte.coverage(in: person.face)
             #expect(face >= 0.95, "\(person.name): face region \(face * 100) % foreground")
             for corner in person.corners {
                 let background = 1 - matte.coverage(in: corner)
                 #expect(background >= 0.95, "\(person.name): corner \(corner) \(background * 100) % background")
             }
-            #expect(SceneAnalyzer.showsPerson(matte, faces: found), "\(person.name): the person gate must pass (faces \(found))")
+            #expect(shown, "\(person.name): the person gate must pass (faces \(gate.lastFaces))")
         }
     }
 
@@ -50,12 +51,12 @@ import VideoEffects
     func noPerson() throws {
         try #require(EffectsHarness.unavailable == nil, "\(EffectsHarness.unavailable ?? "")")
         let segmenter = try PersonSegmenter(assets: EffectsHarness.assets, landscape: false)
-        let faces = try FaceDetector(assets: EffectsHarness.assets)
+        let gate = try PersonGate(assets: EffectsHarness.assets)
         for name in ["coffee", "chelsea"] {
             let photo = try EffectsHarness.photo(name)
             let analyzer = SceneAnalyzer(fps: 15)
             analyzer.needsMatte = true
-            _ = photo.withFrameView { analyzer.analyse($0, captureNanos: 0, segmenter: segmenter, subject: .none, faces: nil, personGate: faces) }
+            _ = photo.withFrameView { analyzer.analyse($0, captureNanos: 0, segmenter: segmenter, subject: .none, faces: nil, personGate: gate) }
             let matte = try #require(analyzer.matte)
             #expect(matte.coverage() <= 0.05, "\(name): \(matte.coverage() * 100) % foreground after the gate")
             #expect(!analyzer.personPresent)

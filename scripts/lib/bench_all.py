@@ -12,7 +12,7 @@ import datetime, json, os, platform, re, shlex, shutil, subprocess, sys, time
 
 # Cheap ones first: a failure or a hang late in the run costs the least there.
 ORDER = ["bench-render", "bench-focus", "bench-trailer", "bench-window", "bench-window-cpu", "bench-loss", "bench-annotation",
-         "bench-av", "bench-voice", "bench-network", "bench-paths", "bench-chromium-load", "bench-effects", "bench-loopback", "bench-sfu", "bench-encoders",
+         "bench-av", "bench-voice", "bench-network", "bench-paths", "bench-chromium-load", "bench-effects", "bench-people", "bench-loopback", "bench-sfu", "bench-encoders",
          "hostile", "soak"]
 
 # The columns of each script's tables, in this order (a table shows those its lines have).
@@ -47,6 +47,7 @@ KEYS = {
     "bench-chromium-load": ["mode", "burners", "load_after", "estimate_kbps_median", "estimate_kbps_min",
                             "sent_kbps_median", "remb_kbps_min", "transport_feedback", "chromium_fps_mean", "sizes",
                             "freezes", "met"],
+    "bench-people": ["picture", "size", "decoded", "person_kept_pct", "background_replaced_pct", "halo_levels", "foreground_pct", "meets"],
     "bench-effects": ["size", "effect", "ms_per_frame", "cpu_pct", "added_cpu_pct", "stream_thread_cpu_pct",
                       "added_stream_cpu_pct", "fps", "segmentations_per_s"],
     "bench-loopback": ["subscribers", "latency_ms_p50", "latency_ms_p95", "latency_ms_p99", "codec_ms_p50", "fps_min",

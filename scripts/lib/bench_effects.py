@@ -37,9 +37,10 @@ def run(a, size, name):
         cpu = (cpu_ticks(p.pid) - c0) / CLK_TCK / elapsed * 100
         th1 = thread_ticks(p.pid)
         # The effects run on the source's streaming thread ("source:src"), with only the
-        # pose attach, metering and overlay beside them: its CPU is the effect's, less noisy
-        # than the whole process's (the encoder, the renderer).
-        src = [tid for tid, (name, _) in th1.items() if name.startswith("source:src")]
+        # pose attach, metering and overlay beside them, and their models on the analysis
+        # thread ("posecast-analysis", 15 characters kept): their CPU is the effect's, less
+        # noisy than the whole process's (the encoder, the renderer).
+        src = [tid for tid, (name, _) in th1.items() if name.startswith("source:src") or name.startswith("posecast-analys")]
         stream = sum(th1[t][1] - th0.get(t, ("", 0))[1] for t in src) / CLK_TCK / elapsed * 100
         rows = [o for _, o in p.events("status")[n0:]]
         errors = [o for _, o in p.events("effectError")]

@@ -28,4 +28,11 @@ int pcdtls_hmac_sha1(const uint8_t *key, size_t key_length, const uint8_t *data,
  * or -1 when libcrypto failed (a FIPS-only configuration refuses MD5). */
 int pcdtls_md5(const uint8_t *data, size_t length, uint8_t out[16]);
 
+/* Initialises libcrypto without its exit-time clean-up, before any other use in the
+ * process. Why: `GStreamer.prepareDTLS` makes GStreamer's RSA key on a thread of its
+ * own; a node that exits at once (a bad option) ran OpenSSL's atexit clean-up under that
+ * thread's key generation, and it crashed (signal 11 in libcrypto, 4 exits in 6). The
+ * operating system frees the memory anyway. Returns 1, or 0 when libcrypto refused. */
+int pcdtls_init_without_exit_cleanup(void);
+
 #endif

@@ -154,4 +154,9 @@ gboolean pcg_object_inside_factory(GstObject *object, const gchar *factory);
  * extension Glibc's Swift overlay does not import. */
 void pcg_set_current_thread_name(const char *name);
 
+/* Lowers the calling thread alone to `nice` (0…19): Linux keeps a nice value per thread,
+ * set through its kernel thread id, which only gettid gives, and Glibc's Swift overlay
+ * imports neither gettid nor SYS_gettid. Returns FALSE when the kernel refused. */
+gboolean pcg_nice_current_thread(int nice);
+
 #endif

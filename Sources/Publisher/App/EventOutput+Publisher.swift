@@ -64,4 +64,23 @@ extension PublisherApp {
                       human: "sfu: \(reason); publishing again in \(retryIn)")
         }
     }
+
+    static func report(_ event: PublisherSFUVoiceEvent, out: EventOutput) {
+        switch event {
+        case .roomOpened(let room):
+            out.event(.sfuVoiceRoom, ["room": Int(room)], human: "sfu: the experts' voices go through room \(room)")
+        case let .roomLost(room, reason):
+            out.event(.sfuVoiceRoomLost, ["room": Int(room), "reason": reason], human: "sfu: voice room \(room) lost (\(reason))")
+        case let .voiceHeard(sessionId, feed):
+            out.event(.sfuVoiceHeard, ["sessionId": sessionId, "feed": Int(feed)], human: "sfu: hearing \(sessionId) (feed \(feed))")
+        case let .voiceEnded(sessionId, reason):
+            out.event(.sfuVoiceEnded, ["sessionId": sessionId, "reason": reason], human: "sfu: no longer hearing \(sessionId): \(reason)")
+        case let .voiceLost(sessionId, reason, retryIn):
+            out.event(.sfuVoiceLost, ["sessionId": sessionId, "reason": reason, "retryInMs": Int(RetryBackoff.nanos(retryIn) / 1_000_000)],
+                      human: "sfu: the voice of \(sessionId) failed (\(reason)); again in \(retryIn)")
+        case let .strangerFeed(feed, display):
+            out.event(.sfuStrangerFeed, ["feed": Int(feed), "display": display],
+                      human: "sfu: feed \(feed) in the voice room is nobody we told: not listened to")
+        }
+    }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import SFU
 import NodeOutput
 import PoseCastKit
 import PoseMedia
@@ -100,6 +101,20 @@ public final class PublisherApp: Sendable {
             if let port = receiver.boundPort { out.event(.poseFeedListening, ["port": port], human: "pose feed: listening on UDP port \(port)") }
             feed = receiver
         }
+        // A picture as the camera is decoded once first: a file no decoder reads is named
+        // at start, not found by the camera's watchdog restarting the source for ever.
+        if case .image(let path) = mediaConfig.source {
+            do throws(StillImage.LoadError) { try await StillImage.check(path) } catch {
+                await feed?.stop()
+                throw failure("--source image: \(error)")
+            }
+        }
+        if case .video(let path) = mediaConfig.source {
+            do throws(RTCError) { try await VideoFileSource.check(path) } catch {
+                await feed?.stop()
+                throw failure("--source video: \(error)")
+            }
+        }
         let media: PublisherMedia
         do {
             media = try PublisherMedia(config: mediaConfig) { id, t in provider.pose(frameID: id, captureTimeNanos: t) }
@@ -185,6 +200,17 @@ public final class PublisherApp: Sendable {
                     }
                     await link.run()
                     return .childDone
+                }
+                // The experts' voices through Janus, when the field has a voice at all.
+                if let voice = media.voice, let voiceRoom = JanusVideoRoom.voiceRoom(of: sfu.room) {
+                    group.addTask {
+                        let voices = PublisherSFUVoices(url: sfu.url, room: voiceRoom, node: self.node, voice: voice,
+                                                        logger: Logger(label: "posecast.publisher.sfuvoices")) { event in
+                            Self.report(event, out: out)
+                        }
+                        await voices.run()
+                        return .childDone
+                    }
                 }
             }
             // Congestion control, four times a second (receivers NACK within tens of ms).

@@ -18,7 +18,7 @@ public struct EffectChainConfiguration: Sendable {
     public var maxZoom = 4.0
     /// Person segmentation and face detection runs per second (the seed's 15).
     public var analysisFPS = 15.0
-    /// The person background counts the matte only with a face in it (`SceneAnalyzer.showsPerson`).
+    /// The person background counts the matte only where a person detector finds someone it marks (`PersonGate`).
     public var personGate = true
     public init(captureWidth: Int, captureHeight: Int, outputWidth: Int, outputHeight: Int, assets: EffectAssets) {
         self.captureWidth = captureWidth; self.captureHeight = captureHeight
@@ -80,6 +80,7 @@ public final class EffectChain: Sendable {
         var segmenter: PersonSegmenter?
         var framing = FramingSubject.off
         var faces: FaceDetector?
+        var personGate: PersonGate?
         /// An expert's or the user's zoom: capture-normalised centre and factor.
         var zoom: (center: NormalizedPoint, factor: Double)?
         /// The 3D anchor to keep in view, with its annotation id.
@@ -124,16 +125,16 @@ public final class EffectChain: Sendable {
                 image = try StillImage.load(path, covering: configuration.outputWidth, height: configuration.outputHeight)
             } catch { throw EffectCommandError("\(error)", kind: .unavailable) }
         }
-        var segmenter: PersonSegmenter?, faces: FaceDetector?
+        var segmenter: PersonSegmenter?, gate: PersonGate?
         if setting.fill != nil, setting.depthMetres == nil {
             segmenter = try loadSegmenter()
-            if configuration.personGate { faces = try loadFaces() }
+            if configuration.personGate { gate = try loadPersonGate() }
         }
         depthSource?.setDepthWanted(setting.fill != nil && setting.depthMetres != nil)
         settings.withLock { s in
             s.background = setting; s.backgroundImage = image
             if let segmenter { s.segmenter = segmenter }
-            if let faces { s.faces = faces }
+            if let gate { s.personGate = gate }
         }
         statistics.withLock { st in
             st.background = setting.mode; st.backgroundSource = setting.source; st.backgroundDepthMetres = setting.depthMetres
@@ -218,6 +219,13 @@ public final class EffectChain: Sendable {
         } catch { throw EffectCommandError("person segmentation: \(error)", kind: .unavailable) }
     }
 
+    private func loadPersonGate() throws(EffectCommandError) -> PersonGate {
+        if let g = settings.withLock({ $0.personGate }) { return g }
+        do throws(EffectModelError) { return try PersonGate(assets: configuration.assets) } catch {
+            throw EffectCommandError("person gate: \(error) (or --disable-person-gate)", kind: .unavailable)
+        }
+    }
+
     private func loadFaces() throws(EffectCommandError) -> FaceDetector {
         if let f = settings.withLock({ $0.faces }) { return f }
         do throws(EffectModelError) { return try FaceDetector(assets: configuration.assets) } catch {
@@ -239,11 +247,12 @@ public final class EffectChain: Sendable {
         let personBackground = s.background.fill != nil && s.background.depthMetres == nil
         let analysis = worker.analyse(buffer, info: &info, backgroundNeedsMatte: personBackground,
                                       segmenter: s.segmenter, framing: s.framing, faces: s.faces,
-                                      personGate: personBackground && c.personGate ? s.faces : nil, captureNanos: pose.captureTimeNanos)
+                                      personGate: personBackground && c.personGate ? s.personGate : nil, captureNanos: pose.captureTimeNanos)
         if let error = analysis.error { statistics.withLock { $0.lastError = error } }
-        // Analysis time counts for the background when it needs the matte, else for framing.
+        // Analysis time (the copy here, the models on their thread, counted once) counts
+        // for the background when it needs the matte, else for framing.
         let start = MonotonicClock.nanos()
-        let analysed = start - analysisStart
+        let analysed = start - analysisStart + analysis.analysisNanos
         worker.analysisForBackground = personBackground ? analysed : 0
         let framingExtra = personBackground ? 0 : analysed
         let target: FramingTarget
@@ -255,7 +264,7 @@ public final class EffectChain: Sendable {
         } else {
             switch s.framing {
             case .off: target = .wide
-            case .face, .person: target = .subject(analysis.subject)
+            case .face, .person: target = .subject(analysis.subject, faceHeight: analysis.faceHeight)
             }
         }
         let crop = worker.step(toward: target, captureNanos: pose.captureTimeNanos)
@@ -300,7 +309,7 @@ public final class EffectChain: Sendable {
             guard let matte = worker.matte else { return }
             // The mask changes 15 times a second, the crop only while framing moves: reuse
             // the stretched mask until either changes.
-            let generation = worker.analyzer.matteGeneration
+            let generation = worker.current.matteGeneration
             if let cached = worker.alpha, cached.generation == generation, cached.crop == view.crop {
                 alpha = cached.alpha
             } else {
@@ -330,12 +339,14 @@ public final class EffectChain: Sendable {
     }
 
     /// What only the streaming thread touches: the framing controller, the compositor's
-    /// scratch planes, the latest matte and subject, timings.
+    /// scratch planes, the analysis results this frame uses, timings.
     private final class Worker: @unchecked Sendable {
         var controller: FramingController
         let compositor = BackgroundCompositor()
-        let analyzer: SceneAnalyzer
-        var matte: Matte? { analyzer.matte }
+        let analysis: AnalysisThread
+        /// The analysis results as this frame took them.
+        var current = AnalysisThread.Results()
+        var matte: Matte? { current.matte }
         /// The mask stretched over the frame, for the matte generation and crop it was made for.
         var alpha: (generation: Int, crop: CropWindow, alpha: BlockAlpha)?
         var lastFrameNanos: UInt64?
@@ -348,20 +359,33 @@ public final class EffectChain: Sendable {
                                                outputWidth: c.outputWidth, outputHeight: c.outputHeight)
             framing.maxZoom = c.maxZoom
             controller = FramingController(configuration: framing)
-            analyzer = SceneAnalyzer(fps: c.analysisFPS)
+            analysis = AnalysisThread(fps: c.analysisFPS)
         }
 
-        /// Runs segmentation and face detection when due, on the capture frame.
+        /// Hands the capture frame to the analysis thread when an analysis is due and it is
+        /// free; returns the latest subject and error, and the cost of the analysis whose
+        /// results this frame is the first to use (0 when none is new).
         func analyse(_ buffer: UnsafeMutablePointer<GstBuffer>, info: inout GstVideoInfo, backgroundNeedsMatte: Bool,
-                     segmenter: PersonSegmenter?, framing: FramingSubject, faces: FaceDetector?, personGate: FaceDetector?,
-                     captureNanos: UInt64) -> (subject: NormalizedRect?, error: String?) {
-            analyzer.needsMatte = backgroundNeedsMatte
+                     segmenter: PersonSegmenter?, framing: FramingSubject, faces: FaceDetector?, personGate: PersonGate?,
+                     captureNanos: UInt64) -> (subject: NormalizedRect?, faceHeight: Float?, error: String?, analysisNanos: UInt64) {
             let kind: SceneAnalyzer.Subject = switch framing { case .off: .none; case .face: .face; case .person: .person }
-            // Nothing to analyse (the usual case): the frame is not even mapped.
-            guard backgroundNeedsMatte || kind != .none || analyzer.matte != nil || analyzer.subject != nil else { return (nil, nil) }
-            return withMappedI420(buffer, info: &info) { view in
-                analyzer.analyse(view, captureNanos: captureNanos, segmenter: segmenter, subject: kind, faces: faces, personGate: personGate)
-            } ?? (analyzer.subject, "cannot map the capture frame")
+            let latest = analysis.results
+            let fresh = latest.sequence != current.sequence
+            current = latest
+            // Nothing to analyse (the usual case): the frame is not even copied. Once the
+            // effects are off, one more analysis clears what the last ones found.
+            guard backgroundNeedsMatte || kind != .none || latest.matte != nil || latest.subject != nil else { return (nil, nil, nil, 0) }
+            var error = latest.error
+            if analysis.isDue(captureNanos) {
+                let frame = withMappedI420(buffer, info: &info) { view in try? I420Image(copying: view) } ?? nil
+                if let frame {
+                    analysis.submit(AnalysisThread.Job(frame: frame, captureNanos: captureNanos, segmenter: segmenter, kind: kind,
+                                                       faces: faces, personGate: personGate, needsMatte: backgroundNeedsMatte))
+                } else {
+                    error = "cannot map the capture frame"
+                }
+            }
+            return (latest.subject, latest.subjectFaceHeight, error, fresh ? latest.analysisNanos : 0)
         }
 
         func step(toward target: FramingTarget, captureNanos: UInt64) -> CropWindow {
@@ -373,8 +397,8 @@ public final class EffectChain: Sendable {
         func noteFraming(nanos: UInt64, statistics: borrowing Mutex<EffectStatus>, crop: CropWindow, zoom: Double) {
             framingNanos = framingNanos * 0.9 + Double(nanos) * 0.1
             let now = lastFrameNanos ?? 0
-            let (ms, fps) = (framingNanos / 1e6, Double(analyzer.segmentationTimes.filter { now &- $0 <= 1_000_000_000 }.count))
-            let present = analyzer.personPresent
+            let (ms, fps) = (framingNanos / 1e6, Double(current.segmentationTimes.filter { now &- $0 <= 1_000_000_000 }.count))
+            let present = current.personPresent
             statistics.withLock { s in
                 s.framingMs = ms; s.segmentationFPS = fps; s.zoom = zoom; s.crop = crop.description; s.personPresent = present
             }

@@ -16,6 +16,11 @@ public enum StillImage {
         try PictureDecoder.decode(path)
     }
 
+    /// Whether the file decodes (the decode on a thread of its own, off the async pool).
+    public static func check(_ path: String) async throws(LoadError) {
+        try await OwnThread.run { () throws(LoadError) in _ = try load(path) }
+    }
+
     /// The file scaled to cover `width × height` (aspect kept, the overflow cropped equally
     /// from both sides): a replacement background for frames of that size.
     public static func load(_ path: String, covering width: Int, height: Int) throws(LoadError) -> I420Image {

@@ -32,6 +32,8 @@ enum PublisherCamera {
             return (nil, "videotestsrc is not a camera: nothing to focus or expose (use --source synthetic or a V4L2 camera)")
         case .frames:
             return (nil, "frames from the application: its own camera, nothing here to focus or expose")
+        case .video:
+            return (nil, "a recorded video is not a camera: nothing to focus or expose (use --source synthetic or a V4L2 camera)")
         case .image:
             return (nil, "a still picture is not a camera: nothing to focus or expose (use --source synthetic or a V4L2 camera)")
         }

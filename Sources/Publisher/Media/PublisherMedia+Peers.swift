@@ -82,7 +82,7 @@ extension PublisherMedia {
                 guard let voice, let peer else { return }
                 do throws(RTCError) { try voice.attachVoice(name: name, pad: pad) } catch { peer.report(error) }
             }
-            try voice.addBranch(name: name, peer: peer, mayTalk: mayTalk, declaresSSRC: declaresSSRC)
+            try voice.addBranch(name: name, peer: peer, mayTalk: mayTalk, intoSFU: declaresSSRC)
         }
         try teePad.link(to: queue.staticPad("sink")!)
         state.withLock { $0.peers[ObjectIdentifier(peer)] = (peer, queue, teePad, tee) }

@@ -30,6 +30,8 @@ public final class PublisherMedia: @unchecked Sendable {
     let encoder: Element
     let tagger: PoseTagger
     let synthetic: SyntheticSource?
+    /// `--source video:PATH`: the file's decoder and the thread pushing its frames.
+    let videoFile: VideoFileSource?
     let overlay: AnnotationOverlay
     /// Framing and the virtual background (`EffectChain`).
     public let effects: EffectChain
@@ -110,8 +112,17 @@ public final class PublisherMedia: @unchecked Sendable {
         let (meter, unavailable) = PublisherCamera.make(for: config.source, lens: synthetic?.lensControl)
         cameraMeter = meter
         cameraControlUnavailable = unavailable
+        if case .video(let path) = config.source {
+            videoFile = try VideoFileSource(path: path, width: captureWidth, height: captureHeight, fps: config.fps) { message in
+                ProcessSupport.printError("posecast-publisher: error: \(message)")
+            }
+        } else {
+            videoFile = nil
+        }
         var chain: [Element]
-        if let synthetic { chain = [synthetic.element] } else { chain = try Self.makeSource(config, width: captureWidth, height: captureHeight) }
+        if let synthetic { chain = [synthetic.element] } else if let videoFile { chain = [videoFile.element] } else {
+            chain = try Self.makeSource(config, width: captureWidth, height: captureHeight)
+        }
         let caps = try ElementFactory.make("capsfilter", name: "rawcaps")
         caps.set("caps", "video/x-raw,format=I420,width=\(captureWidth),height=\(captureHeight),framerate=\(config.fps)/1,pixel-aspect-ratio=1/1")
         let queue = try ElementFactory.make("queue", name: "encqueue")
@@ -219,6 +230,7 @@ public final class PublisherMedia: @unchecked Sendable {
 
     deinit {
         synthetic?.stop()
+        videoFile?.stop()
         if case .frames(let feed) = config.source { feed.detach() }
         pipeline.stop()
     }
@@ -262,6 +274,8 @@ public final class PublisherMedia: @unchecked Sendable {
             return [src, decoder, try ElementFactory.make("videoconvert"), scale, freeze]
         case .synthetic:
             preconditionFailure("the synthetic camera is built by SyntheticSource, not here")
+        case .video:
+            preconditionFailure("a video file is played by VideoFileSource, not here")
         }
     }
 
@@ -278,6 +292,7 @@ public final class PublisherMedia: @unchecked Sendable {
             }
             synthetic.start()
         }
+        videoFile?.start()
     }
 
     /// Takes the source path (source → converter → caps → encoder queue) down to NULL and
@@ -301,6 +316,7 @@ public final class PublisherMedia: @unchecked Sendable {
     /// cooperative pool: use `shutDown()` there).
     public func stop() {
         synthetic?.stop()
+        videoFile?.stop()
         if case .frames(let feed) = config.source { feed.detach() }
         StateWorker.shared.drain()   // branch teardowns queued before, then the pipeline
         pipeline.stop()

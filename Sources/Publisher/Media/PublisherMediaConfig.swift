@@ -15,6 +15,9 @@ public struct PublisherMediaConfig: Sendable {
         /// A still picture (PNG or JPEG) repeated as live video (`imagefreeze`): a person
         /// in front of the camera for the effects' demo and gallery, without a camera.
         case image(path: String)
+        /// A recorded video (anything `decodebin` reads) played as a live camera, looping
+        /// (`VideoFileSource`): a moving person for the effects without a camera.
+        case video(path: String)
         /// Frames the application makes and pushes itself, each with its pose (`FrameFeed`);
         /// the capture size must be the feed's.
         case frames(FrameFeed)

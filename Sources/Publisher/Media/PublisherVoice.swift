@@ -36,6 +36,9 @@ public final class PublisherVoice: @unchecked Sendable {
     }
     private struct Branch {
         var mayTalk: Bool
+        /// The branch into the SFU: its mix never takes the voices that come through the
+        /// SFU (their speakers would hear themselves).
+        var feedsSFU: Bool
         var mixer: Element
         var sendChain: [Element]
         /// Its Opus encoder (in `sendChain`).
@@ -44,14 +47,18 @@ public final class PublisherVoice: @unchecked Sendable {
         /// The field's voice into this branch's mixer, then each other expert's voice by peer name.
         var inputs: [String: Input] = [:]
         /// This expert's voice, once its stream arrived.
-        var voice: (chain: [Element], tee: Element, level: VoiceLevel, pauses: SenderPauses)?
+        var voice: Voice?
         /// The decode chain of a voice refused (a viewer where viewers only listen).
         var refusedVoice: [Element] = []
     }
+    /// A received voice: its decode chain ending in its tee, its meter and its sender's pauses.
+    private typealias Voice = (chain: [Element], tee: Element, level: VoiceLevel, pauses: SenderPauses)
     private struct State {
         var branches: [String: Branch] = [:]
         /// Each expert's voice into the speaker's mixer.
         var speakerInputs: [String: Input] = [:]
+        /// The voices of experts through the SFU (`attachRelayedVoice`), by name.
+        var relayed: [String: Voice] = [:]
         var muted = false
     }
 
@@ -107,6 +114,7 @@ public final class PublisherVoice: @unchecked Sendable {
             try pipeline.link(chain)
             if let playback {
                 let mixer = try ElementFactory.make("audiomixer", name: "field-speakermix")
+                VoiceThreadPriority.raise(on: mixer.staticPad("src")!)
                 // It gives out each 5 ms once its silence's 5 ms have passed (10 and 10 by
                 // default): what the speaker needs as lead over the mixer's running time.
                 mixer.set("output-buffer-duration", 5_000_000)
@@ -187,23 +195,25 @@ public final class PublisherVoice: @unchecked Sendable {
 
     /// Each expert's voice level by peer name (only those whose voice arrived).
     public var voiceLevels: [String: VoiceLevel] {
-        state.withLock { s in s.branches.compactMapValues { $0.voice?.level } }
+        state.withLock { s in s.branches.compactMapValues { $0.voice?.level }.merging(s.relayed.mapValues(\.level)) { a, _ in a } }
     }
 
     /// Adds the audio to a session's peer: its mix-minus, Opus and a send pad whose
     /// transceiver is sendrecv when the expert may talk (else send-only). Its voice, when
     /// it arrives, is linked by `attachVoice`. Call before the offer.
-    /// `declaresSSRC`: the offer names the payloader's SSRC (an SFU takes only the
-    /// streams whose SSRC the offer declares: Janus drops the rest).
-    func addBranch(name: String, peer: WebRTCPeer, mayTalk: Bool, declaresSSRC: Bool = false) throws(RTCError) {
+    /// `intoSFU`: the branch into the SFU. Its offer names the payloader's SSRC (an SFU
+    /// takes only the streams whose SSRC the offer declares: Janus drops the rest), and
+    /// its mix takes no voice that came through the SFU (whose speaker would hear itself).
+    func addBranch(name: String, peer: WebRTCPeer, mayTalk: Bool, intoSFU: Bool = false) throws(RTCError) {
         let mixer = try ElementFactory.make("audiomixer", name: "\(name)-voicemix")
+        VoiceThreadPriority.raise(on: mixer.staticPad("src")!)
         // The mixer waits one output buffer before it mixes: 5 ms, not its default 10.
         mixer.set("output-buffer-duration", 5_000_000)
         let caps = try ElementFactory.make("capsfilter", name: "\(name)-voicemixcaps")
         caps.set("caps", VoiceFormat.caps)
         let sendChain = [caps] + (try VoiceCodec.makeEncoder(name: name))
         var preferences = VoiceFormat.rtpCaps
-        if declaresSSRC {
+        if intoSFU {
             // Fixed before the offer: the payloader picks its own only once it runs.
             let ssrc = Int(UInt32.random(in: 1...UInt32.max))
             sendChain.last!.set("ssrc", ssrc)
@@ -217,10 +227,13 @@ public final class PublisherVoice: @unchecked Sendable {
         let gate = try VoiceSendGate(after: sendChain.last!, to: sendPad, in: pipeline) { [weak peer] in peer?.isVerified ?? false }
         // Downstream first: an element that pushes into one still in NULL stops for good.
         for e in ([mixer] + sendChain).reversed() { e.syncStateWithParent() }
-        var branch = Branch(mayTalk: mayTalk, mixer: mixer, sendChain: sendChain, encoder: sendChain[1], gate: gate)
+        var branch = Branch(mayTalk: mayTalk, feedsSFU: intoSFU, mixer: mixer, sendChain: sendChain, encoder: sendChain[1], gate: gate)
         branch.inputs[Self.fieldKey] = try feed(from: fieldTee, into: mixer, name: "\(name)-fieldin")
-        // Every other expert's voice already heard.
-        let others = state.withLock { s in s.branches.compactMap { key, b in b.voice.map { (key, $0.tee, ($0.pauses, $0.level)) } } }
+        // Every other expert's voice already heard (through the SFU too, unless this is the SFU's).
+        let others = state.withLock { s in
+            s.branches.compactMap { key, b in b.voice.map { (key, $0.tee, ($0.pauses, $0.level)) } }
+                + (intoSFU ? [] : s.relayed.map { key, v in (key, v.tee, (v.pauses, v.level)) })
+        }
         for (other, tee, received) in others {
             branch.inputs[other] = try feed(from: tee, into: mixer, name: "\(name)-from-\(other)", received: received)
         }
@@ -260,6 +273,7 @@ public final class PublisherVoice: @unchecked Sendable {
     private func feed(from tee: Element, into mixer: Element, name: String,
                       received: (pauses: SenderPauses, level: VoiceLevel)? = nil) throws(RTCError) -> Input {
         let queue = try ElementFactory.make("queue", name: name)
+        VoiceThreadPriority.raise(on: queue.staticPad("src")!)
         queue.set("leaky", "downstream")
         queue.set("max-size-time", 200_000_000)
         queue.set("max-size-buffers", 0)
@@ -282,11 +296,50 @@ public final class PublisherVoice: @unchecked Sendable {
     /// A voice from an expert who may not talk is decoded into nothing.
     func attachVoice(name: String, pad: Pad) throws(RTCError) {
         let mayTalk = state.withLock { $0.branches[name]?.mayTalk } ?? false
+        let voice = try decode(name: name, pad: pad, refused: !mayTalk)
+        guard mayTalk else {
+            state.withLock { $0.branches[name]?.refusedVoice = voice.chain }
+            return
+        }
+        let others = state.withLock { s in s.branches.filter { $0.key != name }.map { ($0.key, $0.value.mixer) } }
+        let inputs = try feedEverywhere(voice, name: name, mixers: others)
+        state.withLock { s in
+            s.branches[name]?.voice = voice
+            record(inputs, of: name, in: &s)
+        }
+    }
+
+    /// Links the voice of an expert through the SFU (the new audio pad of our subscription
+    /// to its feed, `PublisherSFUVoices`): decode → voice tee → the speaker's mixer and
+    /// the mix of every expert connected directly. Not into the branch into the SFU: its
+    /// one stream goes to every subscriber of the feed, that expert among them.
+    func attachRelayedVoice(name: String, pad: Pad) throws(RTCError) {
+        let voice = try decode(name: name, pad: pad, refused: false)
+        let direct = state.withLock { s in s.branches.filter { !$0.value.feedsSFU }.map { ($0.key, $0.value.mixer) } }
+        let inputs = try feedEverywhere(voice, name: name, mixers: direct)
+        state.withLock { s in
+            s.relayed[name] = voice
+            record(inputs, of: name, in: &s)
+        }
+    }
+
+    /// Removes the voice of an expert through the SFU and every input it fed.
+    func removeRelayedVoice(name: String) {
+        let (voice, fed) = state.withLock { s -> (Voice?, [Input]) in
+            guard let voice = s.relayed.removeValue(forKey: name) else { return (nil, []) }
+            return (voice, Self.takeInputs(fedBy: name, from: &s))
+        }
+        guard let voice else { return }
+        release(fed, then: voice.chain)
+    }
+
+    /// depay → Opus decode → a tee (or, `refused`, into nothing), running and linked to `pad`.
+    private func decode(name: String, pad: Pad, refused: Bool) throws(RTCError) -> Voice {
         var chain = try VoiceCodec.makeDecoder(name: name)
         let tee = try ElementFactory.make("tee", name: "\(name)-voicetee")
         tee.set("allow-not-linked", true)
         chain.append(tee)
-        if !mayTalk {
+        if refused {
             let sink = try ElementFactory.make("fakesink", name: "\(name)-refusedvoice")
             sink.set("sync", false)
             chain.append(sink)
@@ -294,43 +347,45 @@ public final class PublisherVoice: @unchecked Sendable {
         for e in chain { pipeline.add(e) }
         try pipeline.link(chain)
         let level = VoiceLevel()
-        AudioProbes.installMeter(on: chain[chain.count - (mayTalk ? 2 : 3)].staticPad("src")!, level: level, tones: nil)
+        AudioProbes.installMeter(on: chain[chain.count - (refused ? 3 : 2)].staticPad("src")!, level: level, tones: nil)
         for e in chain.reversed() { e.syncStateWithParent() }
         let pauses = SenderPauses(decoderInput: chain[VoiceCodec.decoderIndex].staticPad("sink")!)
         try pad.link(to: chain[0].staticPad("sink")!)
-        guard mayTalk else {
-            state.withLock { $0.branches[name]?.refusedVoice = chain }
-            return
-        }
-        var inputs: [(String, Input)] = []
-        if let speakerMixer {
-            inputs.append((Self.fieldKey, try feed(from: tee, into: speakerMixer, name: "\(name)-tospeaker", received: (pauses, level))))
-        }
-        let others = state.withLock { s in s.branches.filter { $0.key != name }.map { ($0.key, $0.value.mixer) } }
-        for (other, mixer) in others {
-            inputs.append((other, try feed(from: tee, into: mixer, name: "\(other)-from-\(name)", received: (pauses, level))))
-        }
-        state.withLock { s in
-            s.branches[name]?.voice = (chain, tee, level, pauses)
-            // Recorded on the receiving side: each mixer's inputs by whose voice they carry.
-            for (target, input) in inputs where target != Self.fieldKey { s.branches[target]?.inputs[name] = input }
-            if let speaker = inputs.first(where: { $0.0 == Self.fieldKey })?.1 { s.speakerInputs[name] = speaker }
-        }
+        return (chain, tee, level, pauses)
     }
 
-    /// Removes a session's audio: its mixer and encoder, its voice and every input its
-    /// voice fed; unlinks behind IDLE probes, then leaves on the state worker.
-    func removeBranch(name: String) {
-        let (branch, fedByVoice) = state.withLock { s -> (Branch?, [Input]) in
-            guard let branch = s.branches.removeValue(forKey: name) else { return (nil, []) }
-            var fed: [Input] = []
-            for key in s.branches.keys { if let input = s.branches[key]?.inputs.removeValue(forKey: name) { fed.append(input) } }
-            if let speaker = s.speakerInputs.removeValue(forKey: name) { fed.append(speaker) }
-            return (branch, fed)
+    /// A received voice into the speaker's mixer (keyed `fieldKey`) and each of `mixers`
+    /// (keyed by their branch).
+    private func feedEverywhere(_ voice: Voice, name: String, mixers: [(String, Element)]) throws(RTCError) -> [(String, Input)] {
+        var inputs: [(String, Input)] = []
+        let received = (voice.pauses, voice.level)
+        if let speakerMixer {
+            inputs.append((Self.fieldKey, try feed(from: voice.tee, into: speakerMixer, name: "\(name)-tospeaker", received: received)))
         }
-        guard let branch else { return }
+        for (other, mixer) in mixers {
+            inputs.append((other, try feed(from: voice.tee, into: mixer, name: "\(other)-from-\(name)", received: received)))
+        }
+        return inputs
+    }
+
+    /// Recorded on the receiving side: each mixer's inputs by whose voice they carry.
+    private func record(_ inputs: [(String, Input)], of name: String, in s: inout State) {
+        for (target, input) in inputs where target != Self.fieldKey { s.branches[target]?.inputs[name] = input }
+        if let speaker = inputs.first(where: { $0.0 == Self.fieldKey })?.1 { s.speakerInputs[name] = speaker }
+    }
+
+    /// Takes out of the state every input `name`'s voice fed (other mixers', the speaker's).
+    private static func takeInputs(fedBy name: String, from s: inout State) -> [Input] {
+        var fed: [Input] = []
+        for key in s.branches.keys { if let input = s.branches[key]?.inputs.removeValue(forKey: name) { fed.append(input) } }
+        if let speaker = s.speakerInputs.removeValue(forKey: name) { fed.append(speaker) }
+        return fed
+    }
+
+    /// Unlinks `inputs` behind IDLE probes, then takes them and `elements` out on the state worker.
+    private func release(_ inputs: [Input], then elements: [Element]) {
         let pipeline = self.pipeline
-        for input in Array(branch.inputs.values) + fedByVoice {
+        for input in inputs {
             input.teePad.unlinkWhenIdle(from: input.queue.staticPad("sink")!) {
                 StateWorker.shared.submit {
                     input.tee.releaseRequestPad(input.teePad)
@@ -340,9 +395,20 @@ public final class PublisherVoice: @unchecked Sendable {
                 }
             }
         }
-        let elements = [branch.mixer] + branch.sendChain + [branch.gate.tee] + (branch.voice?.chain ?? []) + branch.refusedVoice
         StateWorker.shared.submit {
             for e in elements { pipeline.remove(e) }
         }
+    }
+
+    /// Removes a session's audio: its mixer and encoder, its voice and every input its
+    /// voice fed; unlinks behind IDLE probes, then leaves on the state worker.
+    func removeBranch(name: String) {
+        let (branch, fedByVoice) = state.withLock { s -> (Branch?, [Input]) in
+            guard let branch = s.branches.removeValue(forKey: name) else { return (nil, []) }
+            return (branch, Self.takeInputs(fedBy: name, from: &s))
+        }
+        guard let branch else { return }
+        release(Array(branch.inputs.values) + fedByVoice,
+                then: [branch.mixer] + branch.sendChain + [branch.gate.tee] + (branch.voice?.chain ?? []) + branch.refusedVoice)
     }
 }

@@ -77,7 +77,8 @@ public final class PublisherSFULink: Sendable {
                                      backoff: RetryBackoff(initial: config.retryDelay, maximum: config.maxRetryDelay))
         let (events, inlet) = AsyncStream.makeStream(of: SFUPublication.Event.self)
         var tries: [Int: PublicationTry] = [:]
-        var timer: Task<Void, Never>?
+        let wakes = WakeTimer()
+        wakes.arm { inlet.yield(.tick) }
         func carry(_ effects: [SFUPublication.Effect]) {
             for effect in effects {
                 switch effect {
@@ -90,12 +91,7 @@ public final class PublisherSFULink: Sendable {
                 case .emit(let event):
                     onEvent(event)
                 case .wake(let at):
-                    timer?.cancel()
-                    timer = Task {
-                        let wait = at > MonotonicClock.nanos() ? at - MonotonicClock.nanos() : 0
-                        guard (try? await Task.sleep(for: .nanoseconds(wait))) != nil else { return }
-                        inlet.yield(.tick)
-                    }
+                    wakes.schedule(at: at)
                 }
             }
         }
@@ -108,7 +104,7 @@ public final class PublisherSFULink: Sendable {
             inlet.finish()
         }
         carry(machine.handle(.stop, now: MonotonicClock.nanos()))
-        timer?.cancel()
+        wakes.stop()
         for (_, remaining) in tries { remaining.withdraw() }
         for (_, remaining) in tries { await remaining.finished() }
     }

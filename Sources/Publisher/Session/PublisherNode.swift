@@ -89,6 +89,8 @@ public final class PublisherNode: Sendable {
     private let tasks = OwnedTasks<String>()
     /// The machine's wakes (`.tick`), stopped when `run` ends.
     private let wakes = WakeTimer()
+    /// Told the sessions through the SFU that may talk (`watchSFUTalkers`).
+    private let talkersWatcher = Mutex<(@Sendable (Set<String>) -> Void)?>(nil)
 
     /// What the node holds for one session's branch: GStreamer objects, not logic.
     private struct Branch {
@@ -259,6 +261,10 @@ public final class PublisherNode: Sendable {
             wakes.schedule(at: at)
         case .emit(let event):
             onEvent(event)
+            switch event {
+            case .subscriberConnected, .sessionEnded: talkersWatcher.withLock { $0 }?(sfuTalkers)
+            default: break
+            }
         case .debug(let text):
             logger.debug("\(text)")
         }
@@ -382,6 +388,24 @@ public final class PublisherNode: Sendable {
             logger.warning("control reply to \(sessionId) not sent: \(error)")
         }
     }
+
+    /// The sessions through the SFU that have proved they receive and may talk (experts,
+    /// and viewers where the room lets them): those whose voices we listen to there.
+    public var sfuTalkers: Set<String> {
+        let viewersMayTalk = media.config.viewersMayTalk
+        return state.withLock { s in
+            Set(s.sessions.sessions.filter { $0.value.viaSFU && $0.value.connected && ($0.value.role == .expert || viewersMayTalk) }.keys)
+        }
+    }
+
+    /// `body` gets `sfuTalkers` now and after each session that connects or ends; nil stops it.
+    public func watchSFUTalkers(_ body: (@Sendable (Set<String>) -> Void)?) {
+        talkersWatcher.withLock { $0 = body }
+        body?(sfuTalkers)
+    }
+
+    /// Tells a session through the SFU where to publish its voice.
+    public func sendVoiceRoute(_ route: VoiceRoute, to sessionId: String) { send(.voiceRoute(route), to: sessionId) }
 
     /// Who is in the conversation (the field and each connected session) and who is
     /// muted, to every session: after a join and every change.

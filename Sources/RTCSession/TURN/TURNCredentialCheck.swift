@@ -87,9 +87,7 @@ public enum TURNCredentialCheck {
 
     /// `checkBlocking` on a thread of its own.
     public static func check(_ url: String, timeout: Double = 2) async -> Outcome {
-        await withCheckedContinuation { done in
-            Thread.detachNewThread { done.resume(returning: checkBlocking(url, timeout: timeout)) }
-        }
+        await OwnThread.run { checkBlocking(url, timeout: timeout) }
     }
 }
 

@@ -336,6 +336,7 @@ window.posecastConsole = {
   setMuted: app.voice.setMuted, heardLevelAt: app.voice.heardLevelAt, shown: app.status.shown,
   get session() { return app.session; },
   get audio() { return state.voice.stats; },
+  othersHeard: () => app.transport.othersHeard(),
 };
 app.status.showPhase();
 if (query.get("join") !== "0") join();

@@ -67,6 +67,10 @@ export function createControl(app) {
     case "sceneStatus":
       app.status.onScene(message);
       break;
+    case "voiceRoute":
+      // Only a session through Janus gets one: where our voice goes (transport.js).
+      app.transport.publishVoice({room: message.room, pin: message.pin, display: message.display, listen: message.listen});
+      break;
     case "voices":
       state.voice.participants = Array.isArray(message.participants) ? message.participants : [];
       app.voice.renderVoices();

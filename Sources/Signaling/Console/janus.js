@@ -173,5 +173,29 @@
     await client.message(handle, {request: "start"}, {type: "answer", sdp});
   }
 
-  global.PoseCastJanus = {Client, JanusError, VIDEOROOM, publishers, subscribe, start};
+  // Joins `room` (with its pin) as a publisher named `display`: our feed id, and the
+  // others publishing there now ({id, display}).
+  async function joinAsPublisher(client, handle, room, display, pin) {
+    const reply = await client.message(handle, {request: "join", ptype: "publisher", room: roomNumber(room), display, pin});
+    const data = reply.plugindata && reply.plugindata.data;
+    if (!data || data.videoroom !== "joined") throw new JanusError("join", "Janus did not say we joined");
+    return {id: data.id, publishers: (data.publishers || []).map((p) => ({id: p.id, display: p.display || ""}))};
+  }
+
+  // Subscribes to several feeds of a room with a pin (the voice room): Janus's offer.
+  async function subscribeFeeds(client, handle, room, feeds, pin) {
+    const reply = await client.message(handle, {request: "join", ptype: "subscriber", room: roomNumber(room), pin,
+                                                streams: feeds.map((feed) => ({feed}))});
+    if (!reply.jsep || reply.jsep.type !== "offer") throw new JanusError("join", "Janus's answer holds no offer");
+    return reply.jsep.sdp;
+  }
+
+  // Publishes our offer: Janus's answer (its SDP text).
+  async function publish(client, handle, sdp) {
+    const reply = await client.message(handle, {request: "publish"}, {type: "offer", sdp});
+    if (!reply.jsep || reply.jsep.type !== "answer") throw new JanusError("publish", "Janus's answer holds no SDP answer");
+    return reply.jsep.sdp;
+  }
+
+  global.PoseCastJanus = {Client, JanusError, VIDEOROOM, publishers, subscribe, start, joinAsPublisher, publish, subscribeFeeds};
 })(window);

@@ -159,6 +159,7 @@ export function createTransport(app) {
   }
 
   function teardown(reason) {
+    stopVoice();
     if (pc) { pc.onconnectionstatechange = null; pc.close(); pc = null; }
     if (worker) { worker.terminate(); worker = null; }
     if (janus) { janus.close(); janus = null; }
@@ -291,6 +292,7 @@ export function createTransport(app) {
   // What Janus says of its own accord about our subscription: a candidate of its own, or
   // its end (Janus hung up, or the feed left the room).
   function onJanusEvent(message, handle, session) {
+    if (voiceOut && voiceOut.handle !== null && message.sender === voiceOut.handle) return onVoiceEvent(message, voiceOut);
     if (message.sender !== undefined && message.sender !== handle) return;
     const data = message.plugindata && message.plugindata.data;
     if (message.janus === "trickle" && pc && message.candidate && !message.candidate.completed) {
@@ -300,6 +302,174 @@ export function createTransport(app) {
     } else if (message.janus === "event" && data && (data.left || data.unpublished)) {
       app.dispatch({type: "failure", sessionId: session, reason: "the publisher left the Janus room"});
     }
+  }
+
+  // ---------------------------------------------------------------- our voice through Janus
+
+  // The publisher routes our voice (`voiceRoute`: its voice room, the room's pin, our name
+  // there) once we proved reception and may talk. It goes as an audio-only feed from a
+  // peer connection of its own, on the Janus server our video comes from; the publisher
+  // listens to the feed of that name only (docs/SCALING.md, "Voice through the SFU"). A try
+  // that fails is tried again after 1 s, doubling to 10 s, for as long as the session
+  // lasts; a new route (the room made again, with a new pin) replaces it.
+  // `route.listen`: the other talkers' names; their feeds in the voice room are heard
+  // through one subscription of their own, made again whenever they change (hearOthers).
+  let voiceOut = null;   // {route, session, client, handle, pc, timer, failures, feeds, heard}
+  const samePlace = (a, b) => a.room === b.room && a.pin === b.pin && a.display === b.display;
+
+  function publishVoice(route) {
+    if (!janus || !state.sfu) return;
+    route.listen = Array.isArray(route.listen) ? route.listen : [];
+    if (voiceOut && samePlace(voiceOut.route, route) && voiceOut.session === state.sessionId) {
+      voiceOut.route = route;   // only whom we hear changed
+      hearOthers(voiceOut);
+      return;
+    }
+    stopVoice();
+    voiceOut = {route, session: state.sessionId, client: janus, handle: null, pc: null, timer: null, failures: 0,
+                feeds: new Map(), heard: null};
+    tryVoice(voiceOut);
+  }
+
+  async function tryVoice(out) {
+    const {client, route} = out;
+    try {
+      const track = await app.voice.microphoneTrack();
+      if (voiceOut !== out) return;
+      out.handle = await client.attach(window.PoseCastJanus.VIDEOROOM);
+      const joined = await window.PoseCastJanus.joinAsPublisher(client, out.handle, route.room, route.display, route.pin);
+      out.feeds = new Map(joined.publishers.map((p) => [p.id, p.display]));
+      hearOthers(out);
+      const own = new RTCPeerConnection(iceConfiguration());
+      out.pc = own;
+      own.addTransceiver(track, {direction: "sendonly"});
+      own.onicecandidate = (event) => {
+        const c = event.candidate;
+        if (!c) client.trickle(out.handle, null);
+        else if (c.candidate) client.trickle(out.handle, {candidate: c.candidate, sdpMid: c.sdpMid, sdpMLineIndex: c.sdpMLineIndex});
+      };
+      own.onconnectionstatechange = () => {
+        if (voiceOut !== out) return;
+        if (own.connectionState === "connected") {
+          out.failures = 0;
+          app.voice.sfuSending(true);
+          app.say("Our voice goes to the field through Janus.", "ok");
+        } else if (own.connectionState === "failed" || own.connectionState === "closed") {
+          retryVoice(out, `the connection to Janus ${own.connectionState}`);
+        }
+      };
+      const offer = await own.createOffer();
+      await own.setLocalDescription(offer);
+      const answer = await window.PoseCastJanus.publish(client, out.handle, own.localDescription.sdp);
+      if (voiceOut !== out) return;
+      await own.setRemoteDescription({type: "answer", sdp: answer});
+    } catch (error) {
+      retryVoice(out, error.message);
+    }
+  }
+
+  // Janus about our voice's handle: its end, or the other talkers coming and going.
+  function onVoiceEvent(message, out) {
+    const data = message.plugindata && message.plugindata.data;
+    if (message.janus === "hangup" || message.janus === "detached") retryVoice(out, `Janus ${message.janus}${message.reason ? ` (${message.reason})` : ""}`);
+    else if (message.janus === "event" && data && data.videoroom === "destroyed") retryVoice(out, "the voice room was destroyed");
+    else if (message.janus === "event" && data) {
+      for (const p of data.publishers || []) out.feeds.set(p.id, p.display || "");
+      for (const gone of [data.unpublished, data.leaving]) if (typeof gone === "number") out.feeds.delete(gone);
+      hearOthers(out);
+    }
+  }
+
+  // The other talkers' feeds to hear now: one subscription to them all, made again when they change.
+  function hearOthers(out) {
+    const wanted = [...out.feeds].filter(([, display]) => out.route.listen.includes(display)).map(([id]) => id).sort((a, b) => a - b);
+    const key = wanted.join(",");
+    if ((out.heard ? out.heard.key : "") === key) return;
+    closeHeard(out);
+    if (!wanted.length) return;
+    const heard = {key, handle: null, pc: null, audios: []};
+    out.heard = heard;
+    subscribeOthers(out, heard, wanted).catch((error) => {
+      if (out.heard === heard) app.say(`The other experts cannot be heard: ${error.message}`, "error");
+    });
+  }
+
+  async function subscribeOthers(out, heard, feeds) {
+    const {client, route} = out;
+    heard.handle = await client.attach(window.PoseCastJanus.VIDEOROOM);
+    const offer = await window.PoseCastJanus.subscribeFeeds(client, heard.handle, route.room, feeds, route.pin);
+    if (out.heard !== heard) return;
+    const own = new RTCPeerConnection(iceConfiguration());
+    heard.pc = own;
+    own.ontrack = (event) => {
+      // The browser mixes them and cancels their echo with the field's.
+      const audio = new Audio();
+      audio.srcObject = new MediaStream([event.track]);
+      audio.play().catch((error) => app.say(`Another expert's voice does not play: ${error.message}`, "error"));
+      heard.audios.push(audio);
+    };
+    own.onicecandidate = (event) => {
+      const c = event.candidate;
+      if (!c) client.trickle(heard.handle, null);
+      else if (c.candidate) client.trickle(heard.handle, {candidate: c.candidate, sdpMid: c.sdpMid, sdpMLineIndex: c.sdpMLineIndex});
+    };
+    await own.setRemoteDescription({type: "offer", sdp: offer});
+    const answer = await own.createAnswer();
+    await own.setLocalDescription(answer);
+    await window.PoseCastJanus.start(client, heard.handle, own.localDescription.sdp);
+  }
+
+  function closeHeard(out) {
+    const heard = out.heard;
+    if (!heard) return;
+    out.heard = null;
+    for (const audio of heard.audios) { audio.pause(); audio.srcObject = null; }
+    if (heard.pc) heard.pc.close();
+    if (heard.handle !== null) out.client.call({janus: "detach", handle_id: heard.handle}).catch(() => {});
+  }
+
+  function retryVoice(out, reason) {
+    if (voiceOut !== out || out.timer !== null) return;
+    closeVoiceTry(out);
+    out.failures += 1;
+    const delay = Math.min(10000, 1000 * 2 ** (out.failures - 1));
+    app.voice.sfuSending(false, `our voice through Janus failed (${reason}); trying again in ${delay / 1000} s`);
+    out.timer = setTimeout(() => { out.timer = null; if (voiceOut === out && janus === out.client) tryVoice(out); }, delay);
+  }
+
+  function closeVoiceTry(out) {
+    closeHeard(out);
+    out.feeds = new Map();
+    if (out.pc) { out.pc.onconnectionstatechange = null; out.pc.close(); out.pc = null; }
+    if (out.handle !== null) {
+      // Detaching the handle leaves the room: the feed goes at once, not at Janus's timeout.
+      out.client.call({janus: "detach", handle_id: out.handle}).catch(() => {});
+      out.handle = null;
+    }
+  }
+
+  function stopVoice() {
+    if (!voiceOut) return;
+    const out = voiceOut;
+    voiceOut = null;
+    clearTimeout(out.timer);
+    closeVoiceTry(out);
+  }
+
+  function voicePeerConnection() { return voiceOut ? voiceOut.pc : null; }
+
+  // What arrived of the other talkers' voices (tests and the curious): audio streams, packets, energy.
+  async function othersHeard() {
+    const heard = voiceOut && voiceOut.heard;
+    if (!heard || !heard.pc) return {streams: 0, packetsReceived: 0, totalAudioEnergy: 0};
+    const out = {streams: heard.audios.length, packetsReceived: 0, totalAudioEnergy: 0};
+    (await heard.pc.getStats()).forEach((s) => {
+      if (s.type === "inbound-rtp" && s.kind === "audio") {
+        out.packetsReceived += s.packetsReceived || 0;
+        out.totalAudioEnergy += s.totalAudioEnergy || 0;
+      }
+    });
+    return out;
   }
 
   // ---------------------------------------------------------------- control
@@ -332,5 +502,5 @@ export function createTransport(app) {
   function peerConnection() { return pc; }
 
   return {openSocket, closeSocket, send, declare, teardown, startSfu, controlReady, sendControl, proveReception,
-          peerConnection};
+          peerConnection, publishVoice, voicePeerConnection, othersHeard};
 }

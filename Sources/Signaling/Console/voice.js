@@ -46,7 +46,11 @@ export function createVoice(app) {
     let maySend = direction === "sendrecv" || direction === "recvonly";
     if (direction === "sendonly") {
       // A viewer, unless the publisher runs with --viewers-may-talk (then its offer is sendrecv).
-      v.listeningOnly = app.settings.role === "viewer" ? "viewers listen, they do not talk here" : "the publisher does not take our voice in this session";
+      // Through Janus the field's voice comes in its feed, and ours goes by a feed of its
+      // own once the publisher routes it (transport.js, `publishVoice`).
+      v.listeningOnly = app.settings.role === "viewer" ? "viewers listen, they do not talk here"
+        : app.settings.sfu ? "our voice goes through Janus once the publisher routes it"
+        : "the publisher does not take our voice in this session";
     }
     if (maySend) {
       const refusal = await openMicrophone();
@@ -62,7 +66,7 @@ export function createVoice(app) {
     }
     v.sending = !!track && transceiver.direction.startsWith("send");
     if (v.sending) { v.listeningOnly = null; track.enabled = !v.muted || v.pushToTalk; watchMicrophone(); }
-    else if (v.listeningOnly) app.say(`Listening only: ${v.listeningOnly}.`, app.settings.role === "viewer" ? "info" : "error");
+    else if (v.listeningOnly) app.say(`Listening only: ${v.listeningOnly}.`, app.settings.role === "viewer" || app.settings.sfu ? "info" : "error");
     renderVoice();
   }
 
@@ -92,6 +96,31 @@ export function createVoice(app) {
     }
   }
 
+  // The microphone's track for our voice through Janus; throws why not, in words.
+  async function microphoneTrack() {
+    const refusal = await openMicrophone();
+    if (refusal) throw new Error(refusal);
+    return micTrack();
+  }
+
+  // Our voice through Janus flows (true), or stopped (false, and why).
+  function sfuSending(on, why) {
+    const v = state.voice;
+    v.throughSfu = on;
+    v.sending = on;
+    if (on) {
+      v.listeningOnly = null;
+      const track = micTrack();
+      if (track) track.enabled = talking();
+      watchMicrophone();
+      announceVoice();
+    } else if (why) {
+      v.listeningOnly = why;
+    }
+    renderVoice();
+    updateMeters();
+  }
+
   function releaseMicrophone() {
     if (microphone) microphone.getTracks().forEach((t) => t.stop());
     microphone = null;
@@ -101,7 +130,7 @@ export function createVoice(app) {
   // A session ended: the microphone stays open for the next one.
   function resetVoice() {
     const v = state.voice;
-    Object.assign(v, {offered: null, sending: false, receiving: false, listeningOnly: null, playing: false, playRefused: null,
+    Object.assign(v, {offered: null, sending: false, throughSfu: false, receiving: false, listeningOnly: null, playing: false, playRefused: null,
                       participants: [], stats: {sent: null, received: null}});
     v.heard = {rmsDb: null, peakHz: null};
     if (heardSource) { heardSource.disconnect(); heardSource = null; }
@@ -254,7 +283,7 @@ export function createVoice(app) {
   // channel opens), when the offer let us talk (not a viewer's sendonly).
   function announceVoice() {
     const v = state.voice;
-    if (!(v.offered === "sendrecv" || v.offered === "recvonly") || !app.transport.controlReady()) return;
+    if (!(v.offered === "sendrecv" || v.offered === "recvonly" || v.throughSfu) || !app.transport.controlReady()) return;
     app.control.request({type: "voice", muted: !talking()});
   }
 
@@ -297,8 +326,11 @@ export function createVoice(app) {
     if (!pc || !state.voice.offered) return;
     try {
       const stats = await pc.getStats();
+      // Through Janus our voice leaves on a peer connection of its own.
+      const voicePc = app.transport.voicePeerConnection();
+      const voiceStats = voicePc ? await voicePc.getStats() : new Map();
       let sent = null, received = null;
-      stats.forEach((s) => {
+      const read = (s, stats) => {
         if (s.kind !== "audio" && s.mediaType !== "audio") return;
         if (s.type === "outbound-rtp") {
           sent = {packetsSent: s.packetsSent, bytesSent: s.bytesSent};
@@ -310,13 +342,15 @@ export function createVoice(app) {
                       concealedSamples: s.concealedSamples, jitterBufferDelay: s.jitterBufferDelay,
                       jitterBufferEmittedCount: s.jitterBufferEmittedCount};
         }
-      });
+      };
+      stats.forEach((s) => read(s, stats));
+      voiceStats.forEach((s) => read(s, voiceStats));
       state.voice.stats = {sent, received};
     } catch (error) {
       // The connection closed meanwhile.
     }
   }
 
-  return {prepare: prepareVoice, releaseMicrophone, reset: resetVoice, onAudioTrack, playHeard, heardLevelAt,
+  return {prepare: prepareVoice, releaseMicrophone, reset: resetVoice, onAudioTrack, playHeard, heardLevelAt, microphoneTrack, sfuSending,
           setMuted, setPushToTalk, announce: announceVoice, renderVoice, renderVoices, refreshStats: refreshAudioStats};
 }

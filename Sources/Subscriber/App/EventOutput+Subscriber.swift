@@ -105,6 +105,18 @@ extension EventOutput {
             self.event(.requestUnanswered, ["id": id, "type": type, "reason": reason], human: "← no reply to \(id) (\(type)): \(reason)")
         case .controlOpen:
             self.event(.controlOpen, [:], human: "control channel open")
+        case let .sfuVoice(sessionId, note):
+            switch note {
+            case let .published(room, feed):
+                self.event(.sfuVoicePublishing, ["sessionId": sessionId, "state": "published", "room": Int(room), "feed": Int(feed)],
+                           human: "session \(sessionId): our voice published in voice room \(room) as feed \(feed)")
+            case .talking(let room):
+                self.event(.sfuVoicePublishing, ["sessionId": sessionId, "state": "talking", "room": Int(room)],
+                           human: "session \(sessionId): our voice flows to the field through the SFU")
+            case let .lost(reason, retryIn):
+                self.event(.sfuVoiceLost, ["sessionId": sessionId, "reason": reason, "retryInMs": Int(RetryBackoff.nanos(retryIn) / 1_000_000)],
+                           human: "session \(sessionId): our voice through the SFU failed (\(reason)); again in \(retryIn)")
+            }
         case let .sfuSubscribed(sessionId, room, feed, server):
             self.event(.sfuSubscribed, ["sessionId": sessionId, "room": Int(room), "feed": Int(feed), "server": server],
                        human: "session \(sessionId): subscribed to feed \(feed) of room \(room) through the SFU at \(server); control over signaling")
@@ -134,6 +146,9 @@ extension EventOutput {
                 self.event(.voices, ["participants": list.map { ["id": $0.id, "role": $0.role, "muted": $0.muted, "mayTalk": $0.mayTalk] }],
                            human: "← voices: " + list.map { "\($0.id) (\($0.role))\($0.muted ? " muted" : "")\($0.mayTalk ? "" : " listening")" }
                             .joined(separator: ", "))
+            case .voiceRoute(let route):
+                // The pin and our name there stay unsaid: they are what keeps the room ours.
+                self.event(.sfuVoicePublishing, ["state": "routed", "room": Int(route.room)], human: "← our voice goes through voice room \(route.room) of the SFU")
             }
         case .placement(let r):
             var fields: [String: Any] = [

@@ -176,9 +176,10 @@ public final class SubscriberMedia: @unchecked Sendable {
     public func answer(_ offer: SessionDescription, dtlsServer: Bool = false) async throws(RTCError) -> SessionDescription {
         guard offer.kind == .offer else { throw .invalidDescription("expected an offer, got \(offer.kind.rawValue)") }
         try peer.addReceiveTransceiver(matching: offer, encodings: Set(config.codecs.map(\.encodingName)))
-        // Janus (the DTLS client) offers the field's voice send-only to every subscriber.
+        // Janus (the DTLS client) offers the field's voice send-only to every subscriber; an
+        // expert's own voice goes by a feed of its own, once the publisher routes it.
         try voice?.prepare(for: offer, peer: peer,
-                           listenOnlyBecause: dtlsServer ? "through the SFU the field's voice comes one way" : nil)
+                           listenOnlyBecause: dtlsServer ? "through the SFU our voice goes by a feed of its own, once the publisher routes it" : nil)
         try await peer.setRemoteDescription(offer)
         var answer = try await peer.createAnswer()
         if dtlsServer { answer = answer.settingDTLSRole(.passive) }

@@ -19,6 +19,9 @@ final class JanusSignaller: SubscriberSignaller {
         (events, output) = AsyncStream.makeStream()
     }
 
+    /// The Janus server the current session's media comes from.
+    var server: String? { link.server }
+
     func carry(_ negotiation: SubscriberSession.Negotiation) {
         switch negotiation {
         case .start(let sessionId):

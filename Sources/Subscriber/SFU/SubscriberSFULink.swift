@@ -99,6 +99,9 @@ final class SubscriberSFULink: Sendable {
         state.withLock { $0.handle }?.trickle(candidate)
     }
 
+    /// The Janus server of the current subscription.
+    var server: String? { state.withLock { $0.client?.url } }
+
     /// Janus's events for the subscription (`hangup`, `webrtcup` …), when subscribed.
     var events: AsyncStream<JanusReply>? { state.withLock { $0.handle }?.events }
 

@@ -185,6 +185,8 @@ extension SubscriberNode {
             state.withLock { $0.sceneStatus = status }
         case .voices(let list):
             state.withLock { $0.voices = list }
+        case .voiceRoute:
+            break
         case .annotations(let list):
             let present = Set(list.map(\.id))
             let placed = state.withLock { s -> [Annotation] in

@@ -48,6 +48,8 @@ public final class SubscriberNode: Sendable {
         var requestNumber = 0
         /// Our microphone muted (by a command since start; else the options' start state).
         var muted: Bool?
+        /// Our voice through the SFU's voice room in this session, once the publisher routed it.
+        var sfuVoice: (runner: SubscriberSFUVoice, task: Task<Void, Never>)?
         /// The conversation as the publisher last listed it.
         var voices: [VoiceParticipant] = []
         /// The publisher camera's latest metering status.
@@ -186,12 +188,15 @@ public final class SubscriberNode: Sendable {
             guard let media = state.withLock({ $0.media }) else { return }
             DispatchQueue.global().async { media.requestKeyframe() }
         case .stopMedia:
-            let (media, events, feedback) = state.withLock { s in
-                defer { s.media = nil; s.events = nil; s.channel = nil; s.feedback = nil }
-                return (s.media, s.events, s.feedback)
+            let (media, events, feedback, sfuVoice) = state.withLock { s in
+                defer { s.media = nil; s.events = nil; s.channel = nil; s.feedback = nil; s.sfuVoice = nil }
+                return (s.media, s.events, s.feedback, s.sfuVoice)
             }
             events?.cancel()
             feedback?.task.cancel()
+            // Its peer leaves the pipeline before the pipeline goes.
+            sfuVoice?.runner.stop()
+            await sfuVoice?.task.value
             // The pipeline goes to NULL on the state worker, not on this task.
             if let media { await media.shutDown() }
         case .wake(let at):
@@ -367,6 +372,7 @@ public final class SubscriberNode: Sendable {
             case .ack(let id, _, _): _ = step(.replyReceived(id: id))
             case .error(let error): if let id = error.id { _ = step(.replyReceived(id: id)) }
             case .sceneStatus, .annotations, .voices: break
+            case .voiceRoute(let route): routeVoice(route, sessionId: sessionId)
             }
             onEvent(.reply(reply))
             track(reply)
@@ -375,4 +381,27 @@ public final class SubscriberNode: Sendable {
         }
     }
 
+    /// The publisher's route for our voice through the SFU (only a session through the
+    /// SFU gets one): published in its voice room, on the Janus server of our video.
+    private func routeVoice(_ route: VoiceRoute, sessionId: String) {
+        guard let server = (signaller as? JanusSignaller)?.server else {
+            logger.debug("session \(sessionId): a voice route, but we are not subscribed through an SFU; ignored")
+            return
+        }
+        let onEvent = self.onEvent
+        let runner = state.withLock { s -> SubscriberSFUVoice? in
+            if let current = s.sfuVoice { return current.runner }
+            guard let media = s.media, let voice = media.voice, voice.capture != nil else { return nil }
+            let runner = SubscriberSFUVoice(url: server, media: media, voice: voice, logger: logger) { note in
+                onEvent(.sfuVoice(sessionId: sessionId, note))
+            }
+            s.sfuVoice = (runner, Task { await runner.run() })
+            return runner
+        }
+        guard let runner else {
+            logger.info("session \(sessionId): the publisher would hear us through the SFU, but we have no microphone")
+            return
+        }
+        runner.route(route)
+    }
 }

@@ -43,5 +43,7 @@ public enum SubscriberNodeEvent: Sendable {
     case annotationPlaced(Annotation)
     /// Janus offered us the room's publisher (`feed`) for the session.
     case sfuSubscribed(sessionId: String, room: UInt64, feed: UInt64, server: String)
+    /// Our voice through the SFU's voice room.
+    case sfuVoice(sessionId: String, SFUVoiceNote)
     case error(String)
 }
