@@ -15,6 +15,7 @@ let package = Package(
         .library(name: "Imaging", targets: ["Imaging"]),
         .library(name: "SyntheticCamera", targets: ["SyntheticCamera"]),
         .library(name: "CameraControl", targets: ["CameraControl"]),
+        .library(name: "TagTracking", targets: ["TagTracking"]),
         .executable(name: "posecast-loopback", targets: ["posecast-loopback"]),
         .executable(name: "posecast-scene", targets: ["posecast-scene"]),
         .executable(name: "posecast-signaling", targets: ["posecast-signaling"]),
@@ -61,6 +62,10 @@ let package = Package(
         // headers), declared by hand and loaded with dlopen: a missing library is a
         // run-time error naming the file, never a build or link failure.
         .target(name: "CLiteRT", linkerSettings: [.linkedLibrary("dl")]),
+        // AprilTag 3 (Debian's libapriltag-dev): tag36h11 detection, each tag's pose, and
+        // the library's drawing of a tag, behind plain C calls.
+        // image_u8_destroy is in the library's utils half.
+        .target(name: "CAprilTag", linkerSettings: [.linkedLibrary("apriltag"), .linkedLibrary("apriltag-utils")]),
 
         // ---- shared libraries ------------------------------------------------------------
         // The domain kit, no GStreamer: pose wire format, geometry and placement, trajectories
@@ -80,6 +85,9 @@ let package = Package(
         // contrast autofocus, exposure and white-balance routines with their modes, and the
         // backends they drive (V4L2 by CID; the simulated camera's lens).
         .target(name: "CameraControl", dependencies: ["PoseCastKit", "Imaging", "SyntheticCamera", "CV4L2"]),
+        // A camera's pose from the AprilTags it sees: the tag map (where the tags are in
+        // the world), the detector, the pose solver, the tags' printed patterns.
+        .target(name: "TagTracking", dependencies: ["PoseCastKit", "CAprilTag"]),
         // The values a WebRTC session's logic reasons about (descriptions, candidates,
         // reception reports, the delay trend, codecs, errors), without GStreamer: the pure
         // session machines import this instead of RTCSession, which re-exports it.
@@ -191,6 +199,8 @@ let package = Package(
         // Voice chains in real pipelines: echo cancellation, tone detection, level meters.
         .testTarget(name: "VoiceTests", dependencies: ["Voice", "RTCSession", "CGStreamer", "CGstShim", "TestSupport"]),
         .testTarget(name: "SyntheticCameraTests", dependencies: ["SyntheticCamera", "Imaging", "PoseCastKit"]),
+        // Tag tracking on rendered tags against the pose they were rendered from.
+        .testTarget(name: "TagTrackingTests", dependencies: ["TagTracking", "PoseCastKit"]),
         .testTarget(name: "CameraControlTests", dependencies: ["CameraControl", "SyntheticCamera", "Imaging", "PoseCastKit", "CV4L2", "TestSupport"]),
         .testTarget(name: "RTCSessionTests", dependencies: ["RTCSession", "CGStreamer", "TestSupport"]),
         // Pose media without network: codec chains, the extension fuzzer, frame logs.

@@ -1,0 +1,82 @@
+import CAprilTag
+import PoseCastKit
+
+/// One tag seen in one picture.
+public struct TagSighting: Sendable, Hashable {
+    public var id: Int
+    /// Bits the decoder corrected (0 is a clean read).
+    public var hamming: Int
+    /// The decoder's margin: higher is surer.
+    public var decisionMargin: Float
+    /// The tag's corners in pixels (x right, y down), in the order of `TagPoseSolver.corners`.
+    public var corners: [SIMD2<Double>]
+    /// The library's pose of the tag for a side of 1 m, in the camera's optical frame
+    /// (x right, y down, z forward): tag point → camera point is `rotation · p + translation`,
+    /// with the library's tag frame (x right, y down, z into the tag).
+    var rotation: Matrix3
+    var translation: SIMD3<Double>
+    /// The library's reprojection error of that pose (negative when it found none).
+    public var poseError: Double
+}
+
+/// AprilTag 3's detector for tag36h11 tags in grey pictures.
+///
+/// Ownership: the detector owns its C state and frees it when released. It is not safe to
+/// use from two threads at once: its owner calls `detect` from one thread (the tag tracker's
+/// own) at a time; hence not Sendable.
+public final class TagDetector {
+    private let detector: OpaquePointer
+    /// The most tags one picture reports.
+    public static let capacity = 32
+
+    /// `decimate`: quads are looked for on a picture this many times smaller (1 full
+    /// size: slowest, finds the smallest tags; 2 is the library's usual speed-up).
+    public init(threads: Int = 1, decimate: Float = 1) throws(TagTrackingError) {
+        guard let d = pcat_detector_new(Int32(threads), decimate) else { throw .detectorUnavailable }
+        detector = d
+    }
+
+    deinit { pcat_detector_free(detector) }
+
+    /// The tags in the grey picture `grey` (`width` × `height`, rows `stride` bytes apart;
+    /// read during the call only), their poses solved with `intrinsics` (normalised to the
+    /// picture), widest margin first.
+    public func detect(grey: UnsafePointer<UInt8>, width: Int, height: Int, stride: Int,
+                       intrinsics: CameraIntrinsics) throws(TagTrackingError) -> [TagSighting] {
+        var out = [pcat_detection](repeating: pcat_detection(), count: Self.capacity)
+        let (w, h) = (Double(width), Double(height))
+        let found = out.withUnsafeMutableBufferPointer {
+            pcat_detect(detector, grey, Int32(width), Int32(height), Int32(stride),
+                        Double(intrinsics.fx) * w, Double(intrinsics.fy) * h, Double(intrinsics.cx) * w, Double(intrinsics.cy) * h,
+                        $0.baseAddress, Int32(Self.capacity))
+        }
+        guard found >= 0 else { throw .badPicture(width: width, height: height, stride: stride) }
+        return out.prefix(min(Int(found), Self.capacity)).map { d in
+            var d = d
+            let corners = withUnsafeBytes(of: &d.corners) { raw in
+                let v = raw.bindMemory(to: Double.self)
+                return (0..<4).map { SIMD2(v[$0 * 2], v[$0 * 2 + 1]) }
+            }
+            let rotation = withUnsafeBytes(of: &d.rotation) { Matrix3(Array($0.bindMemory(to: Double.self))) }
+            let translation = withUnsafeBytes(of: &d.translation) { raw in
+                let v = raw.bindMemory(to: Double.self)
+                return SIMD3(v[0], v[1], v[2])
+            }
+            return TagSighting(id: Int(d.id), hamming: Int(d.hamming), decisionMargin: d.decision_margin, corners: corners,
+                               rotation: rotation, translation: translation, poseError: d.pose_error)
+        }
+    }
+}
+
+/// Why tag tracking could not run.
+public enum TagTrackingError: Error, Sendable, Hashable, CustomStringConvertible {
+    case detectorUnavailable
+    case badPicture(width: Int, height: Int, stride: Int)
+
+    public var description: String {
+        switch self {
+        case .detectorUnavailable: "AprilTag: the library could not make a tag36h11 detector"
+        case .badPicture(let w, let h, let s): "AprilTag: a picture of \(w)×\(h) with rows \(s) bytes apart cannot be searched"
+        }
+    }
+}
