@@ -139,7 +139,7 @@ let package = Package(
         // session node and control channel, status and events.
         .target(name: "Publisher", dependencies: [
             "PoseMedia", "RTCModel", "RTCSession", "PoseCastKit", "Imaging", "SyntheticCamera", "CameraControl", "Signaling",
-            "NodeOutput", "CGStreamer", "CGstShim", "CCairo", "VideoEffects", "Voice", "SFU",
+            "NodeOutput", "CGStreamer", "CGstShim", "CCairo", "VideoEffects", "Voice", "SFU", "TagTracking",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
@@ -225,7 +225,7 @@ let package = Package(
         // Real executables on loopback (built by `swift build` before the tests run).
         // Raw signaling clients (`Signaling`) stand in for hostile peers.
         .testTarget(name: "SystemTests", dependencies: [
-            "PoseCastKit", "TestSupport", "NodeOutput", "Signaling", .product(name: "Logging", package: "swift-log"),
+            "PoseCastKit", "TestSupport", "NodeOutput", "Signaling", "TagTracking", .product(name: "Logging", package: "swift-log"),
         ]),
     ]
 )

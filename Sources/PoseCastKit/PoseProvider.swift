@@ -111,9 +111,13 @@ public enum PoseSourceSpec: Sendable, Hashable, CustomStringConvertible {
     /// `udp:PORT` (on 127.0.0.1) or `udp:HOST:PORT` (`udp:[::1]:PORT` for IPv6): live
     /// JSON-lines feed in datagrams.
     case udp(host: String, port: Int)
+    /// `apriltag` or `apriltag:MAP`: from the AprilTags each frame shows, placed by a tag
+    /// map (a JSON file; without one, a 16 cm tag 0 lying at the origin). The pose is the
+    /// frame's own, found in its pixels; a frame without a known tag is flagged missing.
+    case apriltag(map: String?)
 
     /// Every accepted form, for help texts and error messages.
-    public static let syntax = "orbit, walk, pan, shake, shake:walk, tum:PATH, stdin, udp:PORT or udp:HOST:PORT"
+    public static let syntax = "orbit, walk, pan, shake, shake:walk, tum:PATH, stdin, udp:PORT, udp:HOST:PORT, apriltag or apriltag:MAP"
     /// Host of `udp:PORT`: loopback, so an unauthenticated pose input is not opened to the
     /// network unless asked for (`udp:0.0.0.0:PORT`).
     public static let defaultUDPHost = "127.0.0.1"
@@ -135,6 +139,10 @@ public enum PoseSourceSpec: Sendable, Hashable, CustomStringConvertible {
         case "tum":
             guard let argument, !argument.isEmpty else { throw fail("tum needs a file path, e.g. tum:groundtruth.txt") }
             return .tum(path: String(argument))
+        case "apriltag":
+            guard let argument else { return .apriltag(map: nil) }
+            guard !argument.isEmpty else { throw fail("apriltag: names a tag map file after the colon") }
+            return .apriltag(map: String(argument))
         case "udp":
             guard let argument, !argument.isEmpty else { throw fail("udp needs a port, e.g. udp:5005 or udp:0.0.0.0:5005") }
             return try parseUDP(argument, fail)
@@ -169,7 +177,7 @@ public enum PoseSourceSpec: Sendable, Hashable, CustomStringConvertible {
     public var isLive: Bool {
         switch self {
         case .stdin, .udp: true
-        case .orbit, .walk, .pan, .shake, .tum: false
+        case .orbit, .walk, .pan, .shake, .tum, .apriltag: false
         }
     }
 
@@ -188,7 +196,7 @@ public enum PoseSourceSpec: Sendable, Hashable, CustomStringConvertible {
             return ShakeTrajectory(base: base, frequencyScale: speed, seed: seed)
         case .tum(let path):
             do { return try TUMTrajectory(contentsOfFile: path, playbackRate: speed) } catch { throw .trajectory(error) }
-        case .stdin, .udp:
+        case .stdin, .udp, .apriltag:
             guard speed == 1 else { throw .speedNotApplicable(self) }
             return nil
         }
@@ -221,6 +229,7 @@ public enum PoseSourceSpec: Sendable, Hashable, CustomStringConvertible {
         case .tum(let path): "tum:\(path)"
         case .stdin: "stdin"
         case .udp(let host, let port): host.contains(":") ? "udp:[\(host)]:\(port)" : "udp:\(host):\(port)"
+        case .apriltag(let map): map.map { "apriltag:\($0)" } ?? "apriltag"
         }
     }
 }
@@ -237,7 +246,7 @@ public enum PoseSourceError: Error, Sendable, Hashable, CustomStringConvertible 
         switch self {
         case .invalidSpec(let text, let reason): "pose source \"\(text)\": \(reason)"
         case .invalidSpeed(let speed): "pose speed \(speed) must be a finite number in (0, 1000]"
-        case .speedNotApplicable(let spec): "pose speed applies to synthetic and file sources, not to the live feed \(spec)"
+        case .speedNotApplicable(let spec): "pose speed applies to synthetic and file sources, not to \(spec), which runs at the camera's pace"
         case .invalidIntrinsics(let error): "camera intrinsics: \(error)"
         case .trajectory(let error): "pose trajectory: \(error)"
         }

@@ -20,6 +20,7 @@ package final class PoseTagger: Sendable {
     private let width: Int, height: Int
     private let stampFrameIDs: Bool
     private let poseSource: PoseSource
+    private let framePoseSource: FramePoseSource?
     private let onAttached: (@Sendable (UnsafeMutablePointer<GstBuffer>, FramePose) -> UnsafeMutablePointer<GstBuffer>?)?
     private let state = Mutex((nextFrameID: UInt32(0), stats: PoseTaggerStats()))
 
@@ -27,7 +28,7 @@ package final class PoseTagger: Sendable {
     package init(width: Int, height: Int, stampFrameIDs: Bool, poseSource: @escaping PoseSource,
                  onAttached: (@Sendable (UnsafeMutablePointer<GstBuffer>, FramePose) -> Void)?) {
         self.width = width; self.height = height; self.stampFrameIDs = stampFrameIDs
-        self.poseSource = poseSource
+        self.poseSource = poseSource; self.framePoseSource = nil
         if let onAttached {
             self.onAttached = { @Sendable (buffer: UnsafeMutablePointer<GstBuffer>, pose: FramePose) -> UnsafeMutablePointer<GstBuffer>? in
                 onAttached(buffer, pose)
@@ -40,11 +41,14 @@ package final class PoseTagger: Sendable {
 
     /// As above, but `onAttached` may return a new buffer to send instead of the frame
     /// (owned: one reference passes to the pad; the frame's own reference is dropped):
-    /// framing, which crops a wider capture to the output's size.
+    /// framing, which crops a wider capture to the output's size. With `framePoseSource`
+    /// each frame's pose is read from its own pixels (mapped for reading), and
+    /// `poseSource` is asked only for a frame that cannot be mapped.
     package init(width: Int, height: Int, stampFrameIDs: Bool, poseSource: @escaping PoseSource,
+                 framePoseSource: FramePoseSource? = nil,
                  replacing onAttached: @escaping @Sendable (UnsafeMutablePointer<GstBuffer>, FramePose) -> UnsafeMutablePointer<GstBuffer>?) {
         self.width = width; self.height = height; self.stampFrameIDs = stampFrameIDs
-        self.poseSource = poseSource; self.onAttached = onAttached
+        self.poseSource = poseSource; self.framePoseSource = framePoseSource; self.onAttached = onAttached
     }
 
     package var stats: PoseTaggerStats { state.withLock { $0.stats } }
@@ -71,7 +75,7 @@ package final class PoseTagger: Sendable {
             return s.nextFrameID
         }
         let captured = WallClock.nowNanos()
-        var pose = poseSource(frameID, captured)
+        var pose = framePose(buffer, frameID: frameID, captured: captured) ?? poseSource(frameID, captured)
         pose.frameID = frameID
         var failure: PoseWireError?
         var bytes: [UInt8]
@@ -91,6 +95,15 @@ package final class PoseTagger: Sendable {
             if let failure { s.stats.poseEncodeErrors += 1; s.stats.lastError = failure }
         }
         return onAttached?(buffer, pose)
+    }
+
+    /// The pose `framePoseSource` reads from the frame's pixels; nil without one, or when
+    /// the frame cannot be mapped as I420 of the configured size.
+    private func framePose(_ buffer: UnsafeMutablePointer<GstBuffer>, frameID: UInt32, captured: UInt64) -> FramePose? {
+        guard let framePoseSource else { return nil }
+        var info = GstVideoInfo()
+        gst_video_info_set_format(&info, GST_VIDEO_FORMAT_I420, guint(width), guint(height))
+        return withMappedI420(buffer, info: &info) { framePoseSource($0, frameID, captured) }
     }
 
     private func stamp(_ frameID: UInt32, into buffer: UnsafeMutablePointer<GstBuffer>) {

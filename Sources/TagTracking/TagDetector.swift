@@ -1,4 +1,5 @@
 import CAprilTag
+import Foundation
 import PoseCastKit
 
 /// One tag seen in one picture.
@@ -21,11 +22,12 @@ public struct TagSighting: Sendable, Hashable {
 
 /// AprilTag 3's detector for tag36h11 tags in grey pictures.
 ///
-/// Ownership: the detector owns its C state and frees it when released. It is not safe to
-/// use from two threads at once: its owner calls `detect` from one thread (the tag tracker's
-/// own) at a time; hence not Sendable.
-public final class TagDetector {
+/// Ownership: the detector owns its C state and frees it when released. The library's
+/// detector takes one picture at a time: every call into it is made under `lock`, so one
+/// detector may be shared (callers on two threads take turns).
+public final class TagDetector: @unchecked Sendable {
     private let detector: OpaquePointer
+    private let lock = NSLock()
     /// The most tags one picture reports.
     public static let capacity = 32
 
@@ -45,10 +47,12 @@ public final class TagDetector {
                        intrinsics: CameraIntrinsics) throws(TagTrackingError) -> [TagSighting] {
         var out = [pcat_detection](repeating: pcat_detection(), count: Self.capacity)
         let (w, h) = (Double(width), Double(height))
-        let found = out.withUnsafeMutableBufferPointer {
-            pcat_detect(detector, grey, Int32(width), Int32(height), Int32(stride),
-                        Double(intrinsics.fx) * w, Double(intrinsics.fy) * h, Double(intrinsics.cx) * w, Double(intrinsics.cy) * h,
-                        $0.baseAddress, Int32(Self.capacity))
+        let found = out.withUnsafeMutableBufferPointer { out in
+            lock.withLock {
+                pcat_detect(detector, grey, Int32(width), Int32(height), Int32(stride),
+                            Double(intrinsics.fx) * w, Double(intrinsics.fy) * h, Double(intrinsics.cx) * w, Double(intrinsics.cy) * h,
+                            out.baseAddress, Int32(Self.capacity))
+            }
         }
         guard found >= 0 else { throw .badPicture(width: width, height: height, stride: stride) }
         return out.prefix(min(Int(found), Self.capacity)).map { d in

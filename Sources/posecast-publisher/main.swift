@@ -79,7 +79,7 @@ struct Publisher: AsyncParsableCommand {
     var signalingCa: String?
     @OptionGroup var network: NetworkOptions
     @OptionGroup(title: "The embedded server's front door (without --signaling; docs/SECURITY.md)") var serverLimits: ServerLimitOptions
-    @Option(help: "Pose source: orbit, walk, pan (standing, turning side to side), shake (hand-held around the orbit), shake:walk, tum:FILE (replay), stdin or udp:[HOST:]PORT (JSON lines from a tracker; docs/POSE_SOURCES.md).")
+    @Option(help: "Pose source: orbit, walk, pan (standing, turning side to side), shake (hand-held around the orbit), shake:walk, tum:FILE (replay), stdin or udp:[HOST:]PORT (JSON lines from a tracker), apriltag[:MAP] (from the AprilTags each frame shows, placed by a JSON tag map; without one a 16 cm tag 0 lies at the origin; needs --intrinsics or --hfov true to the camera; docs/POSE_SOURCES.md).")
     var pose = "orbit"
     @Option(help: "Speed multiplier of the pose source (orbit 30°/s, walk 0.6 m/s, shake frequency, replay rate).")
     var poseSpeed: Double = 1
@@ -117,7 +117,11 @@ struct Publisher: AsyncParsableCommand {
         }
         if let h264Encoder, codec != .h264 { throw ValidationError("--h264-encoder \(h264Encoder.rawValue) needs --codec h264") }
         guard qualityEvery >= 1 else { throw ValidationError("--quality-every must be 1 or more, got \(qualityEvery)") }
-        do { _ = try PoseSourceSpec.parse(pose) } catch { throw ValidationError(error.description) }
+        let poseSpec: PoseSourceSpec
+        do { poseSpec = try PoseSourceSpec.parse(pose) } catch { throw ValidationError(error.description) }
+        if case .apriltag = poseSpec, source == "synthetic" {
+            throw ValidationError("--pose apriltag reads tags from the camera's pictures, and the synthetic camera draws none: use --source v4l2, a device path, image:PATH or video:PATH")
+        }
         guard hfov.isFinite, hfov > 1, hfov < 179 else { throw ValidationError("--hfov must be in (1, 179) degrees") }
         if let intrinsics { _ = try Self.parseIntrinsics(intrinsics) }
         guard listen.split(separator: ":").count == 2, Int(listen.split(separator: ":")[1]) != nil else {

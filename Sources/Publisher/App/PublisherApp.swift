@@ -7,6 +7,7 @@ import PoseMedia
 import RTCSession
 import Signaling
 import Synchronization
+import TagTracking
 
 /// Everything `posecast-publisher` runs, as options already checked: the executable
 /// parses its arguments into this, then builds and runs a `PublisherApp` from it, as a
@@ -55,6 +56,8 @@ public final class PublisherApp: Sendable {
     private let out: EventOutput
     private let server: SignalingServer?
     private let feed: PoseFeedReceiver?
+    /// `--pose apriltag`: the frames' poses from their tags.
+    private let tags: TagPoseTracker?
     private let store: LivePoseStore
     private let frames: FrameLog?
     private let fatal: Refusal
@@ -63,10 +66,10 @@ public final class PublisherApp: Sendable {
     private let sfu: PublisherSFUConfig?
 
     private init(out: EventOutput, media: PublisherMedia, node: PublisherNode, url: String,
-                 server: SignalingServer?, feed: PoseFeedReceiver?, store: LivePoseStore, frames: FrameLog?, fatal: Refusal,
-                 stdinCarriesPoses: Bool, sfu: PublisherSFUConfig?) {
+                 server: SignalingServer?, feed: PoseFeedReceiver?, tags: TagPoseTracker?, store: LivePoseStore, frames: FrameLog?,
+                 fatal: Refusal, stdinCarriesPoses: Bool, sfu: PublisherSFUConfig?) {
         self.out = out; self.media = media; self.node = node; self.url = url
-        self.server = server; self.feed = feed; self.store = store; self.frames = frames
+        self.server = server; self.feed = feed; self.tags = tags; self.store = store; self.frames = frames
         self.fatal = fatal; self.stdinCarriesPoses = stdinCarriesPoses; self.sfu = sfu
     }
 
@@ -87,6 +90,19 @@ public final class PublisherApp: Sendable {
                                                     startNanos: WallClock.nowNanos(), store: store)
         } catch {
             throw failure("\(error)")
+        }
+        var tags: TagPoseTracker?
+        if case .apriltag(let path) = config.pose {
+            let tracker: TagPoseTracker
+            do {
+                let map = try path.map { path throws(TagMapError) in try TagMap.load(path: path) } ?? .standard
+                tracker = try TagPoseTracker(map: map, intrinsics: config.camera)
+            } catch {
+                throw failure("--pose \(config.pose): \(error)")
+            }
+            mediaConfig.framePoseSource = { frame, id, t in tracker.pose(frame, frameID: id, captureTimeNanos: t) }
+            mediaConfig.renderAhead = false
+            tags = tracker
         }
         var feed: PoseFeedReceiver?
         // A live feed's pose of a future instant is unknown: render ahead only along a trajectory.
@@ -165,7 +181,7 @@ public final class PublisherApp: Sendable {
             }
         }
         let stdinPoses: Bool = if case .stdin = PoseFeedReceiver.Transport(config.pose) { true } else { false }
-        return PublisherApp(out: out, media: media, node: node, url: url, server: server, feed: feed,
+        return PublisherApp(out: out, media: media, node: node, url: url, server: server, feed: feed, tags: tags,
                             store: store, frames: frames, fatal: fatal, stdinCarriesPoses: stdinPoses, sfu: config.sfu)
     }
 
@@ -265,7 +281,7 @@ public final class PublisherApp: Sendable {
         while (try? await Task.sleep(for: .seconds(1))) != nil {
             if let reason = fatal.reason.withLock({ $0 }) { return .stop(refused: reason) }
             media.voice?.retryLostDevices()
-            let sample = status.sample(node: node, feed: feed == nil ? nil : store.statistics)
+            let sample = status.sample(node: node, feed: feed == nil ? nil : store.statistics, tags: tags?.stats)
             await Self.act(on: sample, media: media, out: out)
             out.status(sample.fields, human: sample.human)
             if media.config.adaptBitrate { Self.reportCongestion(media.congestion, out: out) }

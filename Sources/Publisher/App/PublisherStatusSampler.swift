@@ -26,7 +26,7 @@ struct PublisherStatusSampler {
         lastBytes = media.rtpBytesProduced
     }
 
-    mutating func sample(node: PublisherNode, feed: LivePoseStore.Statistics?) -> Sample {
+    mutating func sample(node: PublisherNode, feed: LivePoseStore.Statistics?, tags: TagPoseTracker.Stats? = nil) -> Sample {
         let now = ContinuousClock.now
         let seconds = (now - lastTime) / .seconds(1)
         let frames = media.stats.framesTagged, bytes = media.rtpBytesProduced
@@ -63,6 +63,15 @@ struct PublisherStatusSampler {
             if let error = render.lastError { fields["render_error"] = error; human += "  render error: \(error)" }
             human += String(format: "  render %.1f ms", ms)
             if render.framesDropped > 0 { human += "  dropped before encoding \(render.framesDropped)" }
+        }
+        if let tags {
+            // `--pose apriltag`: frames whose tags gave a pose, what the last one rested on, the cost.
+            fields["tag_frames"] = tags.frames; fields["tag_frames_with_pose"] = tags.framesWithPose
+            fields["tags_seen"] = tags.lastTags
+            fields["tag_error_px"] = tags.lastErrorPx.map { ($0 * 100).rounded() / 100 }
+            fields["tag_ms"] = (tags.meanMs * 100).rounded() / 100
+            human += tags.lastTags.isEmpty ? "  no tag in view" : "  tags \(tags.lastTags)"
+            human += String(format: " (%.1f ms)", tags.meanMs)
         }
         // The pose in the frames (the trailer for browsers, the SEI through an SFU): frames
         // given one, their bytes and the CPU to add them.

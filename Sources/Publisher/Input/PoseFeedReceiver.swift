@@ -24,7 +24,7 @@ public final class PoseFeedReceiver: Sendable {
             switch spec {
             case .stdin: self = .stdin
             case .udp(let host, let port): self = .udp(host: host, port: port)
-            case .orbit, .walk, .pan, .shake, .tum: return nil
+            case .orbit, .walk, .pan, .shake, .tum, .apriltag: return nil
             }
         }
 

@@ -166,6 +166,7 @@ public final class PublisherMedia: @unchecked Sendable {
                                  stampFrameIDs: config.stampFrameIDs, effects: effects, history: history, synthetic: synthetic,
                                  meter: meter, overlay: overlay, onPoseAttached: onPoseAttached)
         tagger = PoseTagger(width: captureWidth, height: captureHeight, stampFrameIDs: false, poseSource: poseSource,
+                            framePoseSource: config.framePoseSource,
                             replacing: stages.process)
         if effects.changesSize { Self.announceSentSize(on: caps.staticPad("src")!, config: config) }
         tagger.install(on: caps.staticPad("src")!)

@@ -96,5 +96,8 @@ public struct PublisherMediaConfig: Sendable {
     public var onTone: (@Sendable (ToneChange) -> Void)?
     /// Each frame's encode timing, on the encoder's streaming thread (keep it quick).
     public var onEncoded: (@Sendable (EncodedFrameTiming) -> Void)?
+    /// Each captured frame's pose read from its own pixels (`--pose apriltag`), asked
+    /// instead of the pose source.
+    public var framePoseSource: FramePoseSource?
     public init() {}
 }

@@ -1,0 +1,105 @@
+import Foundation
+import PoseCastKit
+import TagTracking
+import Testing
+import TestSupport
+
+/// `--pose apriltag` end to end, the path a plain webcam takes: a picture of tags drawn
+/// from a known camera pose (`TagRenderer`) is the publisher's camera (`--source image:`);
+/// the publisher finds the tags in each frame and sends the pose they give; a headless
+/// expert's `pose` command reads the pose of the frame on its screen.
+@Suite("system: the camera's pose from AprilTags (--pose apriltag)", .serialized,
+       .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/convert"),
+                "needs ImageMagick's convert to write the pictures (scripts/setup installs it)"), .tags(.system))
+struct TagPoseSystemTests {
+    static let width = 640, height = 480
+
+    /// A grey picture written as PNG (ImageMagick from a PGM).
+    static func writePNG(_ grey: [UInt8], to path: String) async throws {
+        let pgm = path + ".pgm"
+        try (Data("P5\n\(width) \(height)\n255\n".utf8) + Data(grey)).write(to: URL(fileURLWithPath: pgm))
+        let run = try await ManagedProcess.run("/usr/bin/convert", [pgm, path], timeout: 30)
+        #expect(run.status == 0, "convert: \(run.stderr)")
+    }
+
+    /// The pose of the frame on the expert's screen, once it has decoded 30 frames.
+    static func poseOnScreen(picture: String, map: String, dir: String) async throws
+        -> (pose: [String: Any], publisherStatus: [String: Any]) {
+        let signaling = try ManagedProcess("posecast-signaling", ["--port", "0"], name: "signaling")
+        defer { signaling.signal(SIGTERM) }
+        let (listening, _) = try await signaling.waitForLine("listening line", timeout: 20) { $0.hasPrefix("listening ") }
+        let url = String(listening.dropFirst("listening ".count))
+        let publisher = try ManagedProcess("posecast-publisher", [
+            "--source", "image:\(picture)", "--pose", "apriltag:\(map)", "--hfov", "60", "--signaling", url, "--json",
+            "--microphone", "none", "--speaker", "none"], name: "publisher (tags)")
+        defer { publisher.signal(SIGTERM) }
+        try await publisher.waitForEvent("publisher registered", timeout: 20) { $0.is(.signalingConnected) }
+        let expert = try ManagedProcess("posecast-subscriber", ["--headless", "--json", "--signaling", url,
+                                                                "--microphone", "none", "--speaker", "none"], name: "expert")
+        defer { expert.signal(SIGTERM) }
+        try await expert.waitForEvent("30 decoded frames", timeout: 40) { $0.is(.status) && $0.int("frames") >= 30 }
+        let mark = expert.output.count
+        expert.send("pose")
+        let (pose, _) = try await expert.waitForEvent("the pose of the frame on screen", timeout: 10, after: mark) { $0.is(.pose) }
+        let (status, _) = try await publisher.waitForEvent("the publisher's status with tag counts", timeout: 10,
+                                                           after: publisher.output.count) { $0.is(.status) && $0["tag_frames"] != nil }
+        return (pose, status)
+    }
+
+    static func numbers(_ value: Any?) -> [Float] { ((value as? [Any]) ?? []).compactMap { ($0 as? NSNumber)?.floatValue } }
+
+    @Test("a picture of two tags as the camera: the expert's frames carry the pose the picture was drawn from (within 1 cm and 1°); a picture with no tag: flagged missing, never a made-up pose")
+    func tagsInPicture() async throws {
+        let dir = NSTemporaryDirectory() + "posecast-tags-\(UUID().uuidString.prefix(8))/"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let mapJSON = #"{"tags": [{"id": 0, "size": 0.16, "position": [0, 0, 0]}, {"id": 7, "size": 0.12, "position": [0.3, 0, -0.15]}]}"#
+        try Data(mapJSON.utf8).write(to: URL(fileURLWithPath: dir + "map.json"))
+        let map = try TagMap.decode(Data(mapJSON.utf8))
+        let intrinsics = CameraIntrinsics(horizontalFOVDegrees: 60, aspect: Float(Self.width) / Float(Self.height))
+        let eye = Vector3(0.08, 0.6, 0.45)
+        let truth = CameraModel(position: eye, orientation: .lookAt(eye: eye, target: Vector3(0.1, 0, -0.05)), intrinsics: intrinsics)
+        try await Self.writePNG(TagRenderer(map: map).render(camera: truth, width: Self.width, height: Self.height), to: dir + "tags.png")
+        try await Self.writePNG([UInt8](repeating: 150, count: Self.width * Self.height), to: dir + "blank.png")
+
+        let (pose, status) = try await Self.poseOnScreen(picture: dir + "tags.png", map: dir + "map.json", dir: dir)
+        let p = Self.numbers(pose["position"]), q = Self.numbers(pose["orientation"])
+        try #require(p.count == 3 && q.count == 4, "\(pose)")
+        let position = Vector3(p[0], p[1], p[2]), orientation = Quaternion(x: q[0], y: q[1], z: q[2], w: q[3])
+        let off = position.distance(to: truth.position)
+        let dot = abs(orientation.x * truth.orientation.x + orientation.y * truth.orientation.y
+                      + orientation.z * truth.orientation.z + orientation.w * truth.orientation.w)
+        let degrees = 2 * acos(min(1, dot)) * 180 / .pi
+        print("apriltag: the expert's frame \(pose["frameId"] ?? "?") says the camera is \(String(format: "%.1f", off * 1000)) mm "
+              + "and \(String(format: "%.2f", degrees))° from where the picture was drawn; the publisher: tags \(status["tags_seen"] ?? "?"), "
+              + "\(status["tag_frames_with_pose"] ?? "?") of \(status["tag_frames"] ?? "?") frames with a pose, "
+              + "\(status["tag_ms"] ?? "?") ms a frame, corners \(status["tag_error_px"] ?? "?") px")
+        #expect(pose.int("flags") == 0, "a found pose is flagged neither late nor missing: \(pose)")
+        #expect(off < 0.01 && degrees < 1, "position \(position) vs \(truth.position), \(degrees)°")
+        #expect(Set(Self.numbers(status["tags_seen"]).map(Int.init)) == [0, 7])
+        #expect(status.int("tag_frames_with_pose") == status.int("tag_frames") && status.int("tag_frames") >= 30)
+
+        let (blank, blankStatus) = try await Self.poseOnScreen(picture: dir + "blank.png", map: dir + "map.json", dir: dir)
+        print("apriltag, no tag in view: the expert's pose \(blank), the publisher's \(blankStatus["tag_frames_with_pose"] ?? "?") frames with a pose")
+        #expect(PoseFlags(rawValue: UInt8(blank.int("flags"))).contains(.missing), "a frame without tags is flagged missing: \(blank)")
+        #expect(blankStatus.int("tag_frames_with_pose") == 0 && blankStatus.int("tag_frames") >= 30)
+    }
+
+    @Test("a tag map that cannot be used, or --pose apriltag on the synthetic camera: refused at start with the reason, exit 2 or 64")
+    func refusals() async throws {
+        let dir = NSTemporaryDirectory() + "posecast-tags-bad-\(UUID().uuidString.prefix(8))/"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try Data(#"{"tags": [{"id": 3, "size": -1, "position": [0, 0, 0]}]}"#.utf8).write(to: URL(fileURLWithPath: dir + "bad.json"))
+        for (arguments, says) in [
+            (["--source", "test", "--pose", "apriltag:\(dir)bad.json"], "tag 3: size -1.0 m"),
+            (["--source", "test", "--pose", "apriltag:\(dir)missing.json"], "\(dir)missing.json"),
+            (["--source", "synthetic", "--pose", "apriltag"], "the synthetic camera draws none"),
+        ] {
+            let run = try await ManagedProcess.run("posecast-publisher",
+                                                   arguments + ["--microphone", "none", "--speaker", "none"], timeout: 30)
+            #expect([2, 64].contains(run.status) && (run.stderr + run.stdout).contains(says),
+                    "\(arguments): status \(run.status), \(run.stderr.suffix(300))")
+        }
+    }
+}
