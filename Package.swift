@@ -87,7 +87,7 @@ let package = Package(
         .target(name: "CameraControl", dependencies: ["PoseCastKit", "Imaging", "SyntheticCamera", "CV4L2"]),
         // A camera's pose from the AprilTags it sees: the tag map (where the tags are in
         // the world), the detector, the pose solver, the tags' printed patterns.
-        .target(name: "TagTracking", dependencies: ["PoseCastKit", "CAprilTag"]),
+        .target(name: "TagTracking", dependencies: ["PoseCastKit", "Imaging", "CAprilTag"]),
         // The values a WebRTC session's logic reasons about (descriptions, candidates,
         // reception reports, the delay trend, codecs, errors), without GStreamer: the pure
         // session machines import this instead of RTCSession, which re-exports it.
@@ -184,7 +184,7 @@ let package = Package(
             ]
         ),
         .executableTarget(name: "posecast-scene", dependencies: [
-            "SyntheticCamera", "Imaging", "PoseCastKit", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            "SyntheticCamera", "Imaging", "PoseCastKit", "TagTracking", .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
 
         // ---- tests: one harness per layer -----------------------------------------------------

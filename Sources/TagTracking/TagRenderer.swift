@@ -1,9 +1,11 @@
+import Imaging
 import PoseCastKit
 
-/// Grey pictures of the tags of a map as a pinhole camera sees them, on a plain
-/// background: ground truth for the tracker's tests and benchmarks. Each pixel is the
-/// mean of `samples` × `samples` rays through it, so the tags' edges are antialiased
-/// as a real lens would blur them.
+/// The tags of a map as a pinhole camera sees them: grey pictures of the tags alone on a
+/// plain background, or the tags painted into a rendered frame where nothing nearer hides
+/// them. Ground truth for the tracker's tests and benchmarks. Each pixel is the mean of
+/// `samples` × `samples` rays through it, so the tags' edges are antialiased as a lens
+/// blurs them.
 public struct TagRenderer: Sendable {
     public var map: TagMap
     public var background: UInt8 = 150
@@ -11,52 +13,127 @@ public struct TagRenderer: Sendable {
     /// Printed white and black, as a camera sees paper (not the sensor's full range).
     public var white: Float = 215, black: Float = 35
 
-    private let patterns: [Int: TagPattern]
+    private let tags: [(TagMap.Tag, TagPattern)]
 
     public init(map: TagMap) {
         self.map = map
-        var patterns: [Int: TagPattern] = [:]
-        for id in map.tags.keys { patterns[id] = TagPattern(id: id) }
-        self.patterns = patterns
+        tags = map.tags.values.sorted { $0.id < $1.id }.compactMap { tag in TagPattern(id: tag.id).map { (tag, $0) } }
     }
 
     /// The picture (`width` × `height` bytes, rows `width` apart) `camera` takes.
     public func render(camera: CameraModel, width: Int, height: Int) -> [UInt8] {
         var out = [UInt8](repeating: background, count: width * height)
-        let tags = map.tags.values.compactMap { tag in patterns[tag.id].map { (tag, $0) } }
         let n = max(samples, 1)
-        let weight = 1 / Float(n * n)
         for y in 0..<height {
             for x in 0..<width {
                 var sum: Float = 0
-                for sy in 0..<n {
-                    for sx in 0..<n {
-                        let point = NormalizedPoint(x: (Float(x) + (Float(sx) + 0.5) / Float(n)) / Float(width),
-                                                    y: (Float(y) + (Float(sy) + 0.5) / Float(n)) / Float(height))
-                        sum += value(camera.ray(through: point), tags)
-                    }
+                for (sx, sy) in offsets(n) {
+                    let ray = camera.ray(through: NormalizedPoint(x: (Float(x) + sx) / Float(width), y: (Float(y) + sy) / Float(height)))
+                    sum += nearestHit(ray, among: tags)?.value ?? Float(background)
                 }
-                out[y * width + x] = UInt8(max(0, min(255, (sum * weight).rounded())))
+                out[y * width + x] = UInt8(max(0, min(255, (sum / Float(n * n)).rounded())))
             }
         }
         return out
     }
 
-    /// What a ray sees: the nearest tag it meets in front of the camera, else the background.
-    private func value(_ ray: CameraRay, _ tags: [(TagMap.Tag, TagPattern)]) -> Float {
-        var nearest = Float.infinity
-        var seen = Float(background)
+    /// Paints the tags into a rendered frame: where a tag's sample is nearer than what
+    /// the frame shows there (`sceneDepth(x, y)`, metres along the optical axis; a little
+    /// slack for a tag lying on the surface it is drawn on), its value replaces the
+    /// frame's luma, and its chroma goes grey. Returns the pixels touched.
+    @discardableResult
+    public func paint(into planes: I420Planes, camera: CameraModel, sceneDepth: (Int, Int) -> Float) -> Int {
+        let (width, height) = (planes.width, planes.height)
+        let n = max(samples, 1)
+        var painted = 0
+        for entry in tags {
+            guard let box = bounds(of: entry.0, pattern: entry.1, camera: camera, width: width, height: height) else { continue }
+            for y in box.y0..<box.y1 {
+                for x in box.x0..<box.x1 {
+                    var covered = 0
+                    var sum: Float = 0
+                    let limit = sceneDepth(x, y) * 1.02 + 0.005
+                    for (sx, sy) in offsets(n) {
+                        let ray = camera.ray(through: NormalizedPoint(x: (Float(x) + sx) / Float(width), y: (Float(y) + sy) / Float(height)))
+                        guard let hit = nearestHit(ray, among: [entry]) else { continue }
+                        let depth = -camera.toCamera(ray.origin + ray.direction * hit.distance).z
+                        guard depth <= limit else { continue }
+                        covered += 1; sum += hit.value
+                    }
+                    guard covered > 0 else { continue }
+                    painted += 1
+                    let share = Float(covered) / Float(n * n)
+                    let old = Float(planes.y[y * planes.yStride + x])
+                    planes.y[y * planes.yStride + x] = UInt8(max(0, min(255, (sum / Float(n * n) + old * (1 - share)).rounded())))
+                    if x % 2 == 0, y % 2 == 0 {
+                        let c = (y / 2) * planes.uStride + x / 2, d = (y / 2) * planes.vStride + x / 2
+                        planes.u[c] = UInt8((Float(planes.u[c]) * (1 - share) + 128 * share).rounded())
+                        planes.v[d] = UInt8((Float(planes.v[d]) * (1 - share) + 128 * share).rounded())
+                    }
+                }
+            }
+        }
+        return painted
+    }
+
+    /// The ids of the tags `camera` sees whole: all four corners of the black square in
+    /// the picture and in front, the printed face towards the camera, the centre not
+    /// hidden (by `sceneDepth`, when given), and at least `minSidePx` pixels across each way.
+    public func tagsInView(camera: CameraModel, width: Int, height: Int, minSidePx: Float = 20,
+                           sceneDepth: ((Int, Int) -> Float)? = nil) -> [Int] {
+        tags.compactMap { tag, _ in
+            let normal = tag.orientation.rotate(Vector3(0, 0, 1))
+            guard (camera.position - tag.position).dot(normal) > 0 else { return nil }
+            let h = tag.size / 2
+            let corners = [Vector3(-h, -h, 0), Vector3(h, -h, 0), Vector3(h, h, 0), Vector3(-h, h, 0)].map { tag.world($0) }
+            let pixels = corners.compactMap { camera.project($0) }.filter(\.isInImage)
+                .map { SIMD2<Float>($0.point.x * Float(width), $0.point.y * Float(height)) }
+            guard pixels.count == 4 else { return nil }
+            let across = [(pixels[0] - pixels[1]), (pixels[1] - pixels[2]), (pixels[2] - pixels[3]), (pixels[3] - pixels[0])]
+                .map { ($0 * $0).sum().squareRoot() }
+            guard across.min()! >= minSidePx else { return nil }
+            if let sceneDepth, let centre = camera.project(tag.position) {
+                let x = min(max(Int(centre.point.x * Float(width)), 0), width - 1)
+                let y = min(max(Int(centre.point.y * Float(height)), 0), height - 1)
+                guard centre.depth <= sceneDepth(x, y) * 1.02 + 0.005 else { return nil }
+            }
+            return tag.id
+        }
+    }
+
+    /// Sample offsets inside a pixel, `n` × `n`.
+    private func offsets(_ n: Int) -> [(Float, Float)] {
+        (0..<n).flatMap { sy in (0..<n).map { sx in ((Float(sx) + 0.5) / Float(n), (Float(sy) + 0.5) / Float(n)) } }
+    }
+
+    /// The pixels a tag's printed square (white ring included) may cover; nil when it is
+    /// behind the camera or outside the picture.
+    private func bounds(of tag: TagMap.Tag, pattern: TagPattern, camera: CameraModel, width: Int, height: Int)
+        -> (x0: Int, y0: Int, x1: Int, y1: Int)? {
+        let h = tag.size * Float(pattern.side) / Float(pattern.border) / 2
+        let corners = [Vector3(-h, -h, 0), Vector3(h, -h, 0), Vector3(h, h, 0), Vector3(-h, h, 0)].map { tag.world($0) }
+        let projected = corners.compactMap { camera.project($0) }
+        guard projected.count == 4 else { return nil }
+        let xs = projected.map { $0.point.x * Float(width) }, ys = projected.map { $0.point.y * Float(height) }
+        let x0 = max(Int(xs.min()!.rounded(.down)) - 1, 0), x1 = min(Int(xs.max()!.rounded(.up)) + 1, width)
+        let y0 = max(Int(ys.min()!.rounded(.down)) - 1, 0), y1 = min(Int(ys.max()!.rounded(.up)) + 1, height)
+        return x0 < x1 && y0 < y1 ? (x0, y0, x1, y1) : nil
+    }
+
+    /// What a ray sees of the tags: the nearest one's printed value and how far along
+    /// the ray it is; nil when it meets none.
+    private func nearestHit(_ ray: CameraRay, among tags: [(TagMap.Tag, TagPattern)]) -> (value: Float, distance: Float)? {
+        var best: (value: Float, distance: Float)?
         for (tag, pattern) in tags {
             let normal = tag.orientation.rotate(Vector3(0, 0, 1))
             let facing = ray.direction.dot(normal)
             guard abs(facing) > 1e-6 else { continue }
             let distance = (tag.position - ray.origin).dot(normal) / facing
-            guard distance > 0, distance < nearest else { continue }
+            guard distance > 0, distance < (best?.distance ?? .infinity) else { continue }
             let local = tag.orientation.inverseRotate(ray.origin + ray.direction * distance - tag.position)
             guard let v = pattern.value(atX: local.x, y: local.y, size: tag.size) else { continue }
-            nearest = distance
-            seen = v == 0 ? black : white
+            best = (v == 0 ? black : white, distance)
         }
-        return seen
+        return best
     }
 }

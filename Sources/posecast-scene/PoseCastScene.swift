@@ -14,8 +14,8 @@ import Darwin
 struct PoseCastScene: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "posecast-scene",
-        abstract: "Render the synthetic AR camera's scene: benchmark it, write one frame as a PPM, or raw frames.",
-        subcommands: [Bench.self, Snapshot.self, Frames.self, Features.self])
+        abstract: "Render the synthetic AR camera's scene: benchmark it, write one frame as a PPM, or raw frames; track tags in it.",
+        subcommands: [Bench.self, Snapshot.self, Frames.self, Features.self, Tags.self])
 }
 
 /// The orbit every subcommand renders from: radius 3 m, 1.6 m up, looking at (0, 0.3, 0).

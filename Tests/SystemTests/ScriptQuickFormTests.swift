@@ -21,6 +21,8 @@ import TestSupport
 
     static let scripts: [Script] = [
         Script(name: "bench-render", keys: ["width", "height", "frames", "ms_p50", "ms_p95", "fps"]),
+        Script(name: "bench-tags", keys: ["path", "in_view_with_pose_pct", "poses_without_tag_in_view", "wrong_poses", "error_cm_p95",
+                                          "error_deg_p95", "ms_p50"]),
         Script(name: "bench-focus", keys: ["frames_p50", "frames_p95", "taps", "converged", "peak_ratio_min", "process_us_p50"]),
         Script(name: "bench-annotation", keys: ["delay_ms", "taps", "methods", "synced_px_p95", "ground_px_p95", "naive_px_p95",
                                                 "synced_cm_p95", "synced_in_front", "naive_over_synced_px_p95"]),

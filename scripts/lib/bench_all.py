@@ -11,13 +11,15 @@ A record: {"name", "command", "started" (UTC, ISO), "seconds", "load_before", "l
 import datetime, json, os, platform, re, shlex, shutil, subprocess, sys, time
 
 # Cheap ones first: a failure or a hang late in the run costs the least there.
-ORDER = ["bench-render", "bench-focus", "bench-trailer", "bench-window", "bench-window-cpu", "bench-loss", "bench-annotation",
+ORDER = ["bench-render", "bench-tags", "bench-focus", "bench-trailer", "bench-window", "bench-window-cpu", "bench-loss", "bench-annotation",
          "bench-av", "bench-voice", "bench-network", "bench-paths", "bench-chromium-load", "bench-effects", "bench-people", "bench-loopback", "bench-sfu", "bench-encoders",
          "hostile", "soak"]
 
 # The columns of each script's tables, in this order (a table shows those its lines have).
 KEYS = {
     "bench-render": ["width", "height", "frames", "ms_p50", "ms_p95", "fps"],
+    "bench-tags": ["path", "width", "height", "decimate", "in_view_with_pose_pct", "poses_without_tag_in_view", "wrong_poses",
+                   "error_cm_p95", "error_deg_p95", "ms_p50", "ms_p95"],
     "bench-focus": ["frames_p50", "frames_p95", "frames_max", "taps", "converged", "within_15_frames",
                     "peak_ratio_min", "peak_ratio_p50", "process_us_p50"],
     "bench-trailer": ["measure", "extension", "trailer", "packets_per_frame", "kbps", "publisher", "frames",

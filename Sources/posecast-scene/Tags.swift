@@ -1,0 +1,124 @@
+import ArgumentParser
+import Foundation
+import Imaging
+import PoseCastKit
+import SyntheticCamera
+import TagTracking
+
+/// The tag tracker against ground truth: frames of the synthetic scene rendered along a
+/// trajectory with AprilTags painted on its ground (`TagRenderer.paint`, hidden where a
+/// nearer object stands), the camera's pose found from each (`TagDetector`,
+/// `TagPoseSolver`) and compared with the pose it was rendered from.
+struct Tags: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Track AprilTags in the synthetic scene along a trajectory against ground truth; prints a JSON summary.")
+
+    @Option var width = 640
+    @Option var height = 480
+    @Option(help: "Frames, 1/30 s apart along the path.") var frames = 300
+    @Option(help: "The trajectory: orbit, walk or shake (docs/POSE_SOURCES.md).") var path = "orbit"
+    @Option(help: "A tag map (JSON; docs/POSE_SOURCES.md); default: the scene's tag field, six 40 cm tags on the ground.")
+    var map: String?
+    @Option(help: "Quads are searched on a picture this many times smaller (1: full size).") var decimate: Float = 2
+    @Option(help: "Write one JSON line per frame here (time, error, tags, ms).") var framesOut: String?
+    @Option(help: "Write the first frame, tags painted, here as a PPM.") var picture: String?
+
+    /// Six 40 cm tags lying on the ground among the standard scene's objects, clear of its
+    /// boxes, balls and discs.
+    static let field = try! TagMap([
+        .init(id: 0, size: 0.4, position: Vector3(0, 0, 0.75)),
+        .init(id: 1, size: 0.4, position: Vector3(0.75, 0, -0.35)),
+        .init(id: 2, size: 0.4, position: Vector3(-0.35, 0, -0.85)),
+        .init(id: 3, size: 0.4, position: Vector3(-0.95, 0, 0.6)),
+        .init(id: 4, size: 0.4, position: Vector3(1.4, 0, 0.55)),
+        .init(id: 5, size: 0.4, position: Vector3(-1.45, 0, -0.35)),
+    ])
+
+    /// The angle of the rotation from `a` to `b`, in degrees, from the relative
+    /// rotation's vector part (exact for small angles, where acos of the dot is not).
+    static func degreesBetween(_ a: Quaternion, _ b: Quaternion) -> Double {
+        let r = a.conjugate * b
+        let v = (Double(r.x) * Double(r.x) + Double(r.y) * Double(r.y) + Double(r.z) * Double(r.z)).squareRoot()
+        return 2 * atan2(v, abs(Double(r.w))) * 180 / .pi
+    }
+
+    func validate() throws {
+        guard frames > 0 else { throw ValidationError("--frames must be positive") }
+        guard ["orbit", "walk", "shake"].contains(path) else { throw ValidationError("--path is orbit, walk or shake, not \(path)") }
+        guard decimate >= 1, decimate <= 8 else { throw ValidationError("--decimate must be 1…8") }
+    }
+
+    func run() throws {
+        let map = try self.map.map { try TagMap.load(path: $0) } ?? Self.field
+        guard let trajectory = try PoseSourceSpec.parse(path).trajectory() else { throw ValidationError("\(path) has no trajectory") }
+        let renderer = try SyntheticRenderer(width: width, height: height)
+        let painter = TagRenderer(map: map)
+        let detector = try TagDetector(threads: 1, decimate: decimate)
+        let intrinsics = SyntheticRenderer.defaultIntrinsics(width: width, height: height)
+        var image = try I420Image(width: width, height: height)
+        let out = framesOut.flatMap { FileManager.default.createFile(atPath: $0, contents: nil) ? FileHandle(forWritingAtPath: $0) : nil }
+        defer { try? out?.close() }
+
+        var positionErrors: [Double] = [], angleErrors: [Double] = [], times: [Double] = []
+        var inView = 0, inViewWithPose = 0, posesWithoutTag = 0, wrongPoses = 0, tagsUsed = 0
+        for i in 0..<frames {
+            let t = Double(i) / 30
+            guard let rigid = trajectory.pose(at: t) else { continue }
+            let truth = CameraModel(position: rigid.position, orientation: rigid.orientation, intrinsics: intrinsics)
+            var visible: [Int] = []
+            var sightings: [TagSighting] = []
+            var ms = 0.0
+            try image.withPlanes { planes in
+                try renderer.render(camera: truth, lens: LensState(), frameIndex: UInt64(i), into: planes)
+                let depth = { (x: Int, y: Int) in renderer.depthAt(x: x, y: y) }
+                painter.paint(into: planes, camera: truth, sceneDepth: depth)
+                visible = painter.tagsInView(camera: truth, width: width, height: height, sceneDepth: depth)
+                let start = MonotonicClock.nanos()
+                sightings = try detector.detect(grey: UnsafePointer(planes.y), width: width, height: height, stride: planes.yStride,
+                                                intrinsics: intrinsics)
+                ms = Double(MonotonicClock.nanos() - start) / 1e6
+            }
+            if i == 0, let picture { try Data(image.ppm()).write(to: URL(fileURLWithPath: picture)) }
+            let start = MonotonicClock.nanos()
+            let fix = TagPoseSolver.solve(sightings, map: map, intrinsics: intrinsics, width: width, height: height)
+                .flatMap { $0.reprojectionErrorPx <= 3 ? $0 : nil }
+            ms += Double(MonotonicClock.nanos() - start) / 1e6
+            times.append(ms)
+            if !visible.isEmpty { inView += 1; if fix != nil { inViewWithPose += 1 } }
+            var error: (cm: Double, degrees: Double)?
+            if let fix {
+                let cm = Double(fix.camera.position.distance(to: truth.position)) * 100
+                let degrees = Self.degreesBetween(fix.camera.orientation, truth.orientation)
+                error = (cm, degrees)
+                positionErrors.append(cm); angleErrors.append(degrees)
+                tagsUsed += fix.tags.count
+                // No tag wholly in view, yet a pose: right only if it rests on a tag at the edge.
+                if visible.isEmpty && cm > 5 { posesWithoutTag += 1 }
+                if cm > 5 { wrongPoses += 1 }
+            }
+            if let out {
+                var line: [String: Any] = ["t": (t * 1000).rounded() / 1000, "tags_in_view": visible, "ms": (ms * 100).rounded() / 100,
+                                           "tags_used": fix?.tags ?? []]
+                if let error { line["error_cm"] = (error.cm * 1000).rounded() / 1000; line["error_deg"] = (error.degrees * 1000).rounded() / 1000 }
+                out.write(try JSONSerialization.data(withJSONObject: line, options: [.sortedKeys]) + Data("\n".utf8))
+            }
+        }
+        func percentile(_ values: [Double], _ p: Double) -> Double? {
+            guard !values.isEmpty else { return nil }
+            let sorted = values.sorted()
+            return sorted[min(Int((Double(sorted.count - 1) * p).rounded()), sorted.count - 1)]
+        }
+        func round(_ v: Double?, _ places: Double = 100) -> Any { v.map { ($0 * places).rounded() / places } ?? NSNull() }
+        let summary: [String: Any] = [
+            "path": path, "width": width, "height": height, "frames": frames, "decimate": Double(decimate),
+            "frames_tag_in_view": inView, "frames_with_pose": positionErrors.count,
+            "in_view_with_pose_pct": round(inView > 0 ? 100 * Double(inViewWithPose) / Double(inView) : nil, 10),
+            "poses_without_tag_in_view": posesWithoutTag, "wrong_poses": wrongPoses,
+            "tags_per_pose": round(positionErrors.isEmpty ? nil : Double(tagsUsed) / Double(positionErrors.count)),
+            "error_cm_p50": round(percentile(positionErrors, 0.5), 1000), "error_cm_p95": round(percentile(positionErrors, 0.95), 1000),
+            "error_deg_p50": round(percentile(angleErrors, 0.5), 1000), "error_deg_p95": round(percentile(angleErrors, 0.95), 1000),
+            "ms_p50": round(percentile(times, 0.5)), "ms_p95": round(percentile(times, 0.95)),
+        ]
+        print(String(decoding: try JSONSerialization.data(withJSONObject: summary, options: [.sortedKeys]), as: UTF8.self))
+    }
+}
