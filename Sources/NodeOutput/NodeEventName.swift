@@ -51,6 +51,8 @@ public enum NodeEventName: String, CaseIterable, Sendable {
     case pipelineWarning
     case poseFeed
     case poseFeedListening
+    case anchorsLoaded
+    case anchorsNotSaved
     case congestion
     case linkChanged
     case effectChanged

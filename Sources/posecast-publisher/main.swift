@@ -89,6 +89,8 @@ struct Publisher: AsyncParsableCommand {
     @Flag(help: "Print events and a status object per second as JSON lines on stdout.") var json = false
     @Flag(inversion: .prefixedEnableDisable, help: "The synthetic camera renders each frame just ahead of its capture instant, with that instant's pose, so the render does not count as capture latency (trajectories and replays only; a live pose feed never renders ahead).")
     var renderAhead = true
+    @Option(help: "Keep the annotations in this JSON file: read at start (none when it does not exist yet), rewritten after every change, so they come back in the next session where the same world holds (the tag map's with --pose apriltag, the scene's with the synthetic camera).")
+    var anchors: String?
     @Option(help: "Write one JSON line per encoded frame here (frame id, capture time, encode time, size, pose hash).")
     var frameLog: String?
     @Option(help: "Benchmarks: write the luma of every sampled frame (as the encoder gets it) into this directory, for subscribers with the same option to measure PSNR and SSIM.")
@@ -216,7 +218,7 @@ struct Publisher: AsyncParsableCommand {
             }
             config.sfu = PublisherSFUConfig(url: url, room: number)
         }
-        config.json = json; config.frameLogPath = frameLog
+        config.json = json; config.frameLogPath = frameLog; config.anchorsPath = anchors
         config.setupTimeout = .milliseconds(Int64(setupTimeout * 1000))
         config.maxSessionsPerConsumer = maxSessionsPerConsumer
         config.maxSessions = maxSessions ?? (sfu == nil ? 16 : 64)

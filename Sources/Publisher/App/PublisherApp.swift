@@ -31,6 +31,8 @@ public struct PublisherAppConfig: Sendable {
     public var signalingCA: String?
     public var json = false
     public var frameLogPath: String?
+    /// `--anchors`: the annotations kept across sessions (`AnchorFile`).
+    public var anchorsPath: String?
     /// The node's session bounds (`PublisherNodeConfig`).
     public var setupTimeout: Duration = .seconds(15)
     public var maxSessionsPerConsumer = 4
@@ -82,6 +84,13 @@ public final class PublisherApp: Sendable {
             throw failure("\(error)")
         }
         if let frames { mediaConfig.onEncoded = { frames.record($0) } }
+        let anchors = config.anchorsPath.map { path in
+            AnchorFile(path: path) { reason in
+                out.event(.anchorsNotSaved, ["message": reason], human: "annotations not saved: \(reason)")
+            }
+        }
+        let kept: [Annotation]
+        do throws(AnchorFileError) { kept = try anchors?.load() ?? [] } catch { throw failure("\(error)") }
         mediaConfig.onTone = { toneEvent($0, out: out) }
         let store = LivePoseStore()
         let provider: any PoseProvider
@@ -179,6 +188,12 @@ public final class PublisherApp: Sendable {
             if case let .serverError(code, details) = event, code == .unauthorized || code == .wrongRole {
                 fatal.reason.withLock { $0 = details }
             }
+        }
+        if let anchors {
+            node.board.restore(kept)
+            node.board.onChange { anchors.save($0) }
+            out.event(.anchorsLoaded, ["path": anchors.path, "count": kept.count, "ids": kept.map(\.id)],
+                      human: "annotations kept in \(anchors.path): \(kept.isEmpty ? "none yet" : kept.map(\.id).joined(separator: ", "))")
         }
         let stdinPoses: Bool = if case .stdin = PoseFeedReceiver.Transport(config.pose) { true } else { false }
         return PublisherApp(out: out, media: media, node: node, url: url, server: server, feed: feed, tags: tags,
