@@ -26,7 +26,12 @@ public enum TagPoseSolver {
         sightings.filter { map.tags[$0.id] != nil && $0.hamming <= maxHamming && $0.decisionMargin >= minMargin && $0.poseError >= 0 }
     }
 
-    /// The camera's pose, or nil when no usable tag is in view.
+    /// A pose whose corners are on average farther than this (pixels) from where it puts
+    /// them is not believed: a misread tag, or tags that disagree with the map.
+    public static let maxErrorPx = 3.0
+
+    /// The camera's pose, or nil when no usable tag is in view or the best pose found
+    /// misses the corners by over `maxErrorPx`.
     public static func solve(_ sightings: [TagSighting], map: TagMap, intrinsics: CameraIntrinsics,
                              width: Int, height: Int) -> TagPoseFix? {
         let seen = usable(sightings, map: map)
@@ -43,7 +48,7 @@ public enum TagPoseSolver {
         guard var best = candidates.min(by: { lens.squaredError($0, points) < lens.squaredError($1, points) }) else { return nil }
         best = refine(best, points: points, lens: lens)
         let rms = (lens.squaredError(best, points) / Double(points.count)).squareRoot()
-        guard rms.isFinite else { return nil }
+        guard rms.isFinite, rms <= maxErrorPx else { return nil }
         let camera = CameraModel(position: best.position.vector3, orientation: best.rotation.quaternion, intrinsics: intrinsics)
         return TagPoseFix(camera: camera, tags: seen.map(\.id), reprojectionErrorPx: rms)
     }

@@ -84,9 +84,7 @@ public struct TagRenderer: Sendable {
         tags.compactMap { tag, _ in
             let normal = tag.orientation.rotate(Vector3(0, 0, 1))
             guard (camera.position - tag.position).dot(normal) > 0 else { return nil }
-            let h = tag.size / 2
-            let corners = [Vector3(-h, -h, 0), Vector3(h, -h, 0), Vector3(h, h, 0), Vector3(-h, h, 0)].map { tag.world($0) }
-            let pixels = corners.compactMap { camera.project($0) }.filter(\.isInImage)
+            let pixels = Self.corners(of: tag, side: tag.size).compactMap { camera.project($0) }.filter(\.isInImage)
                 .map { SIMD2<Float>($0.point.x * Float(width), $0.point.y * Float(height)) }
             guard pixels.count == 4 else { return nil }
             let across = [(pixels[0] - pixels[1]), (pixels[1] - pixels[2]), (pixels[2] - pixels[3]), (pixels[3] - pixels[0])]
@@ -101,6 +99,12 @@ public struct TagRenderer: Sendable {
         }
     }
 
+    /// The world corners of a square of `side` metres centred on a tag, in its plane.
+    private static func corners(of tag: TagMap.Tag, side: Float) -> [Vector3] {
+        let h = side / 2
+        return [Vector3(-h, -h, 0), Vector3(h, -h, 0), Vector3(h, h, 0), Vector3(-h, h, 0)].map { tag.world($0) }
+    }
+
     /// Sample offsets inside a pixel, `n` × `n`.
     private func offsets(_ n: Int) -> [(Float, Float)] {
         (0..<n).flatMap { sy in (0..<n).map { sx in ((Float(sx) + 0.5) / Float(n), (Float(sy) + 0.5) / Float(n)) } }
@@ -110,9 +114,8 @@ public struct TagRenderer: Sendable {
     /// behind the camera or outside the picture.
     private func bounds(of tag: TagMap.Tag, pattern: TagPattern, camera: CameraModel, width: Int, height: Int)
         -> (x0: Int, y0: Int, x1: Int, y1: Int)? {
-        let h = tag.size * Float(pattern.side) / Float(pattern.border) / 2
-        let corners = [Vector3(-h, -h, 0), Vector3(h, -h, 0), Vector3(h, h, 0), Vector3(-h, h, 0)].map { tag.world($0) }
-        let projected = corners.compactMap { camera.project($0) }
+        let projected = Self.corners(of: tag, side: tag.size * Float(pattern.side) / Float(pattern.border))
+            .compactMap { camera.project($0) }
         guard projected.count == 4 else { return nil }
         let xs = projected.map { $0.point.x * Float(width) }, ys = projected.map { $0.point.y * Float(height) }
         let x0 = max(Int(xs.min()!.rounded(.down)) - 1, 0), x1 = min(Int(xs.max()!.rounded(.up)) + 1, width)

@@ -81,7 +81,6 @@ struct Tags: ParsableCommand {
             if i == 0, let picture { try Data(image.ppm()).write(to: URL(fileURLWithPath: picture)) }
             let start = MonotonicClock.nanos()
             let fix = TagPoseSolver.solve(sightings, map: map, intrinsics: intrinsics, width: width, height: height)
-                .flatMap { $0.reprojectionErrorPx <= 3 ? $0 : nil }
             ms += Double(MonotonicClock.nanos() - start) / 1e6
             times.append(ms)
             if !visible.isEmpty { inView += 1; if fix != nil { inViewWithPose += 1 } }

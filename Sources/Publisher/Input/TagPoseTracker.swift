@@ -28,10 +28,6 @@ public final class TagPoseTracker: Sendable {
         public var lastMs = 0.0, meanMs = 0.0
     }
 
-    /// Poses whose corners are on average farther than this from where the pose puts
-    /// them are not believed (a tag misread, or two tags that disagree with the map).
-    public static let maxErrorPx = 3.0
-
     private let map: TagMap
     private let intrinsics: CameraIntrinsics
     private let detector: TagDetector
@@ -50,17 +46,16 @@ public final class TagPoseTracker: Sendable {
         let sightings = (try? detector.detect(grey: frame.y, width: frame.width, height: frame.height, stride: frame.yStride,
                                               intrinsics: intrinsics)) ?? []
         let fix = TagPoseSolver.solve(sightings, map: map, intrinsics: intrinsics, width: frame.width, height: frame.height)
-        let believed = fix.flatMap { $0.reprojectionErrorPx <= Self.maxErrorPx ? $0 : nil }
         let ms = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e6
         state.withLock { s in
             s.frames += 1
             s.lastMs = ms
             s.meanMs += (ms - s.meanMs) / Double(min(s.frames, 30))
-            s.lastTags = believed?.tags ?? []
-            s.lastErrorPx = believed?.reprojectionErrorPx
-            if believed != nil { s.framesWithPose += 1 }
+            s.lastTags = fix?.tags ?? []
+            s.lastErrorPx = fix?.reprojectionErrorPx
+            if fix != nil { s.framesWithPose += 1 }
         }
-        guard let camera = believed?.camera else {
+        guard let camera = fix?.camera else {
             return .missing(frameID: frameID, captureTimeNanos: captureTimeNanos, intrinsics: intrinsics)
         }
         return FramePose(flags: [], frameID: frameID, captureTimeNanos: captureTimeNanos, position: camera.position,
