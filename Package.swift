@@ -22,6 +22,7 @@ let package = Package(
         .executable(name: "posecast-publisher", targets: ["posecast-publisher"]),
         .executable(name: "posecast-subscriber", targets: ["posecast-subscriber"]),
         .executable(name: "posecast-cascade", targets: ["posecast-cascade"]),
+        .executable(name: "posecast-calibrate", targets: ["posecast-calibrate"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -186,6 +187,7 @@ let package = Package(
         .executableTarget(name: "posecast-scene", dependencies: [
             "SyntheticCamera", "Imaging", "PoseCastKit", "TagTracking", .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
+        .executableTarget(name: "posecast-calibrate", dependencies: ["TagTracking", "PoseCastKit", "Imaging", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
 
         // ---- tests: one harness per layer -----------------------------------------------------
         // Time limits on waits, fuzz inputs, certificates, for every test target.

@@ -20,15 +20,23 @@ public struct TagRenderer: Sendable {
         tags = map.tags.values.sorted { $0.id < $1.id }.compactMap { tag in TagPattern(id: tag.id).map { (tag, $0) } }
     }
 
-    /// The picture (`width` × `height` bytes, rows `width` apart) `camera` takes.
-    public func render(camera: CameraModel, width: Int, height: Int) -> [UInt8] {
+    /// The picture (`width` × `height` bytes, rows `width` apart) `camera` takes, through
+    /// a lens with `distortion` when given: a real lens bends the pinhole's rays, so each
+    /// sample's pixel is undistorted to find the ray it sees.
+    public func render(camera: CameraModel, width: Int, height: Int, distortion: LensDistortion? = nil) -> [UInt8] {
         var out = [UInt8](repeating: background, count: width * height)
         let n = max(samples, 1)
+        let pixels = PixelIntrinsics(camera.intrinsics, width: width, height: height)
         for y in 0..<height {
             for x in 0..<width {
                 var sum: Float = 0
                 for (sx, sy) in offsets(n) {
-                    let ray = camera.ray(through: NormalizedPoint(x: (Float(x) + sx) / Float(width), y: (Float(y) + sy) / Float(height)))
+                    var point = NormalizedPoint(x: (Float(x) + sx) / Float(width), y: (Float(y) + sy) / Float(height))
+                    if let distortion, !distortion.isNone {
+                        let p = distortion.undistort(pixel: SIMD2(Double(x) + Double(sx), Double(y) + Double(sy)), intrinsics: pixels)
+                        point = NormalizedPoint(x: Float(p.x / Double(width)), y: Float(p.y / Double(height)))
+                    }
+                    let ray = camera.ray(through: point)
                     sum += nearestHit(ray, among: tags)?.value ?? Float(background)
                 }
                 out[y * width + x] = UInt8(max(0, min(255, (sum / Float(n * n)).rounded())))
