@@ -163,7 +163,7 @@ let package = Package(
         ]),
         .executableTarget(name: "posecast-publisher", dependencies: [
             "Publisher", "PoseMedia", "PoseCastKit", "Signaling", "RTCSession", "NodeOutput", "NetworkOptions", "Voice",
-            "ServerOptions",
+            "ServerOptions", "CameraControl", "TagTracking",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ]),

@@ -71,6 +71,7 @@ public enum NodeEventName: String, CaseIterable, Sendable {
     case requestSent
     case ack
     case annotations
+    case annotationVisibility
     case sceneStatus
     case placement
     case pose

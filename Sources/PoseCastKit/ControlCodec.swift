@@ -159,6 +159,8 @@ public enum ControlCodec {
                 ["id": a.id, "kind": a.kind.rawValue, "position": vector(a.position), "frameId": a.frameId,
                  "tap": point(a.tap), "label": a.label, "color": a.color, "author": a.author, "placement": a.placement.rawValue]
             }])
+        case .annotationVisibility(let hidden):
+            return serialize(["type": "annotationVisibility", "hidden": hidden])
         case .sceneStatus(let st):
             func routine(_ r: RoutineStatus) -> [String: Any] {
                 var o: [String: Any] = ["state": r.state.rawValue]
@@ -220,6 +222,11 @@ public enum ControlCodec {
                                   color: try f.color("color") ?? "#FF3B30", author: try f.optionalString("author", maxCount: 256) ?? "",
                                   placement: try f.optionalEnum("placement", AnnotationPlacement.self) ?? .world)
             })
+        case "annotationVisibility":
+            guard let hidden = object["hidden"] as? [String], hidden.allSatisfy({ $0.count <= maxIdCharacters }) else {
+                throw ControlError(id: nil, code: .invalidValue, message: "\"hidden\" must be an array of annotation ids")
+            }
+            return .annotationVisibility(hidden: hidden)
         case "sceneStatus":
             return .sceneStatus(try sceneStatus(object))
         case "voices":

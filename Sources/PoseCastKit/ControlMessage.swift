@@ -154,6 +154,11 @@ public enum ControlReply: Sendable, Hashable {
     case error(ControlError)
     /// The full list, on join and after every change.
     case annotations([Annotation])
+    /// The annotations behind something nearer in the frames going out now (the publisher
+    /// knows where its source gives depth), by id: on join and when it changes, at most
+    /// five times a second. The video shows them with the hidden look; the console's own
+    /// marks follow.
+    case annotationVisibility(hidden: [String])
     /// What the camera's metering routines are doing, streamed while they work.
     case sceneStatus(SceneStatus)
     /// Who is in the conversation and who is muted: on join and after every change.

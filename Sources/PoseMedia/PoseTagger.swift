@@ -65,7 +65,14 @@ package final class PoseTagger: Sendable {
     }
 
     private func tag(_ buffer: UnsafeMutablePointer<GstBuffer>) -> UnsafeMutablePointer<GstBuffer>? {
-        if let bytes = PoseMeta.bytes(of: buffer), let pose = try? PoseWireFormat.decode(bytes) {
+        if let bytes = PoseMeta.bytes(of: buffer), var pose = try? PoseWireFormat.decode(bytes) {
+            // A source that knows its poses (the synthetic camera) whose pictures are read
+            // for theirs (`--pose apriltag` on the tags it paints): the pixels' pose goes
+            // out instead, under the frame's own id and capture time.
+            if let read = framePose(buffer, frameID: pose.frameID, captured: pose.captureTimeNanos),
+               let readBytes = try? PoseWireFormat.encode(read), PoseMeta.attach(readBytes, to: buffer) {
+                pose = read
+            }
             if stampFrameIDs { stamp(pose.frameID, into: buffer) }
             state.withLock { $0.stats.framesTagged += 1 }
             return onAttached?(buffer, pose)

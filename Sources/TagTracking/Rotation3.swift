@@ -15,6 +15,7 @@ struct Matrix3: Sendable, Hashable {
 
     subscript(_ r: Int, _ c: Int) -> Double { m[r * 3 + c] }
 
+    var trace: Double { m[0] + m[4] + m[8] }
     var transposed: Matrix3 { Matrix3([m[0], m[3], m[6], m[1], m[4], m[7], m[2], m[5], m[8]]) }
 
     static func * (a: Matrix3, b: Matrix3) -> Matrix3 {
@@ -57,4 +58,6 @@ struct Matrix3: Sendable, Hashable {
 extension SIMD3 where Scalar == Double {
     init(_ v: Vector3) { self.init(Double(v.x), Double(v.y), Double(v.z)) }
     var vector3: Vector3 { Vector3(Float(x), Float(y), Float(z)) }
+    /// The vector's Euclidean length.
+    var length: Double { (self * self).sum().squareRoot() }
 }

@@ -16,8 +16,27 @@ public struct TagSighting: Sendable, Hashable {
     /// with the library's tag frame (x right, y down, z into the tag).
     var rotation: Matrix3
     var translation: SIMD3<Double>
-    /// The library's reprojection error of that pose (negative when it found none).
+    /// The library's error of that pose (negative when it found none).
     public var poseError: Double
+    /// The other pose a slanted square fits about as well: tilted the other way, its
+    /// normal mirrored about the line of sight (the library keeps only the better of the
+    /// two, and Debian's build does not export the call that gives both). A start for
+    /// `TagPoseSolver`'s refinement, not a solution itself.
+    var mirrored: (rotation: Matrix3, translation: SIMD3<Double>)? {
+        let distance = translation.length
+        guard distance > 0 else { return nil }
+        let sight = translation / distance
+        let normal = rotation * SIMD3(0, 0, 1)
+        let mirroredNormal = 2 * (normal * sight).sum() * sight - normal
+        let axis = SIMD3(normal.y * mirroredNormal.z - normal.z * mirroredNormal.y,
+                         normal.z * mirroredNormal.x - normal.x * mirroredNormal.z,
+                         normal.x * mirroredNormal.y - normal.y * mirroredNormal.x)
+        let sine = axis.length, cosine = (normal * mirroredNormal).sum()
+        // Face-on (or edge-on): the mirror is the same pose.
+        guard sine > 1e-6 else { return nil }
+        let turn = Matrix3.rotation(axis / sine * atan2(sine, cosine))
+        return (turn * rotation, translation)
+    }
 }
 
 /// AprilTag 3's detector for tag36h11 tags in grey pictures.

@@ -34,6 +34,17 @@ public struct TagMap: Sendable, Hashable {
     public static let faceUp = Quaternion.fromBasis(right: Vector3(1, 0, 0), up: Vector3(0, 0, -1), back: Vector3(0, 1, 0))
     /// The map when none is given: tag 0, 16 cm, lying at the world's origin.
     public static let standard = try! TagMap([Tag(id: 0, size: 0.16, position: .zero)])
+    /// The synthetic scene's tag field: six 40 cm tags lying on its ground among its
+    /// objects, clear of its boxes, balls and discs (`posecast-scene tags`, and what the
+    /// publisher's synthetic camera paints for `--pose apriltag`).
+    public static let sceneField = try! TagMap([
+        Tag(id: 0, size: 0.4, position: Vector3(0, 0, 0.75)),
+        Tag(id: 1, size: 0.4, position: Vector3(0.75, 0, -0.35)),
+        Tag(id: 2, size: 0.4, position: Vector3(-0.35, 0, -0.85)),
+        Tag(id: 3, size: 0.4, position: Vector3(-0.95, 0, 0.6)),
+        Tag(id: 4, size: 0.4, position: Vector3(1.4, 0, 0.55)),
+        Tag(id: 5, size: 0.4, position: Vector3(-1.45, 0, -0.35)),
+    ])
 
     public init(_ tags: [Tag]) throws(TagMapError) {
         var byID: [Int: Tag] = [:]

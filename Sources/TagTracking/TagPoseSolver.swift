@@ -1,4 +1,17 @@
+import Foundation
 import PoseCastKit
+
+/// What the tags of one picture say of the camera's pose.
+public enum TagPoseOutcome: Sendable, Hashable {
+    case fix(TagPoseFix)
+    /// No tag of the map read cleanly enough to rest a pose on.
+    case noTag
+    /// The best pose misses the corners by `rmsPx` (over `TagPoseSolver.maxErrorPx`).
+    case poorFit(rmsPx: Double)
+    /// Two different poses explain the corners about equally (a lone slanted tag's mirror
+    /// pose), and nothing says which: the best and its rival.
+    case ambiguous(TagPoseFix, TagPoseFix)
+}
 
 /// A camera pose found from the tags in one picture.
 public struct TagPoseFix: Sendable, Hashable {
@@ -21,21 +34,58 @@ public enum TagPoseSolver {
     static let corners: [SIMD3<Double>] = [SIMD3(-0.5, -0.5, 0), SIMD3(0.5, -0.5, 0), SIMD3(0.5, 0.5, 0), SIMD3(-0.5, 0.5, 0)]
 
     /// Sightings a pose may rest on: in the map, read with at most `maxHamming` corrected
-    /// bits and a margin of at least `minMargin`.
-    public static func usable(_ sightings: [TagSighting], map: TagMap, maxHamming: Int = 1, minMargin: Float = 15) -> [TagSighting] {
-        sightings.filter { map.tags[$0.id] != nil && $0.hamming <= maxHamming && $0.decisionMargin >= minMargin && $0.poseError >= 0 }
+    /// bits and a margin of at least `minMargin`, and with the tag's white ring inside the
+    /// `width` × `height` picture. The library finds a tag cut by the picture's edge too,
+    /// its corners there guessed or pulled by an edge it cannot see: a few centimetres off.
+    public static func usable(_ sightings: [TagSighting], map: TagMap, width: Int, height: Int,
+                              maxHamming: Int = 1, minMargin: Float = 15) -> [TagSighting] {
+        sightings.filter { s in
+            guard map.tags[s.id] != nil, s.hamming <= maxHamming, s.decisionMargin >= minMargin, s.poseError >= 0 else { return false }
+            // One cell of the 8-cell black square: the ring's width.
+            var perimeter = 0.0
+            for i in 0..<4 {
+                let side: SIMD2<Double> = s.corners[i] - s.corners[(i + 1) % 4]
+                perimeter += (side * side).sum().squareRoot()
+            }
+            let ring = perimeter / 4 / 8 + 1
+            return s.corners.allSatisfy { c in
+                c.x >= ring && c.y >= ring && c.x <= Double(width) - ring && c.y <= Double(height) - ring
+            }
+        }
     }
 
     /// A pose whose corners are on average farther than this (pixels) from where it puts
     /// them is not believed: a misread tag, or tags that disagree with the map.
     public static let maxErrorPx = 3.0
 
-    /// The camera's pose, or nil when no usable tag is in view or the best pose found
-    /// misses the corners by over `maxErrorPx`.
+    /// The camera's pose, or nil when no usable tag is in view, the best pose found
+    /// misses the corners by over `maxErrorPx`, or two poses explain them about equally.
     public static func solve(_ sightings: [TagSighting], map: TagMap, intrinsics: CameraIntrinsics,
                              width: Int, height: Int) -> TagPoseFix? {
-        let seen = usable(sightings, map: map)
-        guard !seen.isEmpty else { return nil }
+        if case .fix(let fix) = solve(sightings, map: map, intrinsics: intrinsics, width: width, height: height, prior: nil) {
+            return fix
+        }
+        return nil
+    }
+
+    /// Two poses this far apart (degrees between their orientations, or metres between
+    /// their positions per metre of distance to the tags) are different answers, not one
+    /// answer found twice.
+    static let distinctDegrees = 1.5, distinctRelativeDistance = 0.01
+    /// A runner-up whose corners' RMS error is within this factor of the best pose's (plus
+    /// `ambiguitySlackPx`, the corners' noise) explains the picture as well: a slanted
+    /// single tag's mirror pose, a small or far tag seen nearly face-on.
+    static let ambiguityRatio = 1.6, ambiguitySlackPx = 0.15
+
+    /// The camera's pose from `sightings`: each usable tag's two poses (a slanted square
+    /// fits two) and `prior` (the last frame's pose, when recent) are candidates; the best
+    /// few are refined over every corner; a runner-up that explains the corners about as
+    /// well as the best makes the answer ambiguous, unless `prior` says which one it is
+    /// (the one clearly nearer to it).
+    public static func solve(_ sightings: [TagSighting], map: TagMap, intrinsics: CameraIntrinsics,
+                             width: Int, height: Int, prior: CameraModel?) -> TagPoseOutcome {
+        let seen = usable(sightings, map: map, width: width, height: height)
+        guard !seen.isEmpty else { return .noTag }
         let lens = Lens(intrinsics, width: width, height: height)
         var points: [(world: SIMD3<Double>, pixel: SIMD2<Double>)] = []
         for s in seen {
@@ -44,23 +94,64 @@ public enum TagPoseSolver {
                 points.append((SIMD3(tag.world((corner * Double(tag.size)).vector3)), pixel))
             }
         }
-        let candidates = seen.map { candidate(from: $0, tag: map.tags[$0.id]!) }
-        guard var best = candidates.min(by: { lens.squaredError($0, points) < lens.squaredError($1, points) }) else { return nil }
-        best = refine(best, points: points, lens: lens)
-        let rms = (lens.squaredError(best, points) / Double(points.count)).squareRoot()
-        guard rms.isFinite, rms <= maxErrorPx else { return nil }
-        let camera = CameraModel(position: best.position.vector3, orientation: best.rotation.quaternion, intrinsics: intrinsics)
-        return TagPoseFix(camera: camera, tags: seen.map(\.id), reprojectionErrorPx: rms)
+        var starts: [Pose] = []
+        for s in seen {
+            let tag = map.tags[s.id]!
+            starts.append(candidate(rotation: s.rotation, translation: s.translation, tag: tag))
+            if let other = s.mirrored { starts.append(candidate(rotation: other.rotation, translation: other.translation, tag: tag)) }
+        }
+        let priorPose = prior.map { Pose(rotation: Matrix3($0.orientation), position: SIMD3($0.position)) }
+        if let priorPose { starts.append(priorPose) }
+        // The most promising starts, refined; each answer once.
+        let ranked = starts.map { ($0, lens.squaredError($0, points)) }.sorted { $0.1 < $1.1 }.prefix(6)
+        let centre = points.reduce(SIMD3<Double>.zero) { $0 + $1.world } / Double(points.count)
+        var answers: [(pose: Pose, rms: Double)] = []
+        for (start, _) in ranked {
+            let pose = refine(start, points: points, lens: lens)
+            let rms = (lens.squaredError(pose, points) / Double(points.count)).squareRoot()
+            guard rms.isFinite else { continue }
+            if !answers.contains(where: { !distinct($0.pose, pose, centre: centre) }) { answers.append((pose, rms)) }
+        }
+        answers.sort { $0.rms < $1.rms }
+        guard let best = answers.first else { return .poorFit(rmsPx: .infinity) }
+        guard best.rms <= maxErrorPx else { return .poorFit(rmsPx: best.rms) }
+        func fix(_ answer: (pose: Pose, rms: Double)) -> TagPoseFix {
+            TagPoseFix(camera: CameraModel(position: answer.pose.position.vector3, orientation: answer.pose.rotation.quaternion,
+                                           intrinsics: intrinsics),
+                       tags: seen.map(\.id), reprojectionErrorPx: answer.rms)
+        }
+        guard let rival = answers.dropFirst().first, rival.rms <= best.rms * ambiguityRatio + ambiguitySlackPx else {
+            return .fix(fix(best))
+        }
+        if let priorPose {
+            let (toBest, toRival) = (degrees(best.pose.rotation, priorPose.rotation), degrees(rival.pose.rotation, priorPose.rotation))
+            if toBest * 3 < toRival { return .fix(fix(best)) }
+            if toRival * 3 < toBest, rival.rms <= maxErrorPx { return .fix(fix(rival)) }
+        }
+        return .ambiguous(fix(best), fix(rival))
+    }
+
+    /// Whether two poses are different answers (`distinctDegrees`, `distinctRelativeDistance`).
+    static func distinct(_ a: Pose, _ b: Pose, centre: SIMD3<Double>) -> Bool {
+        let range = max((a.position - centre).length, 0.1)
+        return degrees(a.rotation, b.rotation) > distinctDegrees || (a.position - b.position).length > distinctRelativeDistance * range
+    }
+
+    /// The angle between two rotations, in degrees.
+    static func degrees(_ a: Matrix3, _ b: Matrix3) -> Double {
+        let r = a.transposed * b
+        let cosine = max(-1, min(1, (r.trace - 1) / 2))
+        return acos(cosine) * 180 / .pi
     }
 
     /// Camera-to-world rotation and the camera's position.
     struct Pose { var rotation: Matrix3; var position: SIMD3<Double> }
 
-    /// The camera's pose that the library's pose of one tag implies.
-    static func candidate(from s: TagSighting, tag: TagMap.Tag) -> Pose {
+    /// The camera's pose that one of the library's poses of a tag implies.
+    static func candidate(rotation: Matrix3, translation: SIMD3<Double>, tag: TagMap.Tag) -> Pose {
         // Library: optical = R · tagLib + t, with tagLib = F · tagOurs and project = F · optical.
-        let a = Matrix3.flipYZ * s.rotation * Matrix3.flipYZ          // our tag frame → our camera frame
-        let b = Matrix3.flipYZ * (s.translation * Double(tag.size))
+        let a = Matrix3.flipYZ * rotation * Matrix3.flipYZ          // our tag frame → our camera frame
+        let b = Matrix3.flipYZ * (translation * Double(tag.size))
         let tagToWorld = Matrix3(tag.orientation)
         let rotation = tagToWorld * a.transposed
         return Pose(rotation: rotation, position: SIMD3(tag.position) - rotation * b)

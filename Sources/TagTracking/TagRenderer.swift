@@ -84,12 +84,14 @@ public struct TagRenderer: Sendable {
         return painted
     }
 
-    /// The ids of the tags `camera` sees whole: all four corners of the black square in
-    /// the picture and in front, the printed face towards the camera, the centre not
-    /// hidden (by `sceneDepth`, when given), and at least `minSidePx` pixels across each way.
+    /// The ids of the tags `camera` sees whole: the printed face towards the camera, the
+    /// black square at least `minSidePx` pixels across each way, and the whole printed
+    /// square (its white ring too: the detector needs the edge all round) in the picture,
+    /// in front and, by `sceneDepth` when given, hidden nowhere (a 9 × 9 grid of points
+    /// over it is checked).
     public func tagsInView(camera: CameraModel, width: Int, height: Int, minSidePx: Float = 20,
                            sceneDepth: ((Int, Int) -> Float)? = nil) -> [Int] {
-        tags.compactMap { tag, _ in
+        tags.compactMap { tag, pattern in
             let normal = tag.orientation.rotate(Vector3(0, 0, 1))
             guard (camera.position - tag.position).dot(normal) > 0 else { return nil }
             let pixels = Self.corners(of: tag, side: tag.size).compactMap { camera.project($0) }.filter(\.isInImage)
@@ -98,10 +100,15 @@ public struct TagRenderer: Sendable {
             let across = [(pixels[0] - pixels[1]), (pixels[1] - pixels[2]), (pixels[2] - pixels[3]), (pixels[3] - pixels[0])]
                 .map { ($0 * $0).sum().squareRoot() }
             guard across.min()! >= minSidePx else { return nil }
-            if let sceneDepth, let centre = camera.project(tag.position) {
-                let x = min(max(Int(centre.point.x * Float(width)), 0), width - 1)
-                let y = min(max(Int(centre.point.y * Float(height)), 0), height - 1)
-                guard centre.depth <= sceneDepth(x, y) * 1.02 + 0.005 else { return nil }
+            let half = tag.size * Float(pattern.side) / Float(pattern.border) / 2
+            for i in 0...8 {
+                for j in 0...8 {
+                    let local = Vector3(half * (Float(i) / 4 - 1), half * (Float(j) / 4 - 1), 0)
+                    guard let seen = camera.project(tag.world(local)), seen.isInImage else { return nil }
+                    guard let sceneDepth else { continue }
+                    let x = min(Int(seen.point.x * Float(width)), width - 1), y = min(Int(seen.point.y * Float(height)), height - 1)
+                    guard seen.depth <= sceneDepth(x, y) * 1.02 + 0.005 else { return nil }
+                }
             }
             return tag.id
         }

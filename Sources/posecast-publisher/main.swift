@@ -1,4 +1,5 @@
 import ArgumentParser
+import CameraControl
 import NetworkOptions
 import Voice
 import Foundation
@@ -10,6 +11,7 @@ import NodeOutput
 import RTCSession
 import ServerOptions
 import Signaling
+import TagTracking
 
 extension VideoCodec: ExpressibleByArgument {}
 extension LatencyProfile: ExpressibleByArgument {}
@@ -87,6 +89,12 @@ struct Publisher: AsyncParsableCommand {
     var intrinsics: String?
     @Option(help: "Horizontal field of view in degrees, when --intrinsics is not given.") var hfov: Float = 60
     @Flag(help: "Print events and a status object per second as JSON lines on stdout.") var json = false
+    @Option(help: "With --source synthetic and --pose apriltag: the path the synthetic camera moves along (orbit, walk, pan, shake…); each frame's pose is read from the tags it paints (its field of six 40 cm tags, or --pose apriltag:MAP's), the path's pose is the ground truth.")
+    var scenePath = "orbit"
+    @Option(help: "The synthetic camera paints AprilTags on its scene: 'field' (six 40 cm tags on the ground, as bench-tags) or a tag map file; implied by --pose apriltag on the synthetic camera.")
+    var sceneTags: String?
+    @Flag(help: "List the modes the camera at --device offers (encoding, size, frame rates) and the one the publisher would capture in for --width/--height (or --capture-size) at --fps, then exit.")
+    var listFormats = false
     @Flag(inversion: .prefixedEnableDisable, help: "The synthetic camera renders each frame just ahead of its capture instant, with that instant's pose, so the render does not count as capture latency (trajectories and replays only; a live pose feed never renders ahead).")
     var renderAhead = true
     @Option(help: "Keep the annotations in this JSON file: read at start (none when it does not exist yet), rewritten after every change, so they come back in the next session where the same world holds (the tag map's with --pose apriltag, the scene's with the synthetic camera).")
@@ -119,10 +127,15 @@ struct Publisher: AsyncParsableCommand {
         }
         if let h264Encoder, codec != .h264 { throw ValidationError("--h264-encoder \(h264Encoder.rawValue) needs --codec h264") }
         guard qualityEvery >= 1 else { throw ValidationError("--quality-every must be 1 or more, got \(qualityEvery)") }
-        let poseSpec: PoseSourceSpec
-        do { poseSpec = try PoseSourceSpec.parse(pose) } catch { throw ValidationError(error.description) }
-        if case .apriltag = poseSpec, source == "synthetic" {
-            throw ValidationError("--pose apriltag reads tags from the camera's pictures, and the synthetic camera draws none: use --source v4l2, a device path, image:PATH or video:PATH")
+        do { _ = try PoseSourceSpec.parse(pose) } catch { throw ValidationError(error.description) }
+        let path: (any CameraTrajectory)?
+        do { path = try PoseSourceSpec.parse(scenePath).trajectory() } catch { throw ValidationError("--scene-path: \(error.description)") }
+        guard path != nil else {
+            throw ValidationError("--scene-path must be a path the synthetic camera can move along (orbit, walk, pan, shake, shake:walk, tum:FILE), got \(scenePath)")
+        }
+        if sceneTags != nil, source != "synthetic" { throw ValidationError("--scene-tags paints tags on the synthetic camera's scene: it needs --source synthetic") }
+        if let sceneTags, sceneTags != "field" {
+            do { _ = try TagMap.load(path: sceneTags) } catch { throw ValidationError("--scene-tags: \(error)") }
         }
         guard hfov.isFinite, hfov > 1, hfov < 179 else { throw ValidationError("--hfov must be in (1, 179) degrees") }
         if let intrinsics { _ = try Self.parseIntrinsics(intrinsics) }
@@ -152,6 +165,7 @@ struct Publisher: AsyncParsableCommand {
     }
 
     func run() async throws {
+        if listFormats { return try listCameraFormats() }
         // GStreamer's DTLS key, made while signaling connects rather than when the first peer
         // connects (`GStreamer.prepareDTLS`).
         GStreamer.prepareDTLS()
@@ -200,6 +214,8 @@ struct Publisher: AsyncParsableCommand {
         config.camera = try intrinsics.map(Self.parseIntrinsics)
             ?? CameraIntrinsics(horizontalFOVDegrees: hfov, aspect: Float(capture.0) / Float(capture.1))
         config.pose = try PoseSourceSpec.parse(pose)
+        config.scenePath = try PoseSourceSpec.parse(scenePath)
+        if let sceneTags { config.media.sceneTags = sceneTags == "field" ? .sceneField : try TagMap.load(path: sceneTags) }
         config.poseSpeed = poseSpeed
         config.signalingURL = signaling
         let parts = listen.split(separator: ":")
@@ -246,6 +262,22 @@ struct Publisher: AsyncParsableCommand {
         let k = CameraIntrinsics(fx: v[0]!, fy: v[1]!, cx: v[2]!, cy: v[3]!)
         do { try PoseFeedLine.validate(k) } catch { throw ValidationError("--intrinsics: \(error)") }
         return k
+    }
+
+    /// `--list-formats`: the camera's modes and the choice, on stdout.
+    private func listCameraFormats() throws {
+        try GStreamer.initialize()
+        let path = source.hasPrefix("/") ? source : device
+        let capture = captureSize.flatMap(Self.parseSize) ?? (width, height)
+        let modes: [CaptureMode]
+        do { modes = try CameraFormats.probe(device: path) } catch { throw ValidationError("--list-formats: \(error)") }
+        print("\(path): \(modes.count) modes")
+        for mode in modes { print("  \(mode)\(mode.usable ? "" : " (not used)")") }
+        if let choice = CaptureFormatChoice.choose(from: modes, width: capture.0, height: capture.1, fps: fps) {
+            print("for \(capture.0)x\(capture.1) at \(fps) fps: \(choice)")
+        } else {
+            print("for \(capture.0)x\(capture.1) at \(fps) fps: nothing usable (no raw or MJPEG mode)")
+        }
     }
 }
 

@@ -153,7 +153,7 @@ struct AnnotationOverlayTests {
         #expect(!result.failed && result.drawn > 10)
 
         // The same placements as one composition over the whole frame.
-        let (_, placed) = overlay.layout(scene.camera)
+        let (_, placed, _) = overlay.layout(scene.camera)
         let reference = try OverlayFrame(scene)
         let composition = try #require(gst_video_overlay_composition_new(nil))
         for p in placed {
@@ -186,7 +186,7 @@ struct AnnotationOverlayTests {
         #expect(overlay.draw(on: mine.buffer, pose: scene.pose) == OverlayDrawResult(drawn: colours.count))
 
         // Reference: each annotation's premultiplied cairo drawing blended as it is.
-        let (_, placed) = overlay.layout(scene.camera)
+        let (_, placed, _) = overlay.layout(scene.camera)
         let reference = try OverlayFrame(scene)
         let composition = try #require(gst_video_overlay_composition_new(nil))
         for (p, annotation) in zip(placed, list) {

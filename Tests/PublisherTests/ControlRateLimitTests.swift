@@ -109,7 +109,7 @@ struct ControlRateLimitTests {
             case .reply(let reply):
                 switch reply {
                 case .ack, .error: seen.withLock { $0.replies.append(reply) }
-                case .annotations, .sceneStatus, .voices, .voiceRoute: break
+                case .annotations, .annotationVisibility, .sceneStatus, .voices, .voiceRoute: break
                 }
             default: break
             }

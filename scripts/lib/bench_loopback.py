@@ -69,7 +69,7 @@ def run_config(a, bins, url, server, n, profile, outdir, features, markers):
                                     "--codec", a.codec, "--bitrate", str(a.bitrate), "--json",
                                     "--frame-log", os.path.join(outdir, f"frames-publisher-{tag}.jsonl"),
                                     "--quality-reference", quality_dir, "--quality-every", str(a.quality_every)]
-               + common + a.encoder_option_args, outdir)
+               + common + a.encoder_option_args + a.publisher_arg, outdir)
     subs = []
     try:
         wait_until(lambda: pub.events(EVENT.signalingConnected) or pub.p.poll() is not None, 20, "the publisher to register")
@@ -237,6 +237,8 @@ def main():
     ap.add_argument("--h264-encoder", default="x264", choices=["x264", "openh264"])
     ap.add_argument("--encoder-option", action="append", default=[], metavar="NAME=VALUE",
                     help="an encoder property for the publisher (repeatable)")
+    ap.add_argument("--publisher-arg", action="append", default=[], metavar="ARG",
+                    help="one more argument for posecast-publisher (repeatable; e.g. --publisher-arg=--pose --publisher-arg=apriltag)")
     ap.add_argument("--anchors", action="store_true", help="also run the aiortc and Chromium anchors")
     ap.add_argument("--anchor-python", default=None, help="a Python with aiortc and websockets (scripts/interop-setup)")
     a = ap.parse_args()

@@ -17,6 +17,9 @@ public struct PublisherAppConfig: Sendable {
     /// The pose of each frame: a parsed `--pose` with its speed and camera.
     public var pose: PoseSourceSpec = .orbit
     public var poseSpeed: Double = 1
+    /// With the synthetic camera and `--pose apriltag`: the path it renders along (the
+    /// frames' poses come from the tags it paints).
+    public var scenePath: PoseSourceSpec = .orbit
     public var camera = CameraIntrinsics(horizontalFOVDegrees: 60, aspect: 4.0 / 3.0)
     /// A signaling server to register with; nil: embed one listening on `listen`.
     public var signalingURL: String?
@@ -95,8 +98,12 @@ public final class PublisherApp: Sendable {
         let store = LivePoseStore()
         let provider: any PoseProvider
         do {
-            provider = try config.pose.makeProvider(speed: config.poseSpeed, intrinsics: config.camera,
-                                                    startNanos: WallClock.nowNanos(), store: store)
+            // The synthetic camera still moves along a path when its frames' poses are read
+            // from the tags it paints: that path is their ground truth.
+            let renderPose: PoseSourceSpec
+            if case .apriltag = config.pose, mediaConfig.source == .synthetic { renderPose = config.scenePath } else { renderPose = config.pose }
+            provider = try renderPose.makeProvider(speed: config.poseSpeed, intrinsics: config.camera,
+                                                   startNanos: WallClock.nowNanos(), store: store)
         } catch {
             throw failure("\(error)")
         }
@@ -104,8 +111,11 @@ public final class PublisherApp: Sendable {
         if case .apriltag(let path) = config.pose {
             let tracker: TagPoseTracker
             do {
-                let map = try path.map { path throws(TagMapError) in try TagMap.load(path: path) } ?? .standard
+                // On the synthetic camera the tags are its scene's field unless a map is given.
+                let synthetic = mediaConfig.source == .synthetic
+                let map = try path.map { path throws(TagMapError) in try TagMap.load(path: path) } ?? (synthetic ? .sceneField : .standard)
                 tracker = try TagPoseTracker(map: map, intrinsics: config.camera)
+                if synthetic, mediaConfig.sceneTags == nil { mediaConfig.sceneTags = map }
             } catch {
                 throw failure("--pose \(config.pose): \(error)")
             }

@@ -67,6 +67,7 @@ struct PublisherStatusSampler {
         if let tags {
             // `--pose apriltag`: frames whose tags gave a pose, what the last one rested on, the cost.
             fields["tag_frames"] = tags.frames; fields["tag_frames_with_pose"] = tags.framesWithPose
+            fields["tag_frames_predicted"] = tags.framesPredicted; fields["tag_frames_ambiguous"] = tags.framesAmbiguous
             fields["tags_seen"] = tags.lastTags
             fields["tag_error_px"] = tags.lastErrorPx.map { ($0 * 100).rounded() / 100 }
             fields["tag_ms"] = (tags.meanMs * 100).rounded() / 100

@@ -45,7 +45,8 @@ struct FrameStages: Sendable {
             gst_video_info_set_format(&info, GST_VIDEO_FORMAT_I420, guint(width), guint(height))
             _ = FrameStamp.write(sent.frameID, into: frame, info: &info)
         }
-        _ = overlay.draw(on: frame, pose: sent)
+        // The sent frame's depth (its crop's, when framed), so marks behind nearer things are drawn hidden.
+        _ = overlay.draw(on: frame, pose: sent, depth: depth == nil ? nil : history.entry(pose.frameID)?.depth)
         onPoseAttached?(sent)
         return frame == buffer ? nil : frame
     }

@@ -104,7 +104,8 @@ public final class PublisherMedia: @unchecked Sendable {
         if config.source == .synthetic {
             let source = try SyntheticSource(width: captureWidth, height: captureHeight, fps: config.fps,
                                              scene: .standard, poseSource: poseSource, history: history,
-                                             renderAhead: config.renderAhead, flashEverySecond: config.flashEverySecond)
+                                             renderAhead: config.renderAhead, flashEverySecond: config.flashEverySecond,
+                                             tags: config.sceneTags)
             synthetic = source
         } else {
             synthetic = nil
@@ -151,7 +152,8 @@ public final class PublisherMedia: @unchecked Sendable {
         try pipeline.link(chain + [fanout.encodedTee])
 
         // Pose attach at the capture's size, then the raw frame's stages (FrameStages).
-        let overlay = AnnotationOverlay(width: config.width, height: config.height)
+        // Marks behind nearer things look hidden where the source knows its depth.
+        let overlay = AnnotationOverlay(width: config.width, height: config.height, hiddenLook: synthetic != nil)
         self.overlay = overlay
         var effectConfig = EffectChainConfiguration(captureWidth: captureWidth, captureHeight: captureHeight,
                                                     outputWidth: config.width, outputHeight: config.height,
@@ -252,10 +254,22 @@ public final class PublisherMedia: @unchecked Sendable {
             guard access(device, F_OK) == 0 else {
                 throw .deviceMissing(path: device, hint: "no camera there: use `--source test` (videotestsrc) instead")
             }
-            let src = try ElementFactory.make("v4l2src", name: "source")
-            src.set("device", device)
-            return [src, try ElementFactory.make("videoconvert"), try ElementFactory.make("videoscale"),
-                    try ElementFactory.make("videorate")]
+            // The camera's own mode for the size and rate asked (MJPEG where raw is too
+            // slow); a device that cannot be probed negotiates on its own.
+            var choice: CaptureFormatChoice?
+            do {
+                let modes = try CameraFormats.probe(device: device)
+                choice = CaptureFormatChoice.choose(from: modes, width: width, height: height, fps: config.fps)
+                if let choice {
+                    ProcessSupport.printError("posecast-publisher: camera \(device): \(choice)")
+                } else {
+                    ProcessSupport.printError("posecast-publisher: warning: camera \(device) lists no raw or MJPEG mode (\(modes.count) modes); letting v4l2src choose")
+                }
+            } catch {
+                ProcessSupport.printError("posecast-publisher: warning: could not list the modes of \(device) (\(error)); letting v4l2src choose")
+            }
+            return try CameraFormats.captureChain(device: device, choice: choice)
+                + [try ElementFactory.make("videoconvert"), try ElementFactory.make("videoscale"), try ElementFactory.make("videorate")]
         case .image(let path):
             guard access(path, R_OK) == 0 else {
                 throw .deviceMissing(path: path, hint: "no readable picture there (PNG or JPEG)")
@@ -330,6 +344,10 @@ public final class PublisherMedia: @unchecked Sendable {
 
     /// The annotations drawn into every outgoing frame (world coordinates).
     public func setAnnotations(_ list: [Annotation]) { overlay.setAnnotations(list) }
+
+    /// The annotations the last frame drew hidden (behind something nearer, by the
+    /// source's depth; always none without depth).
+    public var hiddenAnnotationIDs: Set<String> { overlay.hiddenIDs }
 
     /// The synthetic camera's render counters; nil for other sources.
     public var syntheticStats: SyntheticSourceStats? { synthetic?.stats }

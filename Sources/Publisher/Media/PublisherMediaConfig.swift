@@ -1,6 +1,7 @@
 import PoseMedia
 import RTCSession
 import Voice
+import TagTracking
 
 /// What a `PublisherMedia` is built with: the source, the size and rate, the codec and
 /// its bounds, congestion control's, the voice, and callbacks from streaming threads.
@@ -99,5 +100,8 @@ public struct PublisherMediaConfig: Sendable {
     /// Each captured frame's pose read from its own pixels (`--pose apriltag`), asked
     /// instead of the pose source.
     public var framePoseSource: FramePoseSource?
+    /// AprilTags the synthetic camera paints on its scene (where nothing nearer hides
+    /// them), so `--pose apriltag` is measured against the poses it renders from.
+    public var sceneTags: TagMap?
     public init() {}
 }

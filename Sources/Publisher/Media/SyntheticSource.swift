@@ -5,6 +5,7 @@ import PoseCastKit
 import RTCSession
 import SyntheticCamera
 import Synchronization
+import TagTracking
 #if canImport(Glibc)
 import Glibc
 import PoseMedia
@@ -33,6 +34,8 @@ final class SyntheticSource: @unchecked Sendable {
     private let flashEverySecond: Bool
     private let scene: SyntheticScene
     private let poseSource: PoseSource
+    /// Tags painted on the scene, nil for none.
+    private let tagPainter: TagRenderer?
     private let history: FrameHistory
     private let pool: UnsafeMutablePointer<GstBufferPool>
     private let control = Mutex(Control())
@@ -52,7 +55,12 @@ final class SyntheticSource: @unchecked Sendable {
     }
 
     init(width: Int, height: Int, fps: Int, scene: SyntheticScene, poseSource: @escaping PoseSource,
-         history: FrameHistory, renderAhead: Bool = false, flashEverySecond: Bool = false) throws(RTCError) {
+         history: FrameHistory, renderAhead: Bool = false, flashEverySecond: Bool = false, tags: TagMap? = nil) throws(RTCError) {
+        tagPainter = tags.map { map in
+            var painter = TagRenderer(map: map)
+            painter.samples = 2   // antialiased edges at a quarter of the default's cost
+            return painter
+        }
         self.renderAhead = renderAhead
         self.flashEverySecond = flashEverySecond
         guard width % 2 == 0, height % 2 == 0 else {
@@ -242,6 +250,7 @@ final class SyntheticSource: @unchecked Sendable {
             } catch { throw .image(error) }
             let lens = lensControl.current
             try renderer.render(camera: camera, lens: lens, frameIndex: frameIndex, into: planes)
+            tagPainter?.paint(into: planes, camera: camera) { x, y in renderer.depthAt(x: x, y: y) }
             remember(lens, frameID: UInt32(truncatingIfNeeded: frameIndex))
         } catch {
             failure = error

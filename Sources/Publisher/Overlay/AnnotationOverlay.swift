@@ -11,6 +11,9 @@ import PoseMedia
 package struct OverlayDrawResult: Sendable, Hashable {
     /// Anchor inside the frame: the mark was blended (cut at the frame's edges where it crosses them).
     package var drawn = 0
+    /// Of those drawn, the ones behind something nearer (the frame's depth says so): drawn
+    /// with the hidden look.
+    package var hidden = 0
     /// Behind (or on) the camera plane: nothing drawn.
     package var behindCamera = 0
     /// In front of the camera but the anchor lies outside the frame; whatever part of the
@@ -22,9 +25,9 @@ package struct OverlayDrawResult: Sendable, Hashable {
     /// the counts still say what was to be drawn.
     package var failed = false
 
-    package init(drawn: Int = 0, behindCamera: Int = 0, offScreen: Int = 0, poseMissing: Bool = false,
+    package init(drawn: Int = 0, hidden: Int = 0, behindCamera: Int = 0, offScreen: Int = 0, poseMissing: Bool = false,
                  failed: Bool = false) {
-        self.drawn = drawn; self.behindCamera = behindCamera; self.offScreen = offScreen
+        self.drawn = drawn; self.hidden = hidden; self.behindCamera = behindCamera; self.offScreen = offScreen
         self.poseMissing = poseMissing; self.failed = failed
     }
 }
@@ -36,6 +39,8 @@ package struct AnnotationOverlayStats: Sendable, Hashable {
     package var framesFailed: UInt64 = 0
     /// Annotation marks blended with their anchor in the frame.
     package var marksDrawn: UInt64 = 0
+    /// Of those, marks drawn hidden (behind something nearer).
+    package var marksHidden: UInt64 = 0
     package var spritesBuilt: UInt64 = 0
     /// Sprites cairo could not draw (those annotations are skipped).
     package var spriteFailures: UInt64 = 0
@@ -49,16 +54,27 @@ package struct AnnotationOverlayStats: Sendable, Hashable {
 /// kind, label, colour and scale); per frame the work is a projection per annotation and,
 /// far ones first, a `gst_video_overlay_composition_blend` of each placed sprite.
 ///
+/// Hidden marks: where the frame's depth is known (the synthetic camera), an anchor
+/// farther than what the frame shows at its pixel is behind something: its mark gets the
+/// hidden look (`AnnotationSpriteKey.hidden`), so a pin does not seem to sit on the
+/// object in front of what it marks.
+///
 /// Placement: the anchor's projection `p` is at pixel coordinates (p.x·width, p.y·height),
 /// pixel centres at +0.5; the sprite goes where its anchor pixel lands on the nearest
 /// pixel centre, so the mark is centred on the projection within half a pixel.
 package final class AnnotationOverlay: Sendable {
     package let width: Int, height: Int
     private let style: AnnotationStyle
+    /// Whether marks get a hidden look (built beside the visible one): only for a source
+    /// that knows its depth.
+    private let hiddenLook: Bool
 
     private struct Entry: Sendable {
+        var id: String
         var position: Vector3
         var sprite: AnnotationSprite
+        /// The hidden look; nil without `hiddenLook` or when cairo could not draw it (the visible one serves).
+        var hiddenSprite: AnnotationSprite?
     }
     private struct State: Sendable {
         var entries: [Entry] = []
@@ -67,17 +83,22 @@ package final class AnnotationOverlay: Sendable {
         /// one started does not install its (older) list.
         var generation: UInt64 = 0
         var stats = AnnotationOverlayStats()
+        /// The annotations the last frame with a pose drew hidden.
+        var hidden: Set<String> = []
     }
     /// Only Swift values inside; sprites leave it retained, so none is freed (a GStreamer
     /// call) while the lock is held: replaced ones are handed out and dropped after it.
     private let state = Mutex(State())
 
-    package init(width: Int, height: Int) {
-        self.width = width; self.height = height
+    package init(width: Int, height: Int, hiddenLook: Bool = false) {
+        self.width = width; self.height = height; self.hiddenLook = hiddenLook
         style = AnnotationStyle(frameHeight: height)
     }
 
     package var stats: AnnotationOverlayStats { state.withLock { $0.stats } }
+
+    /// The ids of the annotations the last frame with a pose drew hidden.
+    package var hiddenIDs: Set<String> { state.withLock { $0.hidden } }
 
     /// Replaces the annotations drawn from the next frame on. Callable from any thread;
     /// sprites of annotations whose look changed (or new ones) are drawn here, outside the lock.
@@ -90,16 +111,20 @@ package final class AnnotationOverlay: Sendable {
         var entries: [Entry] = []
         var built: UInt64 = 0, failures: UInt64 = 0
         entries.reserveCapacity(list.count)
-        for annotation in list {
-            let key = AnnotationSpriteKey(annotation, style: style)
+        func sprite(_ key: AnnotationSpriteKey) -> AnnotationSprite? {
             var sprite = cache[key] ?? cached[key]
             if sprite == nil {
                 sprite = AnnotationSprite(key)
                 if sprite == nil { failures += 1 } else { built += 1 }
             }
-            guard let sprite else { continue }   // counted; cairo could not draw it
-            cache[key] = sprite
-            entries.append(Entry(position: annotation.position, sprite: sprite))
+            if let sprite { cache[key] = sprite }
+            return sprite
+        }
+        for annotation in list {
+            // Skipped when cairo could not draw it (counted).
+            guard let visible = sprite(AnnotationSpriteKey(annotation, style: style)) else { continue }
+            let hidden = hiddenLook ? sprite(AnnotationSpriteKey(annotation, style: style, hidden: true)) : nil
+            entries.append(Entry(id: annotation.id, position: annotation.position, sprite: visible, hiddenSprite: hidden))
         }
         let replaced = state.withLock { s -> (entries: [Entry], cache: [AnnotationSpriteKey: AnnotationSprite])? in
             s.stats.spritesBuilt += built
@@ -112,17 +137,22 @@ package final class AnnotationOverlay: Sendable {
     }
 
     /// Blends every annotation into `buffer` (borrowed: a writable I420 frame of the
-    /// configured size) as projected by `pose`. Called on the streaming thread.
-    package func draw(on buffer: UnsafeMutablePointer<GstBuffer>, pose: FramePose) -> OverlayDrawResult {
+    /// configured size) as projected by `pose`, those behind what `depth` (the frame's own,
+    /// when known) shows nearer with the hidden look. Called on the streaming thread.
+    package func draw(on buffer: UnsafeMutablePointer<GstBuffer>, pose: FramePose,
+                      depth: (any DepthSampler)? = nil) -> OverlayDrawResult {
         guard let camera = CameraModel(pose: pose) else {
             state.withLock { $0.stats.frames += 1; $0.stats.framesWithoutPose += 1 }
             return OverlayDrawResult(poseMissing: true)
         }
-        var (result, placed) = layout(camera)
+        var (result, placed, hidden) = layout(camera, depth: depth)
         if !placed.isEmpty, !blend(placed, into: buffer) { result.failed = true }
         state.withLock { s in
             s.stats.frames += 1
-            if result.failed { s.stats.framesFailed += 1 } else { s.stats.marksDrawn += UInt64(result.drawn) }
+            s.hidden = hidden
+            if result.failed { s.stats.framesFailed += 1 } else {
+                s.stats.marksDrawn += UInt64(result.drawn); s.stats.marksHidden += UInt64(result.hidden)
+            }
         }
         return result
     }
@@ -135,10 +165,11 @@ package final class AnnotationOverlay: Sendable {
 
     /// Projects every annotation with `camera`: the counts, and the sprites that reach into
     /// the frame in painter's order (far first, so near marks cover them).
-    func layout(_ camera: CameraModel) -> (OverlayDrawResult, [Placement]) {
+    func layout(_ camera: CameraModel, depth: (any DepthSampler)? = nil) -> (OverlayDrawResult, [Placement], hidden: Set<String>) {
         // Retained copies: a concurrent `setAnnotations` cannot free these sprites mid-frame.
         let entries = state.withLock { $0.entries }
         var result = OverlayDrawResult()
+        var hidden = Set<String>()
         var placed: [(depth: Float, index: Int, placement: Placement)] = []
         placed.reserveCapacity(entries.count)
         for (index, entry) in entries.enumerated() {
@@ -148,13 +179,34 @@ package final class AnnotationOverlay: Sendable {
             }
             let inImage = projection.isInImage
             if inImage { result.drawn += 1 } else { result.offScreen += 1 }
-            if let spot = place(entry.sprite, projection.point, clampToFrame: inImage) {
-                placed.append((projection.depth, index, Placement(x: spot.x, y: spot.y, sprite: entry.sprite)))
+            var sprite = entry.sprite
+            if inImage, let depth, Self.isHidden(depth: projection.depth, at: projection.point, in: depth,
+                                                  width: width, height: height) {
+                result.hidden += 1
+                hidden.insert(entry.id)
+                sprite = entry.hiddenSprite ?? sprite
+            }
+            if let spot = place(sprite, projection.point, clampToFrame: inImage) {
+                placed.append((projection.depth, index, Placement(x: spot.x, y: spot.y, sprite: sprite)))
             }
         }
         // Equal depths keep the list order (later on top), so frames do not flicker.
         placed.sort { $0.depth != $1.depth ? $0.depth > $1.depth : $0.index < $1.index }
-        return (result, placed.map(\.placement))
+        return (result, placed.map(\.placement), hidden)
+    }
+
+    /// Whether an anchor `depth` metres along the optical axis lies behind what the frame
+    /// shows at `point`: the median of the scene's depth there and 2 px to each side (one
+    /// sample on a silhouette's edge does not flip it) is nearer by more than 3 % + 2 cm
+    /// (an anchor placed on a surface sits at that surface's depth, within the placement's
+    /// and the depth map's error). Nothing hit (sky) hides nothing.
+    static func isHidden(depth: Float, at point: NormalizedPoint, in scene: any DepthSampler, width: Int, height: Int) -> Bool {
+        let dx = 2 / Float(width), dy = 2 / Float(height)
+        let offsets: [(Float, Float)] = [(0, 0), (-dx, 0), (dx, 0), (0, -dy), (0, dy)]
+        let samples = offsets.map { offset in
+            scene.depth(at: NormalizedPoint(x: point.x + offset.0, y: point.y + offset.1)) ?? .infinity
+        }.sorted()
+        return samples[2] < depth * 0.97 - 0.02
     }
 
     /// The frame position of the sprite's top-left pixel, or nil when none of it would

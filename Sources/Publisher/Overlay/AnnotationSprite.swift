@@ -15,10 +15,12 @@ struct AnnotationSpriteKey: Hashable, Sendable {
     var label: String
     var color: String
     var scale: Double
+    /// The look of a mark behind something nearer: outlined, hollow and faded.
+    var hidden: Bool
 
-    init(_ annotation: Annotation, style: AnnotationStyle) {
+    init(_ annotation: Annotation, style: AnnotationStyle, hidden: Bool = false) {
         id = annotation.id; kind = annotation.kind; label = annotation.label; color = annotation.color
-        scale = style.scale
+        scale = style.scale; self.hidden = hidden
     }
 }
 
@@ -127,8 +129,18 @@ final class AnnotationSprite: @unchecked Sendable {
                                                           Int32(stride))
         let cr = cairo_create(surface)
         cairo_translate(cr, Double(ax) + 0.5, Double(ay) + 0.5)
-        label?.draw(cr, style)
-        drawMark(cr, key.kind, color, style)
+        if key.hidden {
+            // Drawn whole into a group, then laid down faded in one go (overlapping parts
+            // are not faded twice).
+            cairo_push_group(cr)
+            label?.draw(cr, style)
+            drawHiddenMark(cr, key.kind, color, style)
+            cairo_pop_group_to_source(cr)
+            cairo_paint_with_alpha(cr, hiddenAlpha)
+        } else {
+            label?.draw(cr, style)
+            drawMark(cr, key.kind, color, style)
+        }
         cairo_surface_flush(surface)
         let drawn = cairo_status(cr) == CAIRO_STATUS_SUCCESS
         cairo_destroy(cr)
@@ -210,6 +222,37 @@ final class AnnotationSprite: @unchecked Sendable {
             disc(cr, radius: style.dotRadius + style.outlineWidth, AnnotationStyle.outline)
             disc(cr, radius: style.dotRadius, color)
         }
+    }
+
+    /// How opaque a hidden mark and its label are.
+    static let hiddenAlpha = 0.6
+
+    /// A hidden mark: the visible one's outline, dashed in its colour over a dark edge,
+    /// with nothing filled, so what hides it shows through and the mark still says where.
+    private static func drawHiddenMark(_ cr: OpaquePointer?, _ kind: AnnotationKind, _ color: AnnotationColor,
+                                       _ style: AnnotationStyle) {
+        cairo_new_path(cr)
+        switch kind {
+        case .pin:
+            cairo_arc(cr, 0, 0, style.pinRadius + style.pinRingWidth / 2, 0, 2 * .pi)
+        case .arrow:
+            let points = style.arrowOutline()
+            cairo_move_to(cr, points[0].x, points[0].y)
+            for p in points.dropFirst() { cairo_line_to(cr, p.x, p.y) }
+            cairo_close_path(cr)
+        case .label:
+            cairo_arc(cr, 0, 0, style.dotRadius, 0, 2 * .pi)
+        }
+        cairo_set_line_join(cr, CAIRO_LINE_JOIN_ROUND)
+        cairo_set_line_width(cr, style.pinRingWidth + 2 * style.outlineWidth)
+        setSource(cr, AnnotationStyle.outline)
+        cairo_stroke_preserve(cr)
+        let dash = [3 * style.pinRingWidth, 2 * style.pinRingWidth]
+        dash.withUnsafeBufferPointer { cairo_set_dash(cr, $0.baseAddress, Int32($0.count), 0) }
+        cairo_set_line_width(cr, style.pinRingWidth)
+        setSource(cr, color)
+        cairo_stroke(cr)
+        cairo_set_dash(cr, nil, 0, 0)
     }
 
     private static func disc(_ cr: OpaquePointer?, radius: Double, _ color: AnnotationColor) {

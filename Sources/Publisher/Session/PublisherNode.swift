@@ -109,6 +109,8 @@ public final class PublisherNode: Sendable {
         /// Data channels that get every broadcast but are no session (the SFU's, which
         /// Janus relays to each of its subscribers), by their peer.
         var broadcastChannels: [ObjectIdentifier: (channel: DataChannel, peer: WebRTCPeer)] = [:]
+        /// The hidden annotations last told to everyone (`annotationVisibility`).
+        var hiddenAnnotations: [String] = []
     }
 
     /// - Parameter link: the signaling server; by default a `SignalingClientLink` to
@@ -147,11 +149,16 @@ public final class PublisherNode: Sendable {
     /// Runs until the task is cancelled: connect, register, serve; on a lost
     /// connection wait `reconnectDelay` and start again.
     public func run() async {
-        // The camera's metering status goes to every session five times a second.
+        // The camera's metering status goes to every session five times a second, and
+        // which annotations the video shows hidden when that changed.
         let statusStream = Task { [weak self] in
             while !Task.isCancelled {
                 try? await Task.sleep(for: .milliseconds(200))
                 guard let self else { continue }
+                let hidden = self.media.hiddenAnnotationIDs.sorted()
+                if self.state.withLock({ s in defer { s.hiddenAnnotations = hidden }; return s.hiddenAnnotations != hidden }) {
+                    self.broadcast(.annotationVisibility(hidden: hidden))
+                }
                 // Without a camera to meter (a test or still-picture source), the status
                 // still goes out while an effect is on, its routines `unsupported`.
                 let effects = self.media.effects.summary
@@ -252,6 +259,8 @@ public final class PublisherNode: Sendable {
             await feed(.receptionChecked(sessionId: sessionId, requestId: requestId, frameId: frameId, refusal: refusal))
         case .sendAnnotations(let sessionId):
             send(.annotations(board.all), to: sessionId)
+            let hidden = state.withLock { $0.hiddenAnnotations }
+            if !hidden.isEmpty { send(.annotationVisibility(hidden: hidden), to: sessionId) }
             if media.voice != nil { broadcastVoices() }
         case .broadcastAnnotations:
             // Viewers see annotations too; the overlay draws them into the video.

@@ -78,7 +78,7 @@ export function createAnnotations(app) {
       swatch.className = "swatch"; swatch.style.background = a.color || "#ff00ff";
       const p = a.position;
       const text = document.createTextNode(`${a.kind}${a.label ? ` “${a.label}”` : ""} at ${p.x.toFixed(2)}, ${p.y.toFixed(2)}, ${p.z.toFixed(2)} m`
-        + (a.placement ? ` (${a.placement})` : ""));
+        + (a.placement ? ` (${a.placement})` : "") + (state.hiddenAnnotations.has(a.id) ? ", hidden behind something nearer" : ""));
       const remove = document.createElement("button");
       remove.textContent = "×"; remove.title = "Remove"; remove.type = "button";
       remove.onclick = () => app.control.request({type: "removeAnnotation", annotationId: a.id});
@@ -97,6 +97,7 @@ export function createAnnotations(app) {
   // The last session's pins are gone with it (the publisher sends its list again).
   function forget() {
     state.annotations = [];
+    state.hiddenAnnotations = new Set();
     render();
   }
 

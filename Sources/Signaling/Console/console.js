@@ -64,6 +64,7 @@ const state = {
   latencies: [],                   // [{at, ms}] over the last 2 s
   fpsTimes: [],
   annotations: [],
+  hiddenAnnotations: new Set(),    // ids the publisher's video shows hidden (behind something nearer)
   scene: null,
   route: null,                     // the selected ICE pair: {local, remote, protocol} candidate types
   sdp: {offer: null, answer: null}, // the last session's, for tests and the curious

@@ -64,6 +64,11 @@ export function createControl(app) {
       app.annotations.render();
       app.frames.drawMarks();
       break;
+    case "annotationVisibility":
+      state.hiddenAnnotations = new Set(Array.isArray(message.hidden) ? message.hidden.filter((id) => typeof id === "string") : []);
+      app.annotations.render();
+      app.frames.drawMarks();
+      break;
     case "sceneStatus":
       app.status.onScene(message);
       break;

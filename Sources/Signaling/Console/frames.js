@@ -172,9 +172,16 @@ export function createFrames(app) {
       const p = PoseCast.project(frame.pose, [a.position.x, a.position.y, a.position.z]);
       if (!p) continue;
       const x = rect.left - stage.left + p.u * rect.width, y = rect.top - stage.top + p.v * rect.height;
+      // Behind something nearer (the publisher knows its depth): dashed and faded, as the video draws it.
+      const hidden = state.hiddenAnnotations.has(a.id);
+      context.globalAlpha = hidden ? 0.6 : 1;
+      context.setLineDash(hidden ? [4, 3] : []);
       context.strokeStyle = a.color || "#ff00ff"; context.lineWidth = 2;
       context.beginPath(); context.arc(x, y, 7, 0, 2 * Math.PI); context.stroke();
-      context.beginPath(); context.moveTo(x - 11, y); context.lineTo(x + 11, y); context.moveTo(x, y - 11); context.lineTo(x, y + 11); context.stroke();
+      if (!hidden) {
+        context.beginPath(); context.moveTo(x - 11, y); context.lineTo(x + 11, y); context.moveTo(x, y - 11); context.lineTo(x, y + 11); context.stroke();
+      }
+      context.globalAlpha = 1; context.setLineDash([]);
     }
   }
 

@@ -143,6 +143,9 @@ extension EventOutput {
                 self.event(.annotations, ["count": list.count, "ids": list.map(\.id),
                                           "positions": list.map { [$0.position.x, $0.position.y, $0.position.z].map(Double.init) }],
                           human: "← annotations: " + (list.isEmpty ? "none" : list.map { "\($0.id) \($0.kind.rawValue) \($0.label)" }.joined(separator: ", ")))
+            case .annotationVisibility(let hidden):
+                self.event(.annotationVisibility, ["hidden": hidden],
+                           human: "← annotations hidden behind something nearer: " + (hidden.isEmpty ? "none" : hidden.joined(separator: ", ")))
             case .voices(let list):
                 self.event(.voices, ["participants": list.map { ["id": $0.id, "role": $0.role, "muted": $0.muted, "mayTalk": $0.mayTalk] }],
                            human: "← voices: " + list.map { "\($0.id) (\($0.role))\($0.muted ? " muted" : "")\($0.mayTalk ? "" : " listening")" }

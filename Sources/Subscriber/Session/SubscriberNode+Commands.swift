@@ -185,7 +185,7 @@ extension SubscriberNode {
             state.withLock { $0.sceneStatus = status }
         case .voices(let list):
             state.withLock { $0.voices = list }
-        case .voiceRoute:
+        case .voiceRoute, .annotationVisibility:
             break
         case .annotations(let list):
             let present = Set(list.map(\.id))

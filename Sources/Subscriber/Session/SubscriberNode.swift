@@ -371,7 +371,7 @@ public final class SubscriberNode: Sendable {
             switch reply {
             case .ack(let id, _, _): _ = step(.replyReceived(id: id))
             case .error(let error): if let id = error.id { _ = step(.replyReceived(id: id)) }
-            case .sceneStatus, .annotations, .voices: break
+            case .sceneStatus, .annotations, .annotationVisibility, .voices: break
             case .voiceRoute(let route): routeVoice(route, sessionId: sessionId)
             }
             onEvent(.reply(reply))
