@@ -85,7 +85,7 @@ struct Publisher: AsyncParsableCommand {
     var pose = "orbit"
     @Option(help: "Speed multiplier of the pose source (orbit 30°/s, walk 0.6 m/s, shake frequency, replay rate).")
     var poseSpeed: Double = 1
-    @Option(help: "Camera intrinsics normalised to the image, FX,FY,CX,CY (a live feed may override them).")
+    @Option(help: "Camera intrinsics: FX,FY,CX,CY normalised to the image (a live feed may override them), or the file posecast-calibrate writes (focal lengths, principal point and lens distortion measured from views of a tag board; --pose apriltag then takes the distortion out of the tags' corners; docs/POSE_SOURCES.md).")
     var intrinsics: String?
     @Option(help: "Horizontal field of view in degrees, when --intrinsics is not given.") var hfov: Float = 60
     @Flag(help: "Print events and a status object per second as JSON lines on stdout.") var json = false
@@ -138,7 +138,10 @@ struct Publisher: AsyncParsableCommand {
             do { _ = try TagMap.load(path: sceneTags) } catch { throw ValidationError("--scene-tags: \(error)") }
         }
         guard hfov.isFinite, hfov > 1, hfov < 179 else { throw ValidationError("--hfov must be in (1, 179) degrees") }
-        if let intrinsics { _ = try Self.parseIntrinsics(intrinsics) }
+        if let intrinsics {
+            let capture = captureSize.flatMap(Self.parseSize) ?? (width, height)
+            _ = try Self.cameraIntrinsics(intrinsics, width: capture.0, height: capture.1)
+        }
         guard listen.split(separator: ":").count == 2, Int(listen.split(separator: ":")[1]) != nil else {
             throw ValidationError("--listen must be HOST:PORT, got \(listen)")
         }
@@ -211,8 +214,9 @@ struct Publisher: AsyncParsableCommand {
         if let loss { config.media.rtc.linkConditions = LinkConditions(dropProbability: loss / 100) }
         if let link { config.media.rtc.linkConditions = try LinkConditions(spec: link) }
         config.media.apply(latencyProfile)
-        config.camera = try intrinsics.map(Self.parseIntrinsics)
-            ?? CameraIntrinsics(horizontalFOVDegrees: hfov, aspect: Float(capture.0) / Float(capture.1))
+        let measured = try intrinsics.map { try Self.cameraIntrinsics($0, width: capture.0, height: capture.1) }
+        config.camera = measured?.intrinsics ?? CameraIntrinsics(horizontalFOVDegrees: hfov, aspect: Float(capture.0) / Float(capture.1))
+        config.calibration = measured?.calibration
         config.pose = try PoseSourceSpec.parse(pose)
         config.scenePath = try PoseSourceSpec.parse(scenePath)
         if let sceneTags { config.media.sceneTags = sceneTags == "field" ? .sceneField : try TagMap.load(path: sceneTags) }
@@ -252,6 +256,20 @@ struct Publisher: AsyncParsableCommand {
         let parts = text.lowercased().split(separator: "x").compactMap { Int($0) }
         guard parts.count == 2, parts[0] >= 64, parts[1] >= 64, parts[0] % 2 == 0, parts[1] % 2 == 0 else { return nil }
         return (parts[0], parts[1])
+    }
+
+    /// `--intrinsics`: four numbers, or a calibration file (with the lens it measured) for
+    /// a capture of `width` × `height`.
+    static func cameraIntrinsics(_ text: String, width: Int, height: Int) throws
+        -> (intrinsics: CameraIntrinsics, calibration: CalibrationFile?) {
+        let numbers = text.split(separator: ",")
+        guard numbers.count != 4 || FileManager.default.fileExists(atPath: text) else { return (try parseIntrinsics(text), nil) }
+        do {
+            let file = try CalibrationFile.load(path: text)
+            return (try file.normalizedIntrinsics(width: width, height: height, path: text), file)
+        } catch {
+            throw ValidationError("--intrinsics: \(error)")
+        }
     }
 
     static func parseIntrinsics(_ text: String) throws -> CameraIntrinsics {

@@ -63,6 +63,10 @@ def main():
               "(placed on the ground plane with that frame's pose)")
         started, next_tap, taps_sent = time.monotonic(), time.monotonic() + 1.0, 0
         placements, refusals, statuses, publisher_status, snapshot = [], [], [], {}, None
+        # The annotations the video draws hidden (behind something nearer), as last told,
+        # and as they were when the snapshot was written.
+        hidden = {"now": [], "at_snapshot": None}
+        labels = {}
         snapshot_path = os.path.abspath(os.path.join(args.out, "expert-view.png"))
         snapshot_asked = False
 
@@ -85,6 +89,11 @@ def main():
                     statuses.append(e)
                 elif kind == EVENT.snapshot:
                     snapshot = e
+                    hidden["at_snapshot"] = list(hidden["now"])
+                elif kind == EVENT.annotationVisibility:
+                    hidden["now"] = e.get("hidden", [])
+                elif kind == EVENT.annotations:
+                    labels.update(dict(zip(e.get("ids", []), e.get("labels", []))))
             for e in group.tails["publisher"].lines():
                 if e.get("event") == EVENT.status:
                     publisher_status = e
@@ -136,6 +145,7 @@ def main():
         "error_cm_median": round(statistics.median(cm), 2) if cm else None, "error_cm_max": round(max(cm), 2) if cm else None,
         "error_px_median": round(statistics.median(px), 2) if px else None, "error_px_max": round(max(px), 2) if px else None,
         "snapshot": snapshot.get("path") if snapshot else None, "console": console,
+        "hidden_in_snapshot": [labels.get(i, i) for i in (hidden["at_snapshot"] or [])],
     }
     print("demo summary:")
     print(f"  latency (capture to decoded, p50 of each second's p50): {summary['latency_ms_p50']} ms")
@@ -143,7 +153,9 @@ def main():
     print(f"  taps placed: {len(placements)} (refused while the disc was out of view: {len(refusals)}); "
           f"error median {summary['error_cm_median']} cm / {summary['error_px_median']} px, "
           f"worst {summary['error_cm_max']} cm / {summary['error_px_max']} px")
-    print(f"  the expert's view: {summary['snapshot'] or 'not written'}")
+    print(f"  the expert's view: {summary['snapshot'] or 'not written'}"
+          + (f" (drawn hidden, behind something nearer: {', '.join(summary['hidden_in_snapshot'])})"
+             if summary["hidden_in_snapshot"] else ""))
     print(f"  console (while it runs: --seconds 0): {console}")
     print(json.dumps(summary), flush=True)
     return 0 if placements and snapshot else 1

@@ -21,6 +21,9 @@ public struct PublisherAppConfig: Sendable {
     /// frames' poses come from the tags it paints).
     public var scenePath: PoseSourceSpec = .orbit
     public var camera = CameraIntrinsics(horizontalFOVDegrees: 60, aspect: 4.0 / 3.0)
+    /// The camera as `posecast-calibrate` measured it (`--intrinsics FILE`): its lens
+    /// distortion is taken out of the tags' corners before their pose is solved.
+    public var calibration: CalibrationFile?
     /// A signaling server to register with; nil: embed one listening on `listen`.
     public var signalingURL: String?
     public var listen = (host: "127.0.0.1", port: 8443)
@@ -114,7 +117,7 @@ public final class PublisherApp: Sendable {
                 // On the synthetic camera the tags are its scene's field unless a map is given.
                 let synthetic = mediaConfig.source == .synthetic
                 let map = try path.map { path throws(TagMapError) in try TagMap.load(path: path) } ?? (synthetic ? .sceneField : .standard)
-                tracker = try TagPoseTracker(map: map, intrinsics: config.camera)
+                tracker = try TagPoseTracker(map: map, intrinsics: config.camera, lens: config.calibration?.distortion)
                 if synthetic, mediaConfig.sceneTags == nil { mediaConfig.sceneTags = map }
             } catch {
                 throw failure("--pose \(config.pose): \(error)")

@@ -39,9 +39,12 @@ public final class TagPoseTracker: Sendable {
     private let detector: TagDetector
     private let state: Mutex<(track: TagTrack?, stats: Stats)>
     private let map: TagMap
+    private let lens: LensDistortion?
 
-    public init(map: TagMap, intrinsics: CameraIntrinsics) throws(TagTrackingError) {
-        self.map = map; self.intrinsics = intrinsics
+    /// `lens`: the camera's measured distortion (`posecast-calibrate`), taken out of the
+    /// tags' corners before their pose is solved; nil for a lens taken as a pinhole.
+    public init(map: TagMap, intrinsics: CameraIntrinsics, lens: LensDistortion? = nil) throws(TagTrackingError) {
+        self.map = map; self.intrinsics = intrinsics; self.lens = lens
         detector = try TagDetector(threads: 1, decimate: 2)
         state = Mutex((nil, Stats()))
     }
@@ -51,8 +54,11 @@ public final class TagPoseTracker: Sendable {
     /// The pose of one frame (its planes valid during the call).
     public func pose(_ frame: FrameView, frameID: UInt32, captureTimeNanos: UInt64) -> FramePose {
         let started = DispatchTime.now().uptimeNanoseconds
-        let sightings = (try? detector.detect(grey: frame.y, width: frame.width, height: frame.height, stride: frame.yStride,
+        var sightings = (try? detector.detect(grey: frame.y, width: frame.width, height: frame.height, stride: frame.yStride,
                                               intrinsics: intrinsics)) ?? []
+        if let lens {
+            sightings = lens.undistorted(sightings, intrinsics: PixelIntrinsics(intrinsics, width: frame.width, height: frame.height))
+        }
         let result = state.withLock { s in
             var track = s.track ?? TagTrack(map: map, intrinsics: intrinsics, width: frame.width, height: frame.height)
             defer { s.track = track }

@@ -140,7 +140,7 @@ extension EventOutput {
                 fields.removeValue(forKey: "type")
                 self.event(.sceneStatus, fields, human: nil)
             case .annotations(let list):
-                self.event(.annotations, ["count": list.count, "ids": list.map(\.id),
+                self.event(.annotations, ["count": list.count, "ids": list.map(\.id), "labels": list.map(\.label),
                                           "positions": list.map { [$0.position.x, $0.position.y, $0.position.z].map(Double.init) }],
                           human: "← annotations: " + (list.isEmpty ? "none" : list.map { "\($0.id) \($0.kind.rawValue) \($0.label)" }.joined(separator: ", ")))
             case .annotationVisibility(let hidden):
