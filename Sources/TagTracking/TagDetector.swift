@@ -62,23 +62,32 @@ public final class TagDetector: @unchecked Sendable {
     /// The tags in the grey picture `grey` (`width` × `height`, rows `stride` bytes apart;
     /// read during the call only), their poses solved with `intrinsics` (normalised to the
     /// picture), widest margin first.
+    ///
+    /// `region`: search only this part of the picture (pixels, clamped to it), the corners
+    /// still in the whole picture's pixels: a tracker that knows where the tags will be
+    /// searches a fraction of the frame.
     public func detect(grey: UnsafePointer<UInt8>, width: Int, height: Int, stride: Int,
-                       intrinsics: CameraIntrinsics) throws(TagTrackingError) -> [TagSighting] {
+                       intrinsics: CameraIntrinsics, region: PixelRegion? = nil) throws(TagTrackingError) -> [TagSighting] {
         var out = [pcat_detection](repeating: pcat_detection(), count: Self.capacity)
         let (w, h) = (Double(width), Double(height))
+        let area = (region ?? PixelRegion(x0: 0, y0: 0, x1: width, y1: height)).clamped(width: width, height: height)
+        guard area.width >= 16, area.height >= 16 else { return [] }
         let found = out.withUnsafeMutableBufferPointer { out in
             lock.withLock {
-                pcat_detect(detector, grey, Int32(width), Int32(height), Int32(stride),
-                            Double(intrinsics.fx) * w, Double(intrinsics.fy) * h, Double(intrinsics.cx) * w, Double(intrinsics.cy) * h,
+                // The crop's principal point moves by its corner; the focal lengths stay.
+                pcat_detect(detector, grey + area.y0 * stride + area.x0, Int32(area.width), Int32(area.height), Int32(stride),
+                            Double(intrinsics.fx) * w, Double(intrinsics.fy) * h,
+                            Double(intrinsics.cx) * w - Double(area.x0), Double(intrinsics.cy) * h - Double(area.y0),
                             out.baseAddress, Int32(Self.capacity))
             }
         }
         guard found >= 0 else { throw .badPicture(width: width, height: height, stride: stride) }
+        let shift = SIMD2(Double(area.x0), Double(area.y0))
         return out.prefix(min(Int(found), Self.capacity)).map { d in
             var d = d
             let corners = withUnsafeBytes(of: &d.corners) { raw in
                 let v = raw.bindMemory(to: Double.self)
-                return (0..<4).map { SIMD2(v[$0 * 2], v[$0 * 2 + 1]) }
+                return (0..<4).map { SIMD2(v[$0 * 2], v[$0 * 2 + 1]) + shift }
             }
             let rotation = withUnsafeBytes(of: &d.rotation) { Matrix3(Array($0.bindMemory(to: Double.self))) }
             let translation = withUnsafeBytes(of: &d.translation) { raw in
@@ -88,6 +97,18 @@ public final class TagDetector: @unchecked Sendable {
             return TagSighting(id: Int(d.id), hamming: Int(d.hamming), decisionMargin: d.decision_margin, corners: corners,
                                rotation: rotation, translation: translation, poseError: d.pose_error)
         }
+    }
+}
+
+/// A rectangle of pixels: columns `x0..<x1`, rows `y0..<y1`.
+public struct PixelRegion: Sendable, Hashable {
+    public var x0: Int, y0: Int, x1: Int, y1: Int
+    public init(x0: Int, y0: Int, x1: Int, y1: Int) { self.x0 = x0; self.y0 = y0; self.x1 = x1; self.y1 = y1 }
+    public var width: Int { max(x1 - x0, 0) }
+    public var height: Int { max(y1 - y0, 0) }
+    /// Inside a `width` × `height` picture.
+    public func clamped(width: Int, height: Int) -> PixelRegion {
+        PixelRegion(x0: min(max(x0, 0), width), y0: min(max(y0, 0), height), x1: min(max(x1, 0), width), y1: min(max(y1, 0), height))
     }
 }
 

@@ -49,24 +49,41 @@ public struct TagRenderer: Sendable {
     /// the frame shows there (`sceneDepth(x, y)`, metres along the optical axis; a little
     /// slack for a tag lying on the surface it is drawn on), its value replaces the
     /// frame's luma, and its chroma goes grey. Returns the pixels touched.
+    ///
+    /// Fast enough for every frame of a live camera (the publisher's synthetic camera):
+    /// each tag's plane is put in the camera's frame once, and a sample's ray meets it in
+    /// a few multiplications (no world-space ray per sample).
     @discardableResult
     public func paint(into planes: I420Planes, camera: CameraModel, sceneDepth: (Int, Int) -> Float) -> Int {
         let (width, height) = (planes.width, planes.height)
         let n = max(samples, 1)
+        let k = camera.intrinsics
+        let (fx, fy, cx, cy) = (k.fx * Float(width), k.fy * Float(height), k.cx * Float(width), k.cy * Float(height))
+        let subpixels = offsets(n)
         var painted = 0
-        for entry in tags {
-            guard let box = bounds(of: entry.0, pattern: entry.1, camera: camera, width: width, height: height) else { continue }
+        for (tag, pattern) in tags {
+            guard let box = bounds(of: tag, pattern: pattern, camera: camera, width: width, height: height) else { continue }
+            // The tag's centre, face normal and axes in the camera's frame (looking down −Z, y up).
+            let centre = camera.toCamera(tag.position)
+            let normal = camera.orientation.inverseRotate(tag.orientation.rotate(Vector3(0, 0, 1)))
+            let axisX = camera.orientation.inverseRotate(tag.orientation.rotate(Vector3(1, 0, 0)))
+            let axisY = camera.orientation.inverseRotate(tag.orientation.rotate(Vector3(0, 1, 0)))
+            let reach = normal.dot(centre)
             for y in box.y0..<box.y1 {
                 for x in box.x0..<box.x1 {
                     var covered = 0
                     var sum: Float = 0
                     let limit = sceneDepth(x, y) * 1.02 + 0.005
-                    for (sx, sy) in offsets(n) {
-                        let ray = camera.ray(through: NormalizedPoint(x: (Float(x) + sx) / Float(width), y: (Float(y) + sy) / Float(height)))
-                        guard let hit = nearestHit(ray, among: [entry]) else { continue }
-                        let depth = -camera.toCamera(ray.origin + ray.direction * hit.distance).z
-                        guard depth <= limit else { continue }
-                        covered += 1; sum += hit.value
+                    for (sx, sy) in subpixels {
+                        // The sample's ray, scaled so its depth along the axis is 1.
+                        let ray = Vector3((Float(x) + sx - cx) / fx, -(Float(y) + sy - cy) / fy, -1)
+                        let facing = normal.dot(ray)
+                        guard abs(facing) > 1e-6 else { continue }
+                        let depth = reach / facing
+                        guard depth > 0, depth <= limit else { continue }
+                        let offset = ray * depth - centre
+                        guard let value = pattern.value(atX: offset.dot(axisX), y: offset.dot(axisY), size: tag.size) else { continue }
+                        covered += 1; sum += value == 0 ? black : white
                     }
                     guard covered > 0 else { continue }
                     painted += 1

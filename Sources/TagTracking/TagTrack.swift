@@ -42,6 +42,14 @@ public struct TagTrack: Sendable {
         self.map = map; self.intrinsics = intrinsics; self.width = width; self.height = height
     }
 
+    /// The tags in a frame captured at `nanos`: searched first where the track expects
+    /// them (`searchRegion`), the whole picture when none usable is found there.
+    public func sightings(at nanos: UInt64, search: (PixelRegion?) -> [TagSighting]) -> [TagSighting] {
+        guard let region = searchRegion(at: nanos) else { return search(nil) }
+        let found = search(region)
+        return TagPoseSolver.usable(found, map: map, width: width, height: height).isEmpty ? search(nil) : found
+    }
+
     /// The pose of the frame captured at `nanos` whose tags are `sightings`.
     public mutating func update(_ sightings: [TagSighting], nanos: UInt64) -> Result {
         let prior = extrapolated(to: nanos, limit: priorLimitNanos)
@@ -60,6 +68,34 @@ public struct TagTrack: Sendable {
             return .predicted(camera, ageNanos: nanos - last.nanos)
         }
         return .lost(reason)
+    }
+
+    /// Where the map's tags will be in the frame captured at `nanos`, by the last measured
+    /// pose carried on to it: the box around every tag facing the camera whose printed
+    /// square projects into the picture, widened by half its size and 24 px each way (the
+    /// motion the prediction misses). Nil (search the whole picture) without a recent pose,
+    /// or when the box would cover most of the picture anyway.
+    public func searchRegion(at nanos: UInt64) -> PixelRegion? {
+        guard let camera = extrapolated(to: nanos, limit: predictionLimitNanos)
+            ?? measured.last.flatMap({ nanos >= $0.nanos && nanos - $0.nanos <= predictionLimitNanos ? $0.camera : nil }) else { return nil }
+        var xs: [Float] = [], ys: [Float] = []
+        for tag in map.tags.values {
+            guard (camera.position - tag.position).dot(tag.orientation.rotate(Vector3(0, 0, 1))) > 0 else { continue }
+            // The printed square with its ring: 10/8 of the black square's side.
+            let h = tag.size * 10 / 16
+            let points = [Vector3(-h, -h, 0), Vector3(h, -h, 0), Vector3(h, h, 0), Vector3(-h, h, 0)].map { camera.project(tag.world($0)) }
+            if points.allSatisfy({ $0 == nil }) { continue }
+            // Partly behind the camera: it may cover anything.
+            guard points.allSatisfy({ $0 != nil }) else { return nil }
+            let pixels = points.compactMap { $0 }.map { ($0.point.x * Float(width), $0.point.y * Float(height)) }
+            guard pixels.contains(where: { $0.0 > 0 && $0.0 < Float(width) && $0.1 > 0 && $0.1 < Float(height) }) else { continue }
+            xs += pixels.map(\.0); ys += pixels.map(\.1)
+        }
+        guard let minX = xs.min(), let maxX = xs.max(), let minY = ys.min(), let maxY = ys.max() else { return nil }
+        let padX = (maxX - minX) / 2 + 24, padY = (maxY - minY) / 2 + 24
+        let region = PixelRegion(x0: Int(minX - padX), y0: Int(minY - padY), x1: Int(maxX + padX), y1: Int(maxY + padY))
+            .clamped(width: width, height: height)
+        return region.width * region.height > width * height * 6 / 10 ? nil : region
     }
 
     /// The newest measured pose carried on to `nanos` at the velocity between the oldest

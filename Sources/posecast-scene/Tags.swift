@@ -51,7 +51,7 @@ struct Tags: ParsableCommand {
         let out = framesOut.flatMap { FileManager.default.createFile(atPath: $0, contents: nil) ? FileHandle(forWritingAtPath: $0) : nil }
         defer { try? out?.close() }
 
-        var positionErrors: [Double] = [], angleErrors: [Double] = [], times: [Double] = []
+        var positionErrors: [Double] = [], angleErrors: [Double] = [], times: [Double] = [], solveTimes: [Double] = []
         var measuredErrors: [Double] = [], predictedErrors: [Double] = [], tapErrors: [Double] = []
         // Measured poses resting on a tag 1 to 3 m away (the range the targets are set for).
         var nearErrors: [(cm: Double, degrees: Double)] = []
@@ -70,14 +70,18 @@ struct Tags: ParsableCommand {
                 painter.paint(into: planes, camera: truth, sceneDepth: depth)
                 visible = painter.tagsInView(camera: truth, width: width, height: height, sceneDepth: depth)
                 let start = MonotonicClock.nanos()
-                sightings = try detector.detect(grey: UnsafePointer(planes.y), width: width, height: height, stride: planes.yStride,
-                                                intrinsics: intrinsics)
+                sightings = track.sightings(at: UInt64((t * 1e9).rounded())) { region in
+                    (try? detector.detect(grey: UnsafePointer(planes.y), width: width, height: height, stride: planes.yStride,
+                                          intrinsics: intrinsics, region: region)) ?? []
+                }
                 ms = Double(MonotonicClock.nanos() - start) / 1e6
             }
             if i == Int((pictureAt * 30).rounded()), let picture { try Data(image.ppm()).write(to: URL(fileURLWithPath: picture)) }
+            let detectMs = ms
             let start = MonotonicClock.nanos()
             let result = track.update(sightings, nanos: UInt64((t * 1e9).rounded()))
             ms += Double(MonotonicClock.nanos() - start) / 1e6
+            solveTimes.append(ms - detectMs)
             times.append(ms)
             var camera: CameraModel?, measured = false, usedTags: [Int] = [], range: Double?
             switch result {
@@ -153,6 +157,7 @@ struct Tags: ParsableCommand {
             "error_cm_p50": round(percentile(positionErrors, 0.5), 1000), "error_cm_p95": round(percentile(positionErrors, 0.95), 1000),
             "error_deg_p50": round(percentile(angleErrors, 0.5), 1000), "error_deg_p95": round(percentile(angleErrors, 0.95), 1000),
             "ms_p50": round(percentile(times, 0.5)), "ms_p95": round(percentile(times, 0.95)),
+            "solve_ms_p50": round(percentile(solveTimes, 0.5)),
         ]
         print(String(decoding: try JSONSerialization.data(withJSONObject: summary, options: [.sortedKeys]), as: UTF8.self))
     }

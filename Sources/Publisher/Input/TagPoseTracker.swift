@@ -54,8 +54,11 @@ public final class TagPoseTracker: Sendable {
     /// The pose of one frame (its planes valid during the call).
     public func pose(_ frame: FrameView, frameID: UInt32, captureTimeNanos: UInt64) -> FramePose {
         let started = DispatchTime.now().uptimeNanoseconds
-        var sightings = (try? detector.detect(grey: frame.y, width: frame.width, height: frame.height, stride: frame.yStride,
-                                              intrinsics: intrinsics)) ?? []
+        let track = state.withLock { $0.track } ?? TagTrack(map: map, intrinsics: intrinsics, width: frame.width, height: frame.height)
+        var sightings = track.sightings(at: captureTimeNanos) { region in
+            (try? detector.detect(grey: frame.y, width: frame.width, height: frame.height, stride: frame.yStride,
+                                  intrinsics: intrinsics, region: region)) ?? []
+        }
         if let lens {
             sightings = lens.undistorted(sightings, intrinsics: PixelIntrinsics(intrinsics, width: frame.width, height: frame.height))
         }
