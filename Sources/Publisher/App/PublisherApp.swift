@@ -123,7 +123,9 @@ public final class PublisherApp: Sendable {
                 throw failure("--pose \(config.pose): \(error)")
             }
             mediaConfig.framePoseSource = { frame, id, t in tracker.pose(frame, frameID: id, captureTimeNanos: t) }
-            mediaConfig.renderAhead = false
+            // The synthetic camera still renders along a known path (ahead of the capture
+            // instant when asked); a real camera's frames are tagged as they arrive.
+            if mediaConfig.source != .synthetic { mediaConfig.renderAhead = false }
             tags = tracker
         }
         var feed: PoseFeedReceiver?
