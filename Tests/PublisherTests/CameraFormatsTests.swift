@@ -57,8 +57,11 @@ struct CameraFormatsTests {
                 _ = try CameraFormats.probe(device: path)
                 Issue.record("\(path) was probed as a camera")
             } catch {
-                guard case .deviceMissing(let named, _) = error else { Issue.record("wrong error: \(error)"); continue }
-                #expect(named == path)
+                switch error {
+                case .deviceMissing(let named, _): #expect(named == path && path.hasPrefix("/nonexistent"))
+                case .invalidArgument(let text): #expect(text.contains(path) && text.contains("not a camera"))
+                default: Issue.record("wrong error: \(error)")
+                }
             }
         }
     }

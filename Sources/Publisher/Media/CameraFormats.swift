@@ -30,7 +30,7 @@ public enum CameraFormats {
         src.set("device", device)
         guard src.readyOnThisThread() else {
             src.stopOnThisThread()
-            throw .deviceMissing(path: device, hint: "v4l2src could not open it (not a capture device, or in use)")
+            throw .invalidArgument("\(device) is not a camera v4l2src can open (not a video capture device, or in use by another program)")
         }
         defer { src.stopOnThisThread() }
         guard let pad = src.staticPad("src"), let caps = gst_pad_query_caps(pad.raw, nil) else { return [] }
