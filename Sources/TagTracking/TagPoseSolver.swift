@@ -182,7 +182,8 @@ public enum TagPoseSolver {
             for _ in 0..<8 {
                 var damped = normal
                 for i in 0..<6 { damped[i * 6 + i] *= 1 + lambda }
-                guard let delta = solve6(damped, gradient.map { -$0 }) else { lambda *= 10; continue }
+                // The damped normal matrix is symmetric positive definite.
+                guard let delta = SmallLinearAlgebra.choleskySolve(damped, gradient.map { -$0 }, n: 6) else { lambda *= 10; continue }
                 let next = moved(pose, delta)
                 let nextError = lens.squaredError(next, points)
                 if nextError < error {
@@ -196,32 +197,6 @@ public enum TagPoseSolver {
             if !improved { break }
         }
         return pose
-    }
-
-    /// A 6×6 linear system by Gaussian elimination with partial pivoting; nil when singular.
-    static func solve6(_ a: [Double], _ b: [Double]) -> [Double]? {
-        var m = a, v = b
-        let n = 6
-        for col in 0..<n {
-            let pivot = (col..<n).max { abs(m[$0 * n + col]) < abs(m[$1 * n + col]) }!
-            guard abs(m[pivot * n + col]) > 1e-18 else { return nil }
-            if pivot != col {
-                for k in 0..<n { m.swapAt(col * n + k, pivot * n + k) }
-                v.swapAt(col, pivot)
-            }
-            for row in (col + 1)..<n {
-                let f = m[row * n + col] / m[col * n + col]
-                for k in col..<n { m[row * n + k] -= f * m[col * n + k] }
-                v[row] -= f * v[col]
-            }
-        }
-        var x = [Double](repeating: 0, count: n)
-        for row in stride(from: n - 1, through: 0, by: -1) {
-            var s = v[row]
-            for k in (row + 1)..<n { s -= m[row * n + k] * x[k] }
-            x[row] = s / m[row * n + row]
-        }
-        return x
     }
 
     /// The pinhole in pixels (the project's camera: looking down −Z, y up; pixels x right,

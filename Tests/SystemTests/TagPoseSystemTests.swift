@@ -22,28 +22,36 @@ struct TagPoseSystemTests {
         #expect(run.status == 0, "convert: \(run.stderr)")
     }
 
-    /// The pose of the frame on the expert's screen, once it has decoded 30 frames.
-    static func poseOnScreen(picture: String, map: String, dir: String) async throws
-        -> (pose: [String: Any], publisherStatus: [String: Any]) {
+    /// A signaling server, a publisher with `publisherArguments` and a headless expert,
+    /// running while `body` does, once the expert has decoded `frames` frames.
+    static func withPair<T>(_ publisherArguments: [String], frames: Int,
+                            _ body: (_ publisher: ManagedProcess, _ expert: ManagedProcess) async throws -> T) async throws -> T {
         let signaling = try ManagedProcess("posecast-signaling", ["--port", "0"], name: "signaling")
         defer { signaling.signal(SIGTERM) }
         let (listening, _) = try await signaling.waitForLine("listening line", timeout: 20) { $0.hasPrefix("listening ") }
         let url = String(listening.dropFirst("listening ".count))
-        let publisher = try ManagedProcess("posecast-publisher", [
-            "--source", "image:\(picture)", "--pose", "apriltag:\(map)", "--hfov", "60", "--signaling", url, "--json",
-            "--microphone", "none", "--speaker", "none"], name: "publisher (tags)")
+        let publisher = try ManagedProcess("posecast-publisher", publisherArguments + [
+            "--signaling", url, "--json", "--microphone", "none", "--speaker", "none"], name: "publisher (tags)")
         defer { publisher.signal(SIGTERM) }
         try await publisher.waitForEvent("publisher registered", timeout: 20) { $0.is(.signalingConnected) }
         let expert = try ManagedProcess("posecast-subscriber", ["--headless", "--json", "--signaling", url,
                                                                 "--microphone", "none", "--speaker", "none"], name: "expert")
         defer { expert.signal(SIGTERM) }
-        try await expert.waitForEvent("30 decoded frames", timeout: 40) { $0.is(.status) && $0.int("frames") >= 30 }
-        let mark = expert.output.count
-        expert.send("pose")
-        let (pose, _) = try await expert.waitForEvent("the pose of the frame on screen", timeout: 10, after: mark) { $0.is(.pose) }
-        let (status, _) = try await publisher.waitForEvent("the publisher's status with tag counts", timeout: 10,
-                                                           after: publisher.output.count) { $0.is(.status) && $0["tag_frames"] != nil }
-        return (pose, status)
+        try await expert.waitForEvent("\(frames) decoded frames", timeout: 40) { $0.is(.status) && $0.int("frames") >= frames }
+        return try await body(publisher, expert)
+    }
+
+    /// The pose of the frame on the expert's screen, once it has decoded 30 frames.
+    static func poseOnScreen(picture: String, map: String, dir: String) async throws
+        -> (pose: [String: Any], publisherStatus: [String: Any]) {
+        try await withPair(["--source", "image:\(picture)", "--pose", "apriltag:\(map)", "--hfov", "60"], frames: 30) { publisher, expert in
+            let mark = expert.output.count
+            expert.send("pose")
+            let (pose, _) = try await expert.waitForEvent("the pose of the frame on screen", timeout: 10, after: mark) { $0.is(.pose) }
+            let (status, _) = try await publisher.waitForEvent("the publisher's status with tag counts", timeout: 10,
+                                                               after: publisher.output.count) { $0.is(.status) && $0["tag_frames"] != nil }
+            return (pose, status)
+        }
     }
 
     static func numbers(_ value: Any?) -> [Float] { ((value as? [Any]) ?? []).compactMap { ($0 as? NSNumber)?.floatValue } }
@@ -87,35 +95,24 @@ struct TagPoseSystemTests {
 
     @Test("the synthetic camera painting its tag field, --pose apriltag: the expert's frames carry the poses the tags give, 95 % of frames measured")
     func syntheticCameraWithTags() async throws {
-        let signaling = try ManagedProcess("posecast-signaling", ["--port", "0"], name: "signaling")
-        defer { signaling.signal(SIGTERM) }
-        let (listening, _) = try await signaling.waitForLine("listening line", timeout: 20) { $0.hasPrefix("listening ") }
-        let url = String(listening.dropFirst("listening ".count))
-        let publisher = try ManagedProcess("posecast-publisher", [
-            "--source", "synthetic", "--pose", "apriltag", "--scene-path", "walk", "--signaling", url, "--json",
-            "--microphone", "none", "--speaker", "none"], name: "publisher (synthetic, tags)")
-        defer { publisher.signal(SIGTERM) }
-        try await publisher.waitForEvent("publisher registered", timeout: 20) { $0.is(.signalingConnected) }
-        let expert = try ManagedProcess("posecast-subscriber", ["--headless", "--json", "--signaling", url,
-                                                                "--microphone", "none", "--speaker", "none"], name: "expert")
-        defer { expert.signal(SIGTERM) }
-        try await expert.waitForEvent("60 decoded frames", timeout: 40) { $0.is(.status) && $0.int("frames") >= 60 }
-        var measured = 0
-        for _ in 0..<5 {
-            let mark = expert.output.count
-            expert.send("pose")
-            let (pose, _) = try await expert.waitForEvent("the pose of the frame on screen", timeout: 10, after: mark) { $0.is(.pose) }
-            if pose.int("flags") == 0 { measured += 1 }
-            try await Task.sleep(for: .milliseconds(300))
+        try await Self.withPair(["--source", "synthetic", "--pose", "apriltag", "--scene-path", "walk"], frames: 60) { publisher, expert in
+            var measured = 0
+            for _ in 0..<5 {
+                let mark = expert.output.count
+                expert.send("pose")
+                let (pose, _) = try await expert.waitForEvent("the pose of the frame on screen", timeout: 10, after: mark) { $0.is(.pose) }
+                if pose.int("flags") == 0 { measured += 1 }
+                try await Task.sleep(for: .milliseconds(300))
+            }
+            let (status, _) = try await publisher.waitForEvent("the publisher's status with tag counts", timeout: 10,
+                                                               after: publisher.output.count) { $0.is(.status) && $0["tag_frames"] != nil }
+            let frames = status.int("tag_frames"), posed = status.int("tag_frames_with_pose")
+            print("apriltag on the synthetic camera (walk): \(posed) of \(frames) frames measured, \(status.int("tag_frames_predicted")) predicted, "
+                  + "\(status["tag_ms"] ?? "?") ms a frame; \(measured) of 5 frames on the expert's screen with a measured pose")
+            // The walk keeps tags of the field in view throughout (bench-tags: 100 % measured).
+            #expect(frames >= 60 && Double(posed) >= 0.95 * Double(frames), "\(status)")
+            #expect(measured >= 4)
         }
-        let (status, _) = try await publisher.waitForEvent("the publisher's status with tag counts", timeout: 10,
-                                                           after: publisher.output.count) { $0.is(.status) && $0["tag_frames"] != nil }
-        let frames = status.int("tag_frames"), posed = status.int("tag_frames_with_pose")
-        print("apriltag on the synthetic camera (walk): \(posed) of \(frames) frames measured, \(status.int("tag_frames_predicted")) predicted, "
-              + "\(status["tag_ms"] ?? "?") ms a frame; \(measured) of 5 frames on the expert's screen with a measured pose")
-        // The walk keeps tags of the field in view throughout (bench-tags: 100 % measured).
-        #expect(frames >= 60 && Double(posed) >= 0.95 * Double(frames), "\(status)")
-        #expect(measured >= 4)
     }
 
     @Test("a tag map that cannot be used, scene tags without the synthetic camera, a scene path it cannot move along: refused at start with the reason, exit 2 or 64")
