@@ -244,10 +244,11 @@ final class AnnotationSprite: @unchecked Sendable {
                                        _ style: AnnotationStyle) {
         let dashWidth = style.pinRingWidth
         func dashedRim(perimeter: Double) {
-            // Whole periods of 3 on, 2 off round the closed path.
-            let periods = max(4, (perimeter / (5 * dashWidth)).rounded())
+            // Whole periods, half on and half off, round the closed path: a pin gets six
+            // dashes, long enough for the gaps to survive the codec.
+            let periods = max(4, (perimeter / (9 * dashWidth)).rounded())
             let period = perimeter / periods
-            let dash = [0.6 * period, 0.4 * period]
+            let dash = [0.5 * period, 0.5 * period]
             dash.withUnsafeBufferPointer { cairo_set_dash(cr, $0.baseAddress, Int32($0.count), 0) }
             cairo_set_line_join(cr, CAIRO_LINE_JOIN_ROUND)
             cairo_set_line_width(cr, dashWidth + 2 * style.outlineWidth)
