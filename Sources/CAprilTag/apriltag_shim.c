@@ -39,7 +39,7 @@ static int by_margin(const void *a, const void *b) {
 }
 
 int pcat_detect(pcat_detector *d, const uint8_t *grey, int width, int height, int stride,
-                double fx, double fy, double cx, double cy, pcat_detection *out, int capacity) {
+                int solve_pose, double fx, double fy, double cx, double cy, pcat_detection *out, int capacity) {
     if (!d || !grey || width <= 0 || height <= 0 || stride < width) return -1;
     /* The library reads the picture in place; its const size fields need an initializer. */
     image_u8_t picture = {.width = width, .height = height, .stride = stride, .buf = (uint8_t *)grey};
@@ -56,6 +56,7 @@ int pcat_detect(pcat_detector *d, const uint8_t *grey, int width, int height, in
         o->hamming = det->hamming;
         o->decision_margin = det->decision_margin;
         for (int c = 0; c < 4; c++) { o->corners[c][0] = det->p[c][0]; o->corners[c][1] = det->p[c][1]; }
+        if (!solve_pose) continue;
         apriltag_detection_info_t info = {.det = det, .tagsize = 1.0, .fx = fx, .fy = fy, .cx = cx, .cy = cy};
         apriltag_pose_t pose = {0};
         o->pose_error = estimate_tag_pose(&info, &pose);

@@ -21,6 +21,7 @@ package final class PoseTagger: Sendable {
     private let stampFrameIDs: Bool
     private let poseSource: PoseSource
     private let framePoseSource: FramePoseSource?
+    private let timestampsAreCaptures: Bool
     private let onAttached: (@Sendable (UnsafeMutablePointer<GstBuffer>, FramePose) -> UnsafeMutablePointer<GstBuffer>?)?
     private let state = Mutex((nextFrameID: UInt32(0), stats: PoseTaggerStats()))
 
@@ -28,7 +29,7 @@ package final class PoseTagger: Sendable {
     package init(width: Int, height: Int, stampFrameIDs: Bool, poseSource: @escaping PoseSource,
                  onAttached: (@Sendable (UnsafeMutablePointer<GstBuffer>, FramePose) -> Void)?) {
         self.width = width; self.height = height; self.stampFrameIDs = stampFrameIDs
-        self.poseSource = poseSource; self.framePoseSource = nil
+        self.poseSource = poseSource; self.framePoseSource = nil; self.timestampsAreCaptures = false
         if let onAttached {
             self.onAttached = { @Sendable (buffer: UnsafeMutablePointer<GstBuffer>, pose: FramePose) -> UnsafeMutablePointer<GstBuffer>? in
                 onAttached(buffer, pose)
@@ -44,19 +45,29 @@ package final class PoseTagger: Sendable {
     /// framing, which crops a wider capture to the output's size. With `framePoseSource`
     /// each frame's pose is read from its own pixels (mapped for reading), and
     /// `poseSource` is asked only for a frame that cannot be mapped.
+    ///
+    /// `timestampsAreCaptures`: the probe sits behind a queue, so a frame arrives some time
+    /// after it was captured; its capture time is then read from its timestamp (a live
+    /// source's running time of capture, `BufferTime.age`) instead of taken on arrival.
     package init(width: Int, height: Int, stampFrameIDs: Bool, poseSource: @escaping PoseSource,
-                 framePoseSource: FramePoseSource? = nil,
+                 framePoseSource: FramePoseSource? = nil, timestampsAreCaptures: Bool = false,
                  replacing onAttached: @escaping @Sendable (UnsafeMutablePointer<GstBuffer>, FramePose) -> UnsafeMutablePointer<GstBuffer>?) {
         self.width = width; self.height = height; self.stampFrameIDs = stampFrameIDs
-        self.poseSource = poseSource; self.framePoseSource = framePoseSource; self.onAttached = onAttached
+        self.poseSource = poseSource; self.framePoseSource = framePoseSource
+        self.timestampsAreCaptures = timestampsAreCaptures; self.onAttached = onAttached
     }
+
+    /// The longest a queued frame is believed to have waited (a longer age is a timestamp
+    /// that is not a capture time, and the arrival is taken instead).
+    static let longestWaitNanos: UInt64 = 500_000_000
 
     package var stats: PoseTaggerStats { state.withLock { $0.stats } }
 
     /// Installs the probe on a pad carrying I420 frames of the configured size.
     package func install(on pad: Pad) {
-        pad.addProbe(GST_PAD_PROBE_TYPE_BUFFER) { [self] info in
-            if let buffer = ProbeInfo.writableBuffer(info), let replacement = tag(buffer), replacement != buffer {
+        pad.addProbeWithPad(GST_PAD_PROBE_TYPE_BUFFER) { [self] rawPad, info in
+            if let buffer = ProbeInfo.writableBuffer(info), let replacement = tag(buffer, captured: captureTime(buffer, rawPad)),
+               replacement != buffer {
                 gst_buffer_unref(buffer)
                 info.pointee.data = UnsafeMutableRawPointer(replacement)
             }
@@ -64,7 +75,14 @@ package final class PoseTagger: Sendable {
         }
     }
 
-    private func tag(_ buffer: UnsafeMutablePointer<GstBuffer>) -> UnsafeMutablePointer<GstBuffer>? {
+    /// The wall-clock time the frame was captured: now, or by its timestamp behind a queue.
+    private func captureTime(_ buffer: UnsafeMutablePointer<GstBuffer>, _ pad: UnsafeMutablePointer<GstPad>) -> UInt64 {
+        let now = WallClock.nowNanos()
+        guard timestampsAreCaptures, let age = BufferTime.age(of: buffer, on: pad), age <= Self.longestWaitNanos else { return now }
+        return now - age
+    }
+
+    private func tag(_ buffer: UnsafeMutablePointer<GstBuffer>, captured: UInt64) -> UnsafeMutablePointer<GstBuffer>? {
         if let bytes = PoseMeta.bytes(of: buffer), var pose = try? PoseWireFormat.decode(bytes) {
             // A source that knows its poses (the synthetic camera) whose pictures are read
             // for theirs (`--pose apriltag` on the tags it paints): the pixels' pose goes
@@ -81,7 +99,6 @@ package final class PoseTagger: Sendable {
             defer { s.nextFrameID &+= 1 }
             return s.nextFrameID
         }
-        let captured = WallClock.nowNanos()
         var pose = framePose(buffer, frameID: frameID, captured: captured) ?? poseSource(frameID, captured)
         pose.frameID = frameID
         var failure: PoseWireError?

@@ -11,12 +11,14 @@ public struct TagSighting: Sendable, Hashable {
     public var decisionMargin: Float
     /// The tag's corners in pixels (x right, y down), in the order of `TagPoseSolver.corners`.
     public var corners: [SIMD2<Double>]
-    /// The library's pose of the tag for a side of 1 m, in the camera's optical frame
-    /// (x right, y down, z forward): tag point → camera point is `rotation · p + translation`,
-    /// with the library's tag frame (x right, y down, z into the tag).
+    /// The tag's pose for a side of 1 m, in the camera's optical frame (x right, y down,
+    /// z forward): tag point → camera point is `rotation · p + translation`, with the
+    /// library's tag frame (x right, y down, z into the tag). From the corners' homography
+    /// (`TagDetector.cornerPose`), or the library's own solve when asked for.
     var rotation: Matrix3
     var translation: SIMD3<Double>
-    /// The library's error of that pose (negative when it found none).
+    /// The library's error of its pose (0 for a pose from the corners; negative when none
+    /// was found).
     public var poseError: Double
     /// The other pose a slanted square fits about as well: tilted the other way, its
     /// normal mirrored about the line of sight (the library keeps only the better of the
@@ -60,14 +62,19 @@ public final class TagDetector: @unchecked Sendable {
     deinit { pcat_detector_free(detector) }
 
     /// The tags in the grey picture `grey` (`width` × `height`, rows `stride` bytes apart;
-    /// read during the call only), their poses solved with `intrinsics` (normalised to the
-    /// picture), widest margin first.
+    /// read during the call only), each with a first pose for `intrinsics` (normalised to
+    /// the picture), widest margin first.
+    ///
+    /// `libraryPose`: each tag's pose by the library's iterative solve instead of from its
+    /// corners' homography. That solve costs about half as much again as finding the tags,
+    /// and `TagPoseSolver` refines from either (and from each one's mirror) all the same.
     ///
     /// `region`: search only this part of the picture (pixels, clamped to it), the corners
     /// still in the whole picture's pixels: a tracker that knows where the tags will be
     /// searches a fraction of the frame.
     public func detect(grey: UnsafePointer<UInt8>, width: Int, height: Int, stride: Int,
-                       intrinsics: CameraIntrinsics, region: PixelRegion? = nil) throws(TagTrackingError) -> [TagSighting] {
+                       intrinsics: CameraIntrinsics, region: PixelRegion? = nil,
+                       libraryPose: Bool = false) throws(TagTrackingError) -> [TagSighting] {
         var out = [pcat_detection](repeating: pcat_detection(), count: Self.capacity)
         let (w, h) = (Double(width), Double(height))
         let area = (region ?? PixelRegion(x0: 0, y0: 0, x1: width, y1: height)).clamped(width: width, height: height)
@@ -76,27 +83,48 @@ public final class TagDetector: @unchecked Sendable {
             lock.withLock {
                 // The crop's principal point moves by its corner; the focal lengths stay.
                 pcat_detect(detector, grey + area.y0 * stride + area.x0, Int32(area.width), Int32(area.height), Int32(stride),
-                            Double(intrinsics.fx) * w, Double(intrinsics.fy) * h,
+                            libraryPose ? 1 : 0, Double(intrinsics.fx) * w, Double(intrinsics.fy) * h,
                             Double(intrinsics.cx) * w - Double(area.x0), Double(intrinsics.cy) * h - Double(area.y0),
                             out.baseAddress, Int32(Self.capacity))
             }
         }
         guard found >= 0 else { throw .badPicture(width: width, height: height, stride: stride) }
         let shift = SIMD2(Double(area.x0), Double(area.y0))
+        let pixels = PixelIntrinsics(intrinsics, width: width, height: height)
         return out.prefix(min(Int(found), Self.capacity)).map { d in
             var d = d
             let corners = withUnsafeBytes(of: &d.corners) { raw in
                 let v = raw.bindMemory(to: Double.self)
                 return (0..<4).map { SIMD2(v[$0 * 2], v[$0 * 2 + 1]) + shift }
             }
-            let rotation = withUnsafeBytes(of: &d.rotation) { Matrix3(Array($0.bindMemory(to: Double.self))) }
-            let translation = withUnsafeBytes(of: &d.translation) { raw in
-                let v = raw.bindMemory(to: Double.self)
-                return SIMD3(v[0], v[1], v[2])
+            guard !libraryPose else {
+                let rotation = withUnsafeBytes(of: &d.rotation) { Matrix3(Array($0.bindMemory(to: Double.self))) }
+                let translation = withUnsafeBytes(of: &d.translation) { raw in
+                    let v = raw.bindMemory(to: Double.self)
+                    return SIMD3(v[0], v[1], v[2])
+                }
+                return TagSighting(id: Int(d.id), hamming: Int(d.hamming), decisionMargin: d.decision_margin, corners: corners,
+                                   rotation: rotation, translation: translation, poseError: d.pose_error)
             }
+            let pose = Self.cornerPose(corners, intrinsics: pixels)
             return TagSighting(id: Int(d.id), hamming: Int(d.hamming), decisionMargin: d.decision_margin, corners: corners,
-                               rotation: rotation, translation: translation, poseError: d.pose_error)
+                               rotation: pose?.rotation ?? .identity, translation: pose?.translation ?? .zero,
+                               poseError: pose == nil ? -1 : 0)
         }
+    }
+
+    /// The corners of a tag of side 1 m in the library's tag frame (x right, y down), in
+    /// the library's corner order.
+    static let libraryCorners: [SIMD2<Double>] = [SIMD2(-0.5, 0.5), SIMD2(0.5, 0.5), SIMD2(0.5, -0.5), SIMD2(-0.5, -0.5)]
+
+    /// A tag's pose (side 1 m, the library's tag frame) from the homography of its four
+    /// corners, as a calibration view's (`CameraCalibration.pose`); nil for corners on a line.
+    static func cornerPose(_ corners: [SIMD2<Double>], intrinsics: PixelIntrinsics)
+        -> (rotation: Matrix3, translation: SIMD3<Double>)? {
+        guard let h = Homography.fit(board: libraryCorners, picture: corners) else { return nil }
+        let pose = CameraCalibration.pose(from: h, intrinsics: intrinsics)
+        guard pose.translation.z > 0, pose.translation.x.isFinite, pose.translation.y.isFinite else { return nil }
+        return (pose.rotation, pose.translation)
     }
 }
 
@@ -109,6 +137,28 @@ public struct PixelRegion: Sendable, Hashable {
     /// Inside a `width` × `height` picture.
     public func clamped(width: Int, height: Int) -> PixelRegion {
         PixelRegion(x0: min(max(x0, 0), width), y0: min(max(y0, 0), height), x1: min(max(x1, 0), width), y1: min(max(y1, 0), height))
+    }
+
+    /// Whether the two share any pixel.
+    public func overlaps(_ other: PixelRegion) -> Bool {
+        x0 < other.x1 && other.x0 < x1 && y0 < other.y1 && other.y0 < y1
+    }
+
+    /// The smallest region holding both.
+    public func union(_ other: PixelRegion) -> PixelRegion {
+        PixelRegion(x0: min(x0, other.x0), y0: min(y0, other.y0), x1: max(x1, other.x1), y1: max(y1, other.y1))
+    }
+
+    /// `regions` with every two that overlap replaced by their union, until none overlap
+    /// (a union may reach a third region, so it is checked again).
+    public static func merged(_ regions: [PixelRegion]) -> [PixelRegion] {
+        var out: [PixelRegion] = []
+        for region in regions {
+            var r = region
+            while let i = out.firstIndex(where: { $0.overlaps(r) }) { r = r.union(out.remove(at: i)) }
+            out.append(r)
+        }
+        return out
     }
 }
 

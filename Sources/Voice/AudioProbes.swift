@@ -9,24 +9,6 @@ import Synchronization
 package enum AudioProbes {
     private static let dataMask = GST_PAD_PROBE_TYPE_BUFFER
 
-    /// The running time of `pts` on `pad` (its sticky segment), or `pts` itself without one.
-    static func runningTime(_ pad: UnsafeMutablePointer<GstPad>, pts: UInt64) -> UInt64 {
-        guard let event = gst_pad_get_sticky_event(pad, GST_EVENT_SEGMENT, 0) else { return pts }
-        defer { gst_event_unref(event) }
-        var segment: UnsafePointer<GstSegment>?
-        gst_event_parse_segment(event, &segment)
-        guard let segment else { return pts }
-        let running = UInt64(gst_segment_to_running_time(segment, GST_FORMAT_TIME, guint64(pts)))
-        return running == UInt64.max ? pts : running
-    }
-
-    /// The base time of the pad's element (its pipeline's), 0 when it has no parent.
-    static func baseTime(_ pad: UnsafeMutablePointer<GstPad>) -> UInt64 {
-        guard let parent = gst_pad_get_parent_element(pad) else { return 0 }
-        defer { gst_object_unref(UnsafeMutableRawPointer(parent)) }
-        return UInt64(gst_element_get_base_time(parent))
-    }
-
     /// Runs `body` on the buffer's samples (S16LE, `VoiceFormat`), mapped for reading;
     /// nothing when it cannot be mapped.
     package static func withSamples(_ buffer: UnsafeMutablePointer<GstBuffer>, _ body: (UnsafeBufferPointer<Int16>) -> Void) {
@@ -63,7 +45,7 @@ package enum AudioProbes {
             guard let buffer = ProbeInfo.writableBuffer(info) else { return GST_PAD_PROBE_OK }
             let pts = UInt64(buffer.pointee.pts)
             guard pts != UInt64.max else { return GST_PAD_PROBE_OK }
-            let start = wall(fromMonotonic: baseTime(rawPad) &+ runningTime(rawPad, pts: pts))
+            let start = wall(fromMonotonic: BufferTime.baseTime(rawPad) &+ BufferTime.runningTime(rawPad, pts: pts))
             withMutableSamples(buffer) { samples in
                 for i in samples.indices {
                     let t = start &+ UInt64(i) * 1_000_000_000 / UInt64(VoiceFormat.rate)
@@ -88,7 +70,7 @@ package enum AudioProbes {
                 // When a synchronised sink plays it, or now if that is already past (a
                 // sample that comes late is heard late, not when it was due).
                 let now = MonotonicClock.nanos()
-                let due = pts == UInt64.max ? now : baseTime(rawPad) &+ runningTime(rawPad, pts: pts) &+ tones.playDelay()
+                let due = pts == UInt64.max ? now : BufferTime.baseTime(rawPad) &+ BufferTime.runningTime(rawPad, pts: pts) &+ tones.playDelay()
                 tones.feed(samples, startNanos: wall(fromMonotonic: max(due, now)), lateNanos: now > due ? now - due : 0)
             }
             return GST_PAD_PROBE_OK
@@ -134,7 +116,7 @@ package enum AudioProbes {
             guard now != GstClockTime.max else { return GST_PAD_PROBE_OK }
             // In running time, the mixer's (the stream's segment need not start at 0); the
             // timestamp then moves by as much.
-            let running = Int64(Self.runningTime(rawPad, pts: UInt64(buffer.pointee.pts)))
+            let running = Int64(BufferTime.runningTime(rawPad, pts: UInt64(buffer.pointee.pts)))
             let quiet = level.lastBufferDecibels < quietDB
             let (due, moved) = timing.retimer.withLock { r in
                 let moves = r.moves

@@ -48,6 +48,34 @@ import Testing
         #expect(TagPattern(id: -1) == nil && TagPattern(id: 587) == nil)
     }
 
+    @Test("solved from each tag's first pose by its corners' homography, the camera is the one solved from the library's own tag poses (within 0.2 % of the distance and 0.1°), at 0.6 to 3 m and up to 60° off the tag's axis",
+          arguments: [(0.6, 0.0), (1.0, 30.0), (1.5, 45.0), (2.0, 60.0), (3.0, 20.0)])
+    func cornerPoseStartsLikeLibrary(distance: Double, tilt: Double) throws {
+        let t = Float(tilt * .pi / 180), r = Float(distance)
+        let truth = Self.camera(eye: Vector3(0.05, r * cos(t), r * sin(t)), target: Vector3(-0.03, 0, 0.02))
+        let picture = TagRenderer(map: .standard).render(camera: truth, width: Self.width, height: Self.height)
+        let detector = try TagDetector()
+        let (fromCorners, fromLibrary) = try picture.withUnsafeBufferPointer { p in
+            (try detector.detect(grey: p.baseAddress!, width: Self.width, height: Self.height, stride: Self.width,
+                                 intrinsics: Self.intrinsics),
+             try detector.detect(grey: p.baseAddress!, width: Self.width, height: Self.height, stride: Self.width,
+                                 intrinsics: Self.intrinsics, libraryPose: true))
+        }
+        #expect(fromCorners.map(\.corners) == fromLibrary.map(\.corners) && fromCorners.allSatisfy { $0.poseError == 0 })
+        func solved(_ sightings: [TagSighting]) throws -> CameraModel {
+            guard case .fix(let fix) = TagPoseSolver.solve(sightings, map: .standard, intrinsics: Self.intrinsics,
+                                                           width: Self.width, height: Self.height, prior: nil) else {
+                Issue.record("no pose from \(sightings.count) sightings")
+                throw CancellationError()
+            }
+            return fix.camera
+        }
+        let ours = try solved(fromCorners), theirs = try solved(fromLibrary)
+        let gap = (ours.position - theirs.position).length / Float(distance)
+        let angle = Self.degrees(ours.orientation, theirs.orientation)
+        #expect(gap < 0.002 && angle < 0.1, "\(gap * 100) % of the distance and \(angle)° apart")
+    }
+
     @Test("one tag on the ground, seen from 0.4 to 2 m and up to 60° off its axis: the camera within 2 % of its distance and 1.5°, points near the tag within 1.5 px",
           arguments: [(0.4, 0.0), (0.6, 30.0), (1.0, 0.0), (1.0, 45.0), (1.5, 60.0), (2.0, 20.0)])
     func oneTag(distance: Double, tilt: Double) throws {

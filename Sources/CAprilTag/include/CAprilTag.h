@@ -37,13 +37,16 @@ pcat_detector *pcat_detector_new(int threads, float decimate);
 void pcat_detector_free(pcat_detector *detector);
 
 /* The tags in a grey picture (`width` × `height`, rows `stride` bytes apart; read only,
- * never kept), their poses solved for a pinhole camera of focal lengths `fx`, `fy` and
- * principal point `cx`, `cy` in pixels. At most `capacity` are written to `out`, those
- * with the widest margin first; returns how many tags were found in all (which may be
- * more than were written), or -1 for a picture the library cannot take. Not thread
- * safe for one detector: one call at a time. */
+ * never kept). With `solve_pose` nonzero each tag's pose is solved by the library for a
+ * pinhole camera of focal lengths `fx`, `fy` and principal point `cx`, `cy` in pixels;
+ * with 0 it is not (rotation and translation left zero, pose_error 0): the library's
+ * iterative solve costs about half as much again as finding the tags, and a caller that
+ * starts its own solve from the corners does not need it. At most `capacity` are written
+ * to `out`, those with the widest margin first; returns how many tags were found in all
+ * (which may be more than were written), or -1 for a picture the library cannot take.
+ * Not thread safe for one detector: one call at a time. */
 int pcat_detect(pcat_detector *detector, const uint8_t *grey, int width, int height, int stride,
-                double fx, double fy, double cx, double cy, pcat_detection *out, int capacity);
+                int solve_pose, double fx, double fy, double cx, double cy, pcat_detection *out, int capacity);
 
 /* The pattern of tag36h11 number `id`, one byte per cell (0 black, 255 white), row by
  * row from the top, including its white outer ring: writes `side` × `side` cells to

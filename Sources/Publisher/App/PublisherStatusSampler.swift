@@ -71,8 +71,12 @@ struct PublisherStatusSampler {
             fields["tags_seen"] = tags.lastTags
             fields["tag_error_px"] = tags.lastErrorPx.map { ($0 * 100).rounded() / 100 }
             fields["tag_ms"] = (tags.meanMs * 100).rounded() / 100
+            // Frames the tracker had no time for (dropped before it, on their own thread).
+            let dropped = media.framesDroppedBeforeTags ?? 0
+            fields["tag_frames_dropped"] = Int(dropped)
             human += tags.lastTags.isEmpty ? "  no tag in view" : "  tags \(tags.lastTags)"
             human += String(format: " (%.1f ms)", tags.meanMs)
+            if dropped > 0 { human += "  dropped before tracking \(dropped)" }
         }
         // The pose in the frames (the trailer for browsers, the SEI through an SFU): frames
         // given one, their bytes and the CPU to add them.

@@ -11,9 +11,12 @@ import TagTracking
 /// the last two and flagged `.late`. A pose is never made up.
 ///
 /// Runs on the thread that attaches each frame's pose (the frame's own pose must be on
-/// it before the overlay draws and the encoder takes it); its cost per frame is in the
-/// status line (`tag_ms`). Quads are searched at half size (the library's usual
-/// speed-up; the corners are still refined at full size).
+/// it before the overlay draws and the encoder takes it): a thread of its own behind a
+/// one-frame leaky queue (`PublisherMedia`'s `tagqueue`), beside the capture's and the
+/// encoder's, the capture time read from the frame's timestamp. Its cost per frame and
+/// the frames it had no time for are in the status line (`tag_ms`, `tag_frames_dropped`).
+/// Quads are searched at half size (the library's usual speed-up; the corners are still
+/// refined at full size); each tag's first pose comes from its corners' homography.
 ///
 /// Ownership: the tracker owns its detector (which takes one picture at a time) and its
 /// track; both and the counts are behind one lock, held only for the pure track update

@@ -53,6 +53,10 @@ public final class PublisherMedia: @unchecked Sendable {
     private let keyframeRequestsThrottled = StreamCounter()
     private let refusedFeedback = StreamCounter()
     let branchDrops = StreamCounter()
+    /// The queue before the pose is read from the pixels (`--pose apriltag`), and the
+    /// frames that entered and left it.
+    private let tagQueue: Element?
+    private let tagQueueIn = StreamCounter(), tagQueueOut = StreamCounter()
 
     struct State {
         var peers: [ObjectIdentifier: (peer: WebRTCPeer, queue: Element, teePad: Pad, tee: Element)] = [:]
@@ -146,6 +150,22 @@ public final class PublisherMedia: @unchecked Sendable {
         self.fanout = fanout
         chain.append(caps)
         if config.clockSync { chain.append(try ElementFactory.make("clocksync", name: "sendclocksync")) }
+        // With a pose read from the pixels (`--pose apriltag`), the frame's own stages run
+        // on a thread of their own, beside the encoder's: the capture thread is never held
+        // up by the detection (a V4L2 device whose buffers are not given back drops frames),
+        // and while the tracker is still busy the older waiting frame is dropped, the newest
+        // kept, so a slow detection costs frames rather than a growing delay.
+        if config.framePoseSource != nil {
+            let q = try ElementFactory.make("queue", name: "tagqueue")
+            q.set("max-size-buffers", 1)
+            q.set("max-size-bytes", 0)
+            q.set("max-size-time", 0)
+            q.set("leaky", "downstream")
+            chain.append(q)
+            tagQueue = q
+        } else {
+            tagQueue = nil
+        }
         sourcePath = chain + [queue]
         chain += [queue, scale, encodeCaps, encoder]
         for e in chain { pipeline.add(e) }
@@ -168,10 +188,19 @@ public final class PublisherMedia: @unchecked Sendable {
                                  stampFrameIDs: config.stampFrameIDs, effects: effects, history: history, synthetic: synthetic,
                                  meter: meter, overlay: overlay, onPoseAttached: onPoseAttached)
         tagger = PoseTagger(width: captureWidth, height: captureHeight, stampFrameIDs: false, poseSource: poseSource,
-                            framePoseSource: config.framePoseSource,
+                            framePoseSource: config.framePoseSource, timestampsAreCaptures: tagQueue != nil,
                             replacing: stages.process)
-        if effects.changesSize { Self.announceSentSize(on: caps.staticPad("src")!, config: config) }
-        tagger.install(on: caps.staticPad("src")!)
+        let framesPad = (tagQueue ?? caps).staticPad("src")!
+        if effects.changesSize { Self.announceSentSize(on: framesPad, config: config) }
+        tagger.install(on: framesPad)
+        tagQueue?.staticPad("sink")?.watch(.media) { [tagQueueIn] _ in
+            tagQueueIn.add(1)
+            return .pass
+        }
+        tagQueue?.staticPad("src")?.watch(.media) { [tagQueueOut] _ in
+            tagQueueOut.add(1)
+            return .pass
+        }
         if let onEncoded = config.onEncoded { EncodeTimer(report: onEncoded).install(on: encoder) }
         if let sampling = config.qualitySampling { QualityReferenceWriter(sampling: sampling).install(on: encoder.staticPad("sink")!) }
         KeyframeThrottle(spacingNanos: Self.keyframeRequestSpacingNanos)
@@ -356,6 +385,15 @@ public final class PublisherMedia: @unchecked Sendable {
     public var lensControl: LensControl? { synthetic?.lensControl }
 
     public var stats: PoseTaggerStats { tagger.stats }
+
+    /// Frames dropped while the pose of an earlier one was still being read from its
+    /// pixels (the newest waiting frame is kept); nil without `--pose apriltag`.
+    public var framesDroppedBeforeTags: UInt64? {
+        guard let tagQueue else { return nil }
+        let waiting = UInt64(max(0, tagQueue.int("current-level-buffers")))
+        let (entered, left) = (tagQueueIn.total, tagQueueOut.total)
+        return entered > left + waiting ? entered - left - waiting : 0
+    }
 
     /// Pose extension counters: RTP packets that carried a pose element.
     public var packetsWithPose: UInt64 {
