@@ -315,6 +315,18 @@ package enum VoiceDevices {
         return UInt64(gst_base_sink_get_latency(base))
     }
 
+    /// Makes a sink (or the base sink inside it) change state without prerolling. A sink
+    /// started again inside a running pipeline (a speaker whose sound server came back)
+    /// otherwise prerolls, which makes the whole pipeline lose its state, PAUSED until the
+    /// sink has a buffer; its running time then resumes where it stopped, behind the
+    /// timestamps the camera gave meanwhile, and the video encoder refuses every frame
+    /// until it catches up (seen: 30 "Encode x264 frame failed", a second without video).
+    /// Call once the sink is READY (autoaudiosink makes its child then).
+    package static func startWithoutPreroll(_ sink: Element) {
+        guard let base = baseSink(in: sink) else { return }
+        gst_base_sink_set_async_enabled(base, 0)
+    }
+
     /// The base sink itself, or the one inside a bin (autoaudiosink's chosen child).
     static func baseSink(in element: Element) -> UnsafeMutablePointer<GstBaseSink>? {
         func isBaseSink(_ e: UnsafeMutablePointer<GstElement>) -> Bool {

@@ -66,6 +66,7 @@ extension PublisherVoice {
                 var opened = device.readyOnThisThread()
                 if opened {
                     for e in restart where e !== device { _ = e.readyOnThisThread() }
+                    VoiceDevices.startWithoutPreroll(device)
                     // Downstream first, as elements are added.
                     for e in restart.reversed() { opened = e.syncStateWithParent() && opened }
                 }
