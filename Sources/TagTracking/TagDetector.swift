@@ -21,8 +21,8 @@ public struct TagSighting: Sendable, Hashable {
     /// was found).
     public var poseError: Double
     /// The other pose a slanted square fits about as well: tilted the other way, its
-    /// normal mirrored about the line of sight (the library keeps only the better of the
-    /// two, and Debian's build does not export the call that gives both). A start for
+    /// normal mirrored about the line of sight (neither the corners' homography nor the
+    /// library's solve, which keeps the better of the two, gives both). A start for
     /// `TagPoseSolver`'s refinement, not a solution itself.
     var mirrored: (rotation: Matrix3, translation: SIMD3<Double>)? {
         let distance = translation.length

@@ -25,9 +25,9 @@ public struct TagPoseFix: Sendable, Hashable {
 }
 
 /// The camera's pose from the tags it sees and where the map says they are: each tag's
-/// own pose (the library's, which settles a single tag's two-way ambiguity) gives a
-/// candidate; the one that best explains every tag seen is refined over all their corners
-/// at once (Levenberg–Marquardt on the reprojection error, six unknowns).
+/// own first pose (from its corners' homography, `TagSighting.rotation`) and that pose's
+/// mirror give candidates; the ones that best explain every tag seen are refined over all
+/// their corners at once (Levenberg–Marquardt on the reprojection error, six unknowns).
 public enum TagPoseSolver {
     /// A tag's corners in its own frame for a side of 1 m (x right, y up, z out of its
     /// face), in the order of `TagSighting.corners`.
@@ -147,7 +147,7 @@ public enum TagPoseSolver {
     /// Camera-to-world rotation and the camera's position.
     struct Pose { var rotation: Matrix3; var position: SIMD3<Double> }
 
-    /// The camera's pose that one of the library's poses of a tag implies.
+    /// The camera's pose that a tag's pose (in the library's tag frame) implies.
     static func candidate(rotation: Matrix3, translation: SIMD3<Double>, tag: TagMap.Tag) -> Pose {
         // Library: optical = R · tagLib + t, with tagLib = F · tagOurs and project = F · optical.
         let a = Matrix3.flipYZ * rotation * Matrix3.flipYZ          // our tag frame → our camera frame
