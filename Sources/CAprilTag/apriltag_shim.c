@@ -11,6 +11,7 @@
 struct pcat_detector {
     apriltag_detector_t *detector;
     apriltag_family_t *family;
+    float decimate;
 };
 
 pcat_detector *pcat_detector_new(int threads, float decimate) {
@@ -21,7 +22,8 @@ pcat_detector *pcat_detector_new(int threads, float decimate) {
     if (!d->family || !d->detector) { pcat_detector_free(d); return NULL; }
     apriltag_detector_add_family(d->detector, d->family);
     d->detector->nthreads = threads > 0 ? threads : 1;
-    d->detector->quad_decimate = decimate >= 1 ? decimate : 1;
+    d->decimate = decimate >= 1 ? decimate : 1;
+    d->detector->quad_decimate = d->decimate;
     d->detector->refine_edges = true;
     return d;
 }
@@ -39,10 +41,12 @@ static int by_margin(const void *a, const void *b) {
 }
 
 int pcat_detect(pcat_detector *d, const uint8_t *grey, int width, int height, int stride,
-                int solve_pose, double fx, double fy, double cx, double cy, pcat_detection *out, int capacity) {
+                float decimate, int solve_pose, double fx, double fy, double cx, double cy, pcat_detection *out, int capacity) {
     if (!d || !grey || width <= 0 || height <= 0 || stride < width) return -1;
     /* The library reads the picture in place; its const size fields need an initializer. */
     image_u8_t picture = {.width = width, .height = height, .stride = stride, .buf = (uint8_t *)grey};
+    /* The library reads the factor on every call; set per call, it costs nothing. */
+    d->detector->quad_decimate = decimate > 0 ? (decimate >= 1 ? decimate : 1) : d->decimate;
     zarray_t *found = apriltag_detector_detect(d->detector, &picture);
     if (!found) return -1;
     int count = zarray_size(found);

@@ -20,6 +20,11 @@ public struct TagSighting: Sendable, Hashable {
     /// The library's error of its pose (0 for a pose from the corners; negative when none
     /// was found).
     public var poseError: Double
+    /// How whole the tag's white ring looks (`TagDetector.ringContrast`): the weakest
+    /// ring-to-border contrast along its sides over the typical one. Near 1 for a tag seen
+    /// whole; low where something covers part of the ring, and there the quad's edge may
+    /// run along the cover rather than the tag (corners centimetres off, yet decoded).
+    public var ringContrast: Double = 1
     /// The other pose a slanted square fits about as well: tilted the other way, its
     /// normal mirrored about the line of sight (neither the corners' homography nor the
     /// library's solve, which keeps the better of the two, gives both). A start for
@@ -48,6 +53,7 @@ public struct TagSighting: Sendable, Hashable {
 /// detector may be shared (callers on two threads take turns).
 public final class TagDetector: @unchecked Sendable {
     private let detector: OpaquePointer
+    private let decimate: Float
     private let lock = NSLock()
     /// The most tags one picture reports.
     public static let capacity = 32
@@ -57,6 +63,7 @@ public final class TagDetector: @unchecked Sendable {
     public init(threads: Int = 1, decimate: Float = 1) throws(TagTrackingError) {
         guard let d = pcat_detector_new(Int32(threads), decimate) else { throw .detectorUnavailable }
         detector = d
+        self.decimate = max(decimate, 1)
     }
 
     deinit { pcat_detector_free(detector) }
@@ -71,9 +78,12 @@ public final class TagDetector: @unchecked Sendable {
     ///
     /// `region`: search only this part of the picture (pixels, clamped to it), the corners
     /// still in the whole picture's pixels: a tracker that knows where the tags will be
-    /// searches a fraction of the frame.
+    /// searches a fraction of the frame. `coarser`: quads are looked for on a picture
+    /// decimated half as much again as the detector's own (3 for 2), for a part whose tags
+    /// are all large (`TagTrack.coarseTagPixels`); the corners are refined at full size
+    /// all the same.
     public func detect(grey: UnsafePointer<UInt8>, width: Int, height: Int, stride: Int,
-                       intrinsics: CameraIntrinsics, region: PixelRegion? = nil,
+                       intrinsics: CameraIntrinsics, region: PixelRegion? = nil, coarser: Bool = false,
                        libraryPose: Bool = false) throws(TagTrackingError) -> [TagSighting] {
         var out = [pcat_detection](repeating: pcat_detection(), count: Self.capacity)
         let (w, h) = (Double(width), Double(height))
@@ -83,7 +93,7 @@ public final class TagDetector: @unchecked Sendable {
             lock.withLock {
                 // The crop's principal point moves by its corner; the focal lengths stay.
                 pcat_detect(detector, grey + area.y0 * stride + area.x0, Int32(area.width), Int32(area.height), Int32(stride),
-                            libraryPose ? 1 : 0, Double(intrinsics.fx) * w, Double(intrinsics.fy) * h,
+                            coarser ? decimate * 1.5 : decimate, libraryPose ? 1 : 0, Double(intrinsics.fx) * w, Double(intrinsics.fy) * h,
                             Double(intrinsics.cx) * w - Double(area.x0), Double(intrinsics.cy) * h - Double(area.y0),
                             out.baseAddress, Int32(Self.capacity))
             }
@@ -109,8 +119,50 @@ public final class TagDetector: @unchecked Sendable {
             let pose = Self.cornerPose(corners, intrinsics: pixels)
             return TagSighting(id: Int(d.id), hamming: Int(d.hamming), decisionMargin: d.decision_margin, corners: corners,
                                rotation: pose?.rotation ?? .identity, translation: pose?.translation ?? .zero,
-                               poseError: pose == nil ? -1 : 0)
+                               poseError: pose == nil ? -1 : 0,
+                               ringContrast: Self.ringContrast(corners, grey: grey, width: width, height: height, stride: stride))
         }
+    }
+
+    /// How whole a tag's white ring is: along each side, 8 points in the middle of the
+    /// ring (a cell outside the black square, half a cell out) and 8 facing them in the
+    /// middle of the black border, placed through the corners' homography; the ring's
+    /// grey minus the border's at each pair, the weakest of the 32 over their median.
+    /// Light falling off across a tag lowers all pairs alike; a cover (a hand, a nearer
+    /// object, the picture's edge) lowers the pairs it hides. 0 when a point falls
+    /// outside the picture or the tag shows no contrast at all.
+    static func ringContrast(_ corners: [SIMD2<Double>], grey: UnsafePointer<UInt8>, width: Int, height: Int, stride: Int) -> Double {
+        guard let h = Homography.fit(board: libraryCorners, picture: corners) else { return 0 }
+        // Bilinear grey at a pixel position (pixel centres at +0.5), nil outside.
+        func sample(_ p: SIMD2<Double>) -> Double? {
+            let x = p.x - 0.5, y = p.y - 0.5
+            guard x >= 0, y >= 0, x < Double(width - 1), y < Double(height - 1) else { return nil }
+            let (x0, y0) = (Int(x), Int(y)), (fx, fy) = (x - Double(Int(x)), y - Double(Int(y)))
+            let row = grey + y0 * stride + x0
+            let top = Double(row[0]) * (1 - fx) + Double(row[1]) * fx
+            let bottom = Double(row[stride]) * (1 - fx) + Double(row[stride + 1]) * fx
+            return top * (1 - fy) + bottom * fy
+        }
+        // The black square is 8 cells across (±0.5); the ring one more cell out.
+        let (ring, border) = (0.5 + 0.5 / 8, 0.5 - 0.5 / 8)
+        var contrasts: [Double] = []
+        for side in 0..<4 {
+            for k in 0..<8 {
+                let along = -0.5 + (Double(k) + 0.5) / 8
+                let (outer, inner): (SIMD2<Double>, SIMD2<Double>) = switch side {
+                case 0: (SIMD2(along, -ring), SIMD2(along, -border))
+                case 1: (SIMD2(ring, along), SIMD2(border, along))
+                case 2: (SIMD2(along, ring), SIMD2(along, border))
+                default: (SIMD2(-ring, along), SIMD2(-border, along))
+                }
+                guard let o = h.apply(outer).flatMap(sample), let i = h.apply(inner).flatMap(sample) else { return 0 }
+                contrasts.append(o - i)
+            }
+        }
+        contrasts.sort()
+        let median = (contrasts[15] + contrasts[16]) / 2
+        guard median > 1 else { return 0 }
+        return max(contrasts[0], 0) / median
     }
 
     /// The corners of a tag of side 1 m in the library's tag frame (x right, y down), in

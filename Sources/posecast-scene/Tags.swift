@@ -20,7 +20,7 @@ struct Tags: ParsableCommand {
     @Option(help: "A tag map (JSON; docs/POSE_SOURCES.md); default: the scene's tag field, six 40 cm tags on the ground.")
     var map: String?
     @Option(help: "Quads are searched on a picture this many times smaller (1: full size).") var decimate: Float = 2
-    @Option(help: "Write one JSON line per frame here (time, error, tags, ms).") var framesOut: String?
+    @Option(help: "Write one JSON line per frame here (time, error, tags, ms, the searches, each tag's ring contrast).") var framesOut: String?
     @Option(help: "Write a frame, tags painted, here as a PPM (the first, or --picture-at's).") var picture: String?
     @Option(help: "The time along the path (seconds) of the frame --picture writes.") var pictureAt: Double = 0
 
@@ -63,16 +63,18 @@ struct Tags: ParsableCommand {
             let truth = CameraModel(position: rigid.position, orientation: rigid.orientation, intrinsics: intrinsics)
             var visible: [Int] = []
             var sightings: [TagSighting] = []
+            var searched: [String] = []
             var ms = 0.0
             try image.withPlanes { planes in
                 try renderer.render(camera: truth, lens: LensState(), frameIndex: UInt64(i), into: planes)
                 let depth = { (x: Int, y: Int) in renderer.depthAt(x: x, y: y) }
                 painter.paint(into: planes, camera: truth, sceneDepth: depth)
                 visible = painter.tagsInView(camera: truth, width: width, height: height, sceneDepth: depth)
+                searched = track.searches(at: UInt64((t * 1e9).rounded())).map { $0.map { $0.coarser ? "coarse" : "box" } } ?? ["whole"]
                 let start = MonotonicClock.nanos()
-                sightings = track.sightings(at: UInt64((t * 1e9).rounded())) { region in
+                sightings = track.sightings(at: UInt64((t * 1e9).rounded())) { search in
                     (try? detector.detect(grey: UnsafePointer(planes.y), width: width, height: height, stride: planes.yStride,
-                                          intrinsics: intrinsics, region: region)) ?? []
+                                          intrinsics: intrinsics, region: search.region, coarser: search.coarser)) ?? []
                 }
                 ms = Double(MonotonicClock.nanos() - start) / 1e6
             }
@@ -123,7 +125,8 @@ struct Tags: ParsableCommand {
             }
             if let out {
                 var line: [String: Any] = ["t": (t * 1000).rounded() / 1000, "tags_in_view": visible, "ms": (ms * 100).rounded() / 100,
-                                           "tags_used": usedTags]
+                                           "tags_used": usedTags, "searched": searched,
+                                           "rings": Dictionary(sightings.map { (String($0.id), ($0.ringContrast * 100).rounded() / 100) }) { a, _ in a }]
                 switch result {
                 case .measured: line["pose"] = "measured"
                 case .predicted: line["pose"] = "predicted"

@@ -31,7 +31,7 @@ import Testing
             try detector.detect(grey: $0.baseAddress!, width: width, height: height, stride: width, intrinsics: intrinsics)
         }
         var track = TagTrack(map: map, intrinsics: intrinsics, width: width, height: height)
-        #expect(track.searchRegions(at: 1_000_000_000) == nil, "no pose yet: the whole picture")
+        #expect(track.searches(at: 1_000_000_000) == nil, "no pose yet: the whole picture")
         guard case .measured(let fix) = track.update(sightings, nanos: 1_000_000_000) else {
             Issue.record("no pose from \(sightings.count) tags")
             throw CancellationError()
@@ -45,7 +45,7 @@ import Testing
     func boxPerTag(pairApart: Bool) throws {
         let map = pairApart ? Self.pair : .sceneField
         let (track, camera) = try Self.trackedField(eye: pairApart ? Vector3(0, 2.5, 0.5) : Vector3(0.3, 4.2, 3.6), map: map)
-        let regions = try #require(track.searchRegions(at: 1_033_000_000))
+        let regions = try #require(track.searches(at: 1_033_000_000)).compactMap(\.region)
         if pairApart { #expect(regions.count == 2, "\(regions)") }
         for (i, r) in regions.enumerated() {
             for other in regions[(i + 1)...] { #expect(!r.overlaps(other)) }
@@ -67,7 +67,7 @@ import Testing
     @Test("the boxes are searched one by one, a tag found in two counts once (its surer read); nothing usable in them: the whole picture")
     func searchOrder() throws {
         let (track, _) = try Self.trackedField(eye: Vector3(0, 2.5, 0.5), map: Self.pair)
-        let regions = try #require(track.searchRegions(at: 1_033_000_000))
+        let regions = try #require(track.searches(at: 1_033_000_000)).compactMap(\.region)
         func sighting(_ id: Int, margin: Float) -> TagSighting {
             // Corners well inside the picture, so the sighting is usable.
             TagSighting(id: id, hamming: 0, decisionMargin: margin,
@@ -75,17 +75,17 @@ import Testing
                         rotation: .identity, translation: SIMD3(0, 0, 2), poseError: 0)
         }
         var asked: [PixelRegion?] = []
-        let found = track.sightings(at: 1_033_000_000) { region in
-            asked.append(region)
-            return region == regions[0] ? [sighting(1, margin: 40), sighting(2, margin: 30)] : [sighting(2, margin: 80)]
+        let found = track.sightings(at: 1_033_000_000) { search in
+            asked.append(search.region)
+            return search.region == regions[0] ? [sighting(1, margin: 40), sighting(2, margin: 30)] : [sighting(2, margin: 80)]
         }
         #expect(asked.count == regions.count && asked.allSatisfy { $0 != nil })
         #expect(found.map(\.id) == (regions.count > 1 ? [2, 1] : [1, 2]))
         if regions.count > 1 { #expect(found.first?.decisionMargin == 80) }
 
         asked = []
-        let none = track.sightings(at: 1_033_000_000) { region in
-            asked.append(region)
+        let none = track.sightings(at: 1_033_000_000) { search in
+            asked.append(search.region)
             return []
         }
         #expect(none.isEmpty && asked.count == regions.count + 1 && asked.last! == nil)

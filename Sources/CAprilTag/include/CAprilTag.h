@@ -37,7 +37,9 @@ pcat_detector *pcat_detector_new(int threads, float decimate);
 void pcat_detector_free(pcat_detector *detector);
 
 /* The tags in a grey picture (`width` × `height`, rows `stride` bytes apart; read only,
- * never kept). With `solve_pose` nonzero each tag's pose is solved by the library for a
+ * never kept), quads looked for on it decimated by `decimate` (the detector's own for
+ * 0 or less; a tracker that expects only large tags in a part of the picture searches it
+ * coarser, for about half the cost; the corners are refined at full size). With `solve_pose` nonzero each tag's pose is solved by the library for a
  * pinhole camera of focal lengths `fx`, `fy` and principal point `cx`, `cy` in pixels;
  * with 0 it is not (rotation and translation left zero, pose_error 0): the library's
  * iterative solve costs about half as much again as finding the tags, and a caller that
@@ -46,7 +48,7 @@ void pcat_detector_free(pcat_detector *detector);
  * (which may be more than were written), or -1 for a picture the library cannot take.
  * Not thread safe for one detector: one call at a time. */
 int pcat_detect(pcat_detector *detector, const uint8_t *grey, int width, int height, int stride,
-                int solve_pose, double fx, double fy, double cx, double cy, pcat_detection *out, int capacity);
+                float decimate, int solve_pose, double fx, double fy, double cx, double cy, pcat_detection *out, int capacity);
 
 /* The pattern of tag36h11 number `id`, one byte per cell (0 black, 255 white), row by
  * row from the top, including its white outer ring: writes `side` × `side` cells to

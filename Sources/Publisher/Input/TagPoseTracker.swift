@@ -58,9 +58,9 @@ public final class TagPoseTracker: Sendable {
     public func pose(_ frame: FrameView, frameID: UInt32, captureTimeNanos: UInt64) -> FramePose {
         let started = DispatchTime.now().uptimeNanoseconds
         let track = state.withLock { $0.track } ?? TagTrack(map: map, intrinsics: intrinsics, width: frame.width, height: frame.height)
-        var sightings = track.sightings(at: captureTimeNanos) { region in
+        var sightings = track.sightings(at: captureTimeNanos) { search in
             (try? detector.detect(grey: frame.y, width: frame.width, height: frame.height, stride: frame.yStride,
-                                  intrinsics: intrinsics, region: region)) ?? []
+                                  intrinsics: intrinsics, region: search.region, coarser: search.coarser)) ?? []
         }
         if let lens {
             sightings = lens.undistorted(sightings, intrinsics: PixelIntrinsics(intrinsics, width: frame.width, height: frame.height))
