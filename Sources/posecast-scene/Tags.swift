@@ -20,7 +20,7 @@ struct Tags: ParsableCommand {
     @Option(help: "A tag map (JSON; docs/POSE_SOURCES.md); default: the scene's tag field, six 40 cm tags on the ground.")
     var map: String?
     @Option(help: "Quads are searched on a picture this many times smaller (1: full size).") var decimate: Float = 2
-    @Option(help: "Write one JSON line per frame here (time, error, tags, ms, the searches, each tag's ring contrast).") var framesOut: String?
+    @Option(help: "Write one JSON line per frame here (time, error, tags, ms, the searches, each tag's ring contrast, the worst tap).") var framesOut: String?
     @Option(help: "Write a frame, tags painted, here as a PPM (the first, or --picture-at's).") var picture: String?
     @Option(help: "The time along the path (seconds) of the frame --picture writes.") var pictureAt: Double = 0
 
@@ -53,6 +53,8 @@ struct Tags: ParsableCommand {
 
         var positionErrors: [Double] = [], angleErrors: [Double] = [], times: [Double] = [], solveTimes: [Double] = []
         var measuredErrors: [Double] = [], predictedErrors: [Double] = [], tapErrors: [Double] = []
+        // The worst tap placed with a pose measured from the frame's own tags (not predicted).
+        var measuredTapMax = 0.0
         // Measured poses resting on a tag 1 to 3 m away (the range the targets are set for).
         var nearErrors: [(cm: Double, degrees: Double)] = []
         var inView = 0, inViewWithPose = 0, inViewMeasured = 0, posesWithoutTag = 0, wrongPoses = 0, tagsUsed = 0
@@ -64,6 +66,7 @@ struct Tags: ParsableCommand {
             var visible: [Int] = []
             var sightings: [TagSighting] = []
             var searched: [String] = []
+            var frameTapMax: Double?
             var ms = 0.0
             try image.withPlanes { planes in
                 try renderer.render(camera: truth, lens: LensState(), frameIndex: UInt64(i), into: planes)
@@ -121,6 +124,8 @@ struct Tags: ParsableCommand {
                           let back = truth.project(ray.origin + ray.direction * distance) else { continue }
                     let dx = Double(back.point.x - seen.point.x) * Double(width), dy = Double(back.point.y - seen.point.y) * Double(height)
                     tapErrors.append((dx * dx + dy * dy).squareRoot())
+                    frameTapMax = max(frameTapMax ?? 0, tapErrors.last!)
+                    if measured { measuredTapMax = max(measuredTapMax, tapErrors.last!) }
                 }
             }
             if let out {
@@ -133,6 +138,7 @@ struct Tags: ParsableCommand {
                 case .lost(let reason): line["pose"] = reason.rawValue
                 }
                 if let range { line["range_m"] = (range * 100).rounded() / 100 }
+                if let frameTapMax { line["tap_px_max"] = (frameTapMax * 100).rounded() / 100 }
                 if let error { line["error_cm"] = (error.cm * 1000).rounded() / 1000; line["error_deg"] = (error.degrees * 1000).rounded() / 1000 }
                 out.write(try JSONSerialization.data(withJSONObject: line, options: [.sortedKeys]) + Data("\n".utf8))
             }
@@ -154,7 +160,7 @@ struct Tags: ParsableCommand {
             "error_deg_p95_1to3m": round(percentile(nearErrors.map(\.degrees), 0.95), 1000),
             "error_cm_max_predicted": round(predictedErrors.max(), 1000),
             "taps": tapErrors.count, "tap_error_px_p50": round(percentile(tapErrors, 0.5)), "tap_error_px_p95": round(percentile(tapErrors, 0.95)),
-            "tap_error_px_max": round(tapErrors.max()),
+            "tap_error_px_max": round(tapErrors.max()), "tap_error_px_max_measured": round(tapErrors.isEmpty ? nil : measuredTapMax),
             "poses_without_tag_in_view": posesWithoutTag, "wrong_poses": wrongPoses,
             "tags_per_pose": round(positionErrors.isEmpty ? nil : Double(tagsUsed) / Double(positionErrors.count)),
             "error_cm_p50": round(percentile(positionErrors, 0.5), 1000), "error_cm_p95": round(percentile(positionErrors, 0.95), 1000),
