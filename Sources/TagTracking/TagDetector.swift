@@ -126,8 +126,9 @@ public final class TagDetector: @unchecked Sendable {
 
     /// How whole a tag's white ring is: along each side, 8 points in the middle of the
     /// ring (a cell outside the black square, half a cell out) and 8 facing them in the
-    /// middle of the black border, placed through the corners' homography; the ring's
-    /// grey minus the border's at each pair, the weakest of the 32 over their median.
+    /// middle of the black border, placed through the corners' homography, each the mean
+    /// of a small patch; the ring's grey minus the border's at each pair, the weakest of
+    /// the 32 over their median.
     /// Light falling off across a tag lowers all pairs alike; a cover (a hand, a nearer
     /// object, the picture's edge) lowers the pairs it hides. 0 when a point falls
     /// outside the picture or the tag shows no contrast at all.
@@ -155,7 +156,21 @@ public final class TagDetector: @unchecked Sendable {
                 case 2: (SIMD2(along, ring), SIMD2(along, border))
                 default: (SIMD2(-ring, along), SIMD2(-border, along))
                 }
-                guard let o = h.apply(outer).flatMap(sample), let i = h.apply(inner).flatMap(sample) else { return 0 }
+                // Each point's grey averaged over a patch of 3 × 3 around it (a third of a
+                // cell along the side, a fifth across): a camera's noise is not a cover.
+                let tangent: SIMD2<Double> = side % 2 == 0 ? SIMD2(1, 0) : SIMD2(0, 1)
+                let normal = SIMD2(tangent.y, tangent.x)
+                func patch(_ centre: SIMD2<Double>) -> Double? {
+                    var total = 0.0
+                    for a in [-1.0, 0, 1] {
+                        for b in [-1.0, 0, 1] {
+                            guard let g = h.apply(centre + tangent * (a * 0.04) + normal * (b * 0.025)).flatMap(sample) else { return nil }
+                            total += g
+                        }
+                    }
+                    return total / 9
+                }
+                guard let o = patch(outer), let i = patch(inner) else { return 0 }
                 contrasts.append(o - i)
             }
         }

@@ -64,7 +64,7 @@ public enum TagPoseSolver {
     /// ratio cannot tell a cover that leaves the black square's edge alone from one that
     /// moves it, so the line is drawn above every harmful one seen. A cover about as light
     /// as the ring is not seen at all.
-    public static let minRingContrast = 0.6, wholeRingContrast = 0.8
+    public static let minRingContrast = 0.7, wholeRingContrast = 0.8
 
     /// The sightings a pose rests on: the usable ones seen whole when there are any (a
     /// partly covered tag beside them adds more doubt than corners), else every usable one.
