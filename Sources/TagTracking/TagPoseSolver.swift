@@ -58,12 +58,12 @@ public enum TagPoseSolver {
 
     /// A tag whose ring contrast (`TagSighting.ringContrast`) is under this is covered
     /// too much to rest a pose on; one at `wholeRingContrast` or over is seen whole (tags
-    /// in full view of the synthetic camera measure 0.87 to 1). In the synthetic scene,
-    /// partly hidden tags that put a pose 3 to 15 cm off measured 0.24 to 0.57, and ones
-    /// that did no harm 0.5 to 0.9 (`posecast-scene tags --frames-out`, "rings"): the
-    /// ratio cannot tell a cover that leaves the black square's edge alone from one that
-    /// moves it, so the line is drawn above every harmful one seen. A cover about as light
-    /// as the ring is not seen at all.
+    /// in full view of the synthetic camera measure 0.85 to 1, and at least 0.8 in a dim,
+    /// soft, noisy picture, `TagCoverTests`). In the synthetic scene, partly hidden tags
+    /// that put a pose 3 to 15 cm off measured up to 0.63, and ones that did no harm 0.5
+    /// to 0.9 (`posecast-scene tags --frames-out`, "rings"): the ratio cannot tell a cover
+    /// that leaves the black square's edge alone from one that moves it, so the line is
+    /// drawn above every harmful one seen. A cover about as light as the ring is not seen.
     public static let minRingContrast = 0.7, wholeRingContrast = 0.8
 
     /// The sightings a pose rests on: the usable ones seen whole when there are any (a
