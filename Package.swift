@@ -202,7 +202,7 @@ let package = Package(
         .testTarget(name: "VoiceTests", dependencies: ["Voice", "RTCSession", "CGStreamer", "CGstShim", "TestSupport"]),
         .testTarget(name: "SyntheticCameraTests", dependencies: ["SyntheticCamera", "Imaging", "PoseCastKit"]),
         // Tag tracking on rendered tags against the pose they were rendered from.
-        .testTarget(name: "TagTrackingTests", dependencies: ["TagTracking", "PoseCastKit"]),
+        .testTarget(name: "TagTrackingTests", dependencies: ["TagTracking", "PoseCastKit", "Imaging"]),
         .testTarget(name: "CameraControlTests", dependencies: ["CameraControl", "SyntheticCamera", "Imaging", "PoseCastKit", "CV4L2", "TestSupport"]),
         .testTarget(name: "RTCSessionTests", dependencies: ["RTCSession", "CGStreamer", "TestSupport"]),
         // Pose media without network: codec chains, the extension fuzzer, frame logs.

@@ -1,5 +1,6 @@
 package import CGStreamer
 import CGstShim
+import Imaging
 import PoseCastKit
 import RTCSession
 import Synchronization
@@ -22,6 +23,8 @@ package final class PoseTagger: Sendable {
     private let poseSource: PoseSource
     private let framePoseSource: FramePoseSource?
     private let timestampsAreCaptures: Bool
+    /// What each frame's picture goes through before its pose is read (nil: nothing).
+    private let prepare: (@Sendable (I420Planes) -> Void)?
     private let onAttached: (@Sendable (UnsafeMutablePointer<GstBuffer>, FramePose) -> UnsafeMutablePointer<GstBuffer>?)?
     private let state = Mutex((nextFrameID: UInt32(0), stats: PoseTaggerStats()))
 
@@ -29,7 +32,7 @@ package final class PoseTagger: Sendable {
     package init(width: Int, height: Int, stampFrameIDs: Bool, poseSource: @escaping PoseSource,
                  onAttached: (@Sendable (UnsafeMutablePointer<GstBuffer>, FramePose) -> Void)?) {
         self.width = width; self.height = height; self.stampFrameIDs = stampFrameIDs
-        self.poseSource = poseSource; self.framePoseSource = nil; self.timestampsAreCaptures = false
+        self.poseSource = poseSource; self.framePoseSource = nil; self.timestampsAreCaptures = false; self.prepare = nil
         if let onAttached {
             self.onAttached = { @Sendable (buffer: UnsafeMutablePointer<GstBuffer>, pose: FramePose) -> UnsafeMutablePointer<GstBuffer>? in
                 onAttached(buffer, pose)
@@ -49,12 +52,16 @@ package final class PoseTagger: Sendable {
     /// `timestampsAreCaptures`: the probe sits behind a queue, so a frame arrives some time
     /// after it was captured; its capture time is then read from its timestamp (a live
     /// source's running time of capture, `BufferTime.age`) instead of taken on arrival.
+    ///
+    /// `prepare`: changes each frame's picture in place (mapped for writing) before its
+    /// pose is read or anything else sees it: a calibrated lens's distortion taken out.
     package init(width: Int, height: Int, stampFrameIDs: Bool, poseSource: @escaping PoseSource,
                  framePoseSource: FramePoseSource? = nil, timestampsAreCaptures: Bool = false,
+                 prepare: (@Sendable (I420Planes) -> Void)? = nil,
                  replacing onAttached: @escaping @Sendable (UnsafeMutablePointer<GstBuffer>, FramePose) -> UnsafeMutablePointer<GstBuffer>?) {
         self.width = width; self.height = height; self.stampFrameIDs = stampFrameIDs
         self.poseSource = poseSource; self.framePoseSource = framePoseSource
-        self.timestampsAreCaptures = timestampsAreCaptures; self.onAttached = onAttached
+        self.timestampsAreCaptures = timestampsAreCaptures; self.prepare = prepare; self.onAttached = onAttached
     }
 
     /// The longest a queued frame is believed to have waited (a longer age is a timestamp
@@ -83,6 +90,11 @@ package final class PoseTagger: Sendable {
     }
 
     private func tag(_ buffer: UnsafeMutablePointer<GstBuffer>, captured: UInt64) -> UnsafeMutablePointer<GstBuffer>? {
+        if let prepare {
+            var info = GstVideoInfo()
+            gst_video_info_set_format(&info, GST_VIDEO_FORMAT_I420, guint(width), guint(height))
+            _ = withWritableI420(buffer, info: &info, prepare)
+        }
         if let bytes = PoseMeta.bytes(of: buffer), var pose = try? PoseWireFormat.decode(bytes) {
             // A source that knows its poses (the synthetic camera) whose pictures are read
             // for theirs (`--pose apriltag` on the tags it paints): the pixels' pose goes

@@ -85,7 +85,7 @@ struct Publisher: AsyncParsableCommand {
     var pose = "orbit"
     @Option(help: "Speed multiplier of the pose source (orbit 30°/s, walk 0.6 m/s, shake frequency, replay rate).")
     var poseSpeed: Double = 1
-    @Option(help: "Camera intrinsics: FX,FY,CX,CY normalised to the image (a live feed may override them), or the file posecast-calibrate writes (focal lengths, principal point and lens distortion measured from views of a tag board; --pose apriltag then takes the distortion out of the tags' corners; docs/POSE_SOURCES.md).")
+    @Option(help: "Camera intrinsics: FX,FY,CX,CY normalised to the image (a live feed may override them), or the file posecast-calibrate writes (focal lengths, principal point and lens distortion measured from views of a tag board; a real camera's pictures are then undistorted before anything reads or sends them, so the picture agrees with the pinhole intrinsics sent with it; docs/POSE_SOURCES.md).")
     var intrinsics: String?
     @Option(help: "Horizontal field of view in degrees, when --intrinsics is not given.") var hfov: Float = 60
     @Flag(help: "Print events and a status object per second as JSON lines on stdout.") var json = false

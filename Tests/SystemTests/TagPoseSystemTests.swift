@@ -24,7 +24,7 @@ struct TagPoseSystemTests {
 
     /// A signaling server, a publisher with `publisherArguments` and a headless expert,
     /// running while `body` does, once the expert has decoded `frames` frames.
-    static func withPair<T>(_ publisherArguments: [String], frames: Int,
+    static func withPair<T>(_ publisherArguments: [String], frames: Int, expertArguments: [String] = [],
                             _ body: (_ publisher: ManagedProcess, _ expert: ManagedProcess) async throws -> T) async throws -> T {
         let signaling = try ManagedProcess("posecast-signaling", ["--port", "0"], name: "signaling")
         defer { signaling.signal(SIGTERM) }
@@ -35,7 +35,7 @@ struct TagPoseSystemTests {
         defer { publisher.signal(SIGTERM) }
         try await publisher.waitForEvent("publisher registered", timeout: 20) { $0.is(.signalingConnected) }
         let expert = try ManagedProcess("posecast-subscriber", ["--headless", "--json", "--signaling", url,
-                                                                "--microphone", "none", "--speaker", "none"], name: "expert")
+                                                                "--microphone", "none", "--speaker", "none"] + expertArguments, name: "expert")
         defer { expert.signal(SIGTERM) }
         try await expert.waitForEvent("\(frames) decoded frames", timeout: 40) { $0.is(.status) && $0.int("frames") >= frames }
         return try await body(publisher, expert)
@@ -91,6 +91,78 @@ struct TagPoseSystemTests {
         print("apriltag, no tag in view: the expert's pose \(blank), the publisher's \(blankStatus["tag_frames_with_pose"] ?? "?") frames with a pose")
         #expect(PoseFlags(rawValue: UInt8(blank.int("flags"))).contains(.missing), "a frame without tags is flagged missing: \(blank)")
         #expect(blankStatus.int("tag_frames_with_pose") == 0 && blankStatus.int("tag_frames") >= 30)
+    }
+
+    /// A PNG read back as grey (ImageMagick to a PGM).
+    static func readGrey(_ png: String) async throws -> (grey: [UInt8], width: Int, height: Int) {
+        let pgm = png + ".pgm"
+        let run = try await ManagedProcess.run("/usr/bin/convert", [png, "-colorspace", "Gray", "-depth", "8", pgm], timeout: 30)
+        try #require(run.status == 0, "convert: \(run.stderr)")
+        let data = [UInt8](try Data(contentsOf: URL(fileURLWithPath: pgm)))
+        // "P5", width, height, maxval, each followed by one whitespace byte.
+        var fields: [Int] = [], i = 2, number = 0, inNumber = false
+        while fields.count < 3, i < data.count {
+            let c = data[i]; i += 1
+            if c >= 48 && c <= 57 { number = number * 10 + Int(c - 48); inNumber = true } else if inNumber { fields.append(number); number = 0; inNumber = false }
+        }
+        try #require(fields.count == 3 && data.count - i == fields[0] * fields[1], "not a PGM of 8-bit grey: \(fields)")
+        return (Array(data[i...]), fields[0], fields[1])
+    }
+
+    @Test("a webcam's barrel lens, calibrated (--intrinsics FILE with its distortion): the picture the expert sees is undistorted, its tags' corners within 1.5 px of where a pinhole puts them (the lens's own picture: over 4 px), and the pose within 1 cm and 1°")
+    func calibratedLens() async throws {
+        let dir = NSTemporaryDirectory() + "posecast-lens-\(UUID().uuidString.prefix(8))/"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        // Two tags towards the picture's sides, where an ordinary webcam's lens bends most.
+        let mapJSON = #"{"tags": [{"id": 0, "size": 0.16, "position": [-0.3, 0, 0]}, {"id": 7, "size": 0.16, "position": [0.3, 0, 0]}]}"#
+        try Data(mapJSON.utf8).write(to: URL(fileURLWithPath: dir + "map.json"))
+        let map = try TagMap.decode(Data(mapJSON.utf8))
+        let intrinsics = CameraIntrinsics(horizontalFOVDegrees: 60, aspect: Float(Self.width) / Float(Self.height))
+        let lens = LensDistortion(k1: -0.12, k2: 0.03)
+        try CalibrationFile(width: Self.width, height: Self.height, intrinsics: PixelIntrinsics(intrinsics, width: Self.width, height: Self.height),
+                            distortion: lens).write(to: dir + "lens.json")
+        let eye = Vector3(0, 0.75, 0.35)
+        let truth = CameraModel(position: eye, orientation: .lookAt(eye: eye, target: .zero), intrinsics: intrinsics)
+        let renderer = TagRenderer(map: map)
+        let lensPicture = renderer.render(camera: truth, width: Self.width, height: Self.height, distortion: lens)
+        try await Self.writePNG(lensPicture, to: dir + "lens.png")
+        let detector = try TagDetector(decimate: 2)
+        func corners(_ grey: [UInt8]) throws -> [Int: [SIMD2<Double>]] {
+            let found = try grey.withUnsafeBufferPointer {
+                try detector.detect(grey: $0.baseAddress!, width: Self.width, height: Self.height, stride: Self.width, intrinsics: intrinsics)
+            }
+            return Dictionary(found.map { ($0.id, $0.corners) }) { a, _ in a }
+        }
+        let pinhole = try corners(renderer.render(camera: truth, width: Self.width, height: Self.height))
+        func worst(_ seen: [Int: [SIMD2<Double>]]) -> Double {
+            seen.flatMap { id, c in zip(c, pinhole[id] ?? []).map { a, b in ((a - b) * (a - b)).sum().squareRoot() } }.max() ?? .infinity
+        }
+        let lensOffset = worst(try corners(lensPicture))
+        try #require(Set(pinhole.keys) == [0, 7] && lensOffset > 4, "the lens must move the corners for this test to mean anything: \(lensOffset) px")
+
+        try await Self.withPair(["--source", "image:\(dir)lens.png", "--pose", "apriltag:\(dir)map.json", "--intrinsics", dir + "lens.json"],
+                                frames: 30, expertArguments: ["--snapshots"]) { publisher, expert in
+            let mark = expert.output.count
+            expert.send("pose")
+            let (pose, _) = try await expert.waitForEvent("the pose of the frame on screen", timeout: 10, after: mark) { $0.is(.pose) }
+            expert.send("snapshot \(dir)seen.png")
+            for _ in 0..<100 where !FileManager.default.fileExists(atPath: dir + "seen.png") { try await Task.sleep(for: .milliseconds(100)) }
+            try await Task.sleep(for: .milliseconds(300))
+            let seen = try await Self.readGrey(dir + "seen.png")
+            try #require(seen.width == Self.width && seen.height == Self.height)
+            let sentOffset = worst(try corners(seen.grey))
+            let p = Self.numbers(pose["position"]), q = Self.numbers(pose["orientation"])
+            try #require(p.count == 3 && q.count == 4, "\(pose)")
+            let off = Vector3(p[0], p[1], p[2]).distance(to: truth.position)
+            let dot = abs(q[0] * truth.orientation.x + q[1] * truth.orientation.y + q[2] * truth.orientation.z + q[3] * truth.orientation.w)
+            let degrees = 2 * acos(min(1, dot)) * 180 / .pi
+            print("calibrated lens: the tags' corners in the picture the expert sees are \(String(format: "%.2f", sentOffset)) px from a pinhole's "
+                  + "(\(String(format: "%.2f", lensOffset)) px in the lens's own picture); the pose \(String(format: "%.1f", off * 1000)) mm and "
+                  + "\(String(format: "%.2f", degrees))° off")
+            #expect(sentOffset < 1.5)
+            #expect(off < 0.01 && degrees < 1 && pose.int("flags") == 0, "\(pose)")
+        }
     }
 
     @Test("the synthetic camera painting its tag field, --pose apriltag: the expert's frames carry the poses the tags give, 95 % of frames measured")

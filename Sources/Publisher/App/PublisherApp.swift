@@ -22,7 +22,8 @@ public struct PublisherAppConfig: Sendable {
     public var scenePath: PoseSourceSpec = .orbit
     public var camera = CameraIntrinsics(horizontalFOVDegrees: 60, aspect: 4.0 / 3.0)
     /// The camera as `posecast-calibrate` measured it (`--intrinsics FILE`): its lens
-    /// distortion is taken out of the tags' corners before their pose is solved.
+    /// distortion is taken out of a real camera's pictures before anything reads them
+    /// (`PictureUndistortion`), out of the tags' corners on the synthetic camera.
     public var calibration: CalibrationFile?
     /// A signaling server to register with; nil: embed one listening on `listen`.
     public var signalingURL: String?
@@ -110,6 +111,14 @@ public final class PublisherApp: Sendable {
         } catch {
             throw failure("\(error)")
         }
+        // A calibrated lens (`--intrinsics FILE` with distortion): every captured picture of
+        // a real camera is undistorted first, so the picture sent agrees with the pinhole
+        // intrinsics sent with it (a tap near its edge lands where it points). The
+        // synthetic camera renders a pinhole picture: nothing to take out.
+        if let lens = config.calibration?.distortion, !lens.isNone, mediaConfig.source != .synthetic {
+            let undistortion = PictureUndistortion(distortion: lens, intrinsics: config.camera)
+            mediaConfig.preparePicture = { undistortion.apply(to: $0) }
+        }
         var tags: TagPoseTracker?
         if case .apriltag(let path) = config.pose {
             let tracker: TagPoseTracker
@@ -117,7 +126,11 @@ public final class PublisherApp: Sendable {
                 // On the synthetic camera the tags are its scene's field unless a map is given.
                 let synthetic = mediaConfig.source == .synthetic
                 let map = try path.map { path throws(TagMapError) in try TagMap.load(path: path) } ?? (synthetic ? .sceneField : .standard)
-                tracker = try TagPoseTracker(map: map, intrinsics: config.camera, lens: config.calibration?.distortion)
+                // A real camera's picture is undistorted before the tracker sees it (below);
+                // the synthetic camera's is a pinhole's, its corners corrected if asked.
+                let undistorted = synthetic ? nil : config.calibration?.distortion
+                tracker = try TagPoseTracker(map: map, intrinsics: config.camera,
+                                             lens: undistorted == nil ? config.calibration?.distortion : nil)
                 if synthetic, mediaConfig.sceneTags == nil { mediaConfig.sceneTags = map }
             } catch {
                 throw failure("--pose \(config.pose): \(error)")

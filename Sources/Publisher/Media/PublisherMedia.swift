@@ -189,7 +189,7 @@ public final class PublisherMedia: @unchecked Sendable {
                                  meter: meter, overlay: overlay, onPoseAttached: onPoseAttached)
         tagger = PoseTagger(width: captureWidth, height: captureHeight, stampFrameIDs: false, poseSource: poseSource,
                             framePoseSource: config.framePoseSource, timestampsAreCaptures: tagQueue != nil,
-                            replacing: stages.process)
+                            prepare: config.preparePicture, replacing: stages.process)
         let framesPad = (tagQueue ?? caps).staticPad("src")!
         if effects.changesSize { Self.announceSentSize(on: framesPad, config: config) }
         tagger.install(on: framesPad)

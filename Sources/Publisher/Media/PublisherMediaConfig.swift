@@ -1,3 +1,4 @@
+import Imaging
 import PoseMedia
 import RTCSession
 import Voice
@@ -100,6 +101,10 @@ public struct PublisherMediaConfig: Sendable {
     /// Each captured frame's pose read from its own pixels (`--pose apriltag`), asked
     /// instead of the pose source.
     public var framePoseSource: FramePoseSource?
+    /// What each captured picture goes through, in place, before its pose is read or
+    /// anything else sees it (a calibrated lens's distortion taken out,
+    /// `PictureUndistortion`); nil: nothing.
+    public var preparePicture: (@Sendable (I420Planes) -> Void)?
     /// AprilTags the synthetic camera paints on its scene (where nothing nearer hides
     /// them), so `--pose apriltag` is measured against the poses it renders from.
     public var sceneTags: TagMap?
