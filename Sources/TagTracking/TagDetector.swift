@@ -107,6 +107,7 @@ public final class TagDetector: @unchecked Sendable {
                 let v = raw.bindMemory(to: Double.self)
                 return (0..<4).map { SIMD2(v[$0 * 2], v[$0 * 2 + 1]) + shift }
             }
+            let ring = Self.ringContrast(corners, grey: grey, width: width, height: height, stride: stride)
             guard !libraryPose else {
                 let rotation = withUnsafeBytes(of: &d.rotation) { Matrix3(Array($0.bindMemory(to: Double.self))) }
                 let translation = withUnsafeBytes(of: &d.translation) { raw in
@@ -114,13 +115,12 @@ public final class TagDetector: @unchecked Sendable {
                     return SIMD3(v[0], v[1], v[2])
                 }
                 return TagSighting(id: Int(d.id), hamming: Int(d.hamming), decisionMargin: d.decision_margin, corners: corners,
-                                   rotation: rotation, translation: translation, poseError: d.pose_error)
+                                   rotation: rotation, translation: translation, poseError: d.pose_error, ringContrast: ring)
             }
             let pose = Self.cornerPose(corners, intrinsics: pixels)
             return TagSighting(id: Int(d.id), hamming: Int(d.hamming), decisionMargin: d.decision_margin, corners: corners,
                                rotation: pose?.rotation ?? .identity, translation: pose?.translation ?? .zero,
-                               poseError: pose == nil ? -1 : 0,
-                               ringContrast: Self.ringContrast(corners, grey: grey, width: width, height: height, stride: stride))
+                               poseError: pose == nil ? -1 : 0, ringContrast: ring)
         }
     }
 

@@ -39,11 +39,12 @@ void pcat_detector_free(pcat_detector *detector);
 /* The tags in a grey picture (`width` × `height`, rows `stride` bytes apart; read only,
  * never kept), quads looked for on it decimated by `decimate` (the detector's own for
  * 0 or less; a tracker that expects only large tags in a part of the picture searches it
- * coarser, for about half the cost; the corners are refined at full size). With `solve_pose` nonzero each tag's pose is solved by the library for a
- * pinhole camera of focal lengths `fx`, `fy` and principal point `cx`, `cy` in pixels;
- * with 0 it is not (rotation and translation left zero, pose_error 0): the library's
- * iterative solve costs about half as much again as finding the tags, and a caller that
- * starts its own solve from the corners does not need it. At most `capacity` are written
+ * coarser, for about half the cost; the corners are refined at full size). With
+ * `solve_pose` nonzero each tag's pose is solved by the library for a pinhole camera
+ * of focal lengths `fx`, `fy` and principal point `cx`, `cy` in pixels; with 0 it is
+ * not (rotation and translation left zero, pose_error 0): the library's iterative solve
+ * costs about half as much again as finding the tags, and a caller that starts its own
+ * solve from the corners does not need it. At most `capacity` are written
  * to `out`, those with the widest margin first; returns how many tags were found in all
  * (which may be more than were written), or -1 for a picture the library cannot take.
  * Not thread safe for one detector: one call at a time. */

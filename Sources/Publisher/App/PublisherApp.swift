@@ -126,11 +126,9 @@ public final class PublisherApp: Sendable {
                 // On the synthetic camera the tags are its scene's field unless a map is given.
                 let synthetic = mediaConfig.source == .synthetic
                 let map = try path.map { path throws(TagMapError) in try TagMap.load(path: path) } ?? (synthetic ? .sceneField : .standard)
-                // A real camera's picture is undistorted before the tracker sees it (below);
+                // A real camera's picture is undistorted before the tracker sees it (above);
                 // the synthetic camera's is a pinhole's, its corners corrected if asked.
-                let undistorted = synthetic ? nil : config.calibration?.distortion
-                tracker = try TagPoseTracker(map: map, intrinsics: config.camera,
-                                             lens: undistorted == nil ? config.calibration?.distortion : nil)
+                tracker = try TagPoseTracker(map: map, intrinsics: config.camera, lens: synthetic ? config.calibration?.distortion : nil)
                 if synthetic, mediaConfig.sceneTags == nil { mediaConfig.sceneTags = map }
             } catch {
                 throw failure("--pose \(config.pose): \(error)")
