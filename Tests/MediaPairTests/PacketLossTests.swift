@@ -106,7 +106,7 @@ final class LossHarness: Sendable {
         func delta(_ f: (LinkSimulatorStats) -> UInt64) -> UInt64 { f(linkAfter) &- f(linkBefore) }
         let link = LinkDelta(
             packetsOffered: delta { $0.offeredTotal - ($0.offered[rtx] ?? 0) },
-            packetsDropped: delta { $0.droppedTotal - $0.dropped(payloadType: rtx) },
+            packetsDropped: Int64(bitPattern: delta { $0.droppedTotal &- $0.dropped(payloadType: rtx) }),
             rtxSent: delta { $0.offered[rtx] ?? 0 }, rtxDelivered: delta { $0.passed[rtx] ?? 0 })
         return LossResult(lossPercent: lossPercent, start: start, stop: stop, frames: Array(frames[firstFrame...]),
                           sentDuringLoss: Int(lastSent &- firstSent &+ 1), firstSentID: firstSent, lastSentID: lastSent,
@@ -117,7 +117,11 @@ final class LossHarness: Sendable {
 
 /// What the impaired link saw during a run (media packets, retransmissions).
 struct LinkDelta: Sendable {
-    var packetsOffered: UInt64, packetsDropped: UInt64
+    /// `packetsDropped` is offered minus passed: a packet still inside the link (its
+    /// delay, the shaper's queue) when either count is read counts as dropped until it
+    /// leaves, so a run on a loss-free link can read ±1 or 2 (negative when one was in
+    /// flight at the first reading).
+    var packetsOffered: UInt64, packetsDropped: Int64
     /// RTX packets the publisher sent (answers to NACKs) and those that crossed the link.
     var rtxSent: UInt64, rtxDelivered: UInt64
 }
@@ -230,7 +234,7 @@ struct LossResult: Sendable {
 
     var summary: String {
         String(format: "%.0f%% loss: %d frames decoded (%d sent during loss, %d missing, %.1f fps during loss), "
-               + "%.2f%% with pose, %d wrong; packets %llu sent, %llu dropped; rtx %llu sent, %llu delivered; %@; "
+               + "%.2f%% with pose, %d wrong; packets %llu sent, %lld dropped; rtx %llu sent, %llu delivered; %@; "
                + "keyframe requests %llu; recovery %@ ms; latency p50 %.1f p95 %.1f ms",
                lossPercent, frames.count, sentDuringLoss, framesMissing, decodedFPSDuringLoss, posePercent, wrongPoses,
                link.packetsOffered, link.packetsDropped, link.rtxSent, link.rtxDelivered, counters.description,
@@ -326,9 +330,13 @@ struct PacketLossTests {
         defer { harness.close() }
         let clean = try await harness.run(lossPercent: 0, seconds: 1, recoverySeconds: 0.5)
         let delayed = try await harness.run(lossPercent: 0, delayMs: 80, seconds: 2, recoverySeconds: 0.5)
-        print("[delay] clean p50 \(clean.latencyP50Ms) ms, with 80 ms delay p50 \(delayed.latencyP50Ms) ms")
+        print("[delay] clean p50 \(clean.latencyP50Ms) ms, with 80 ms delay p50 \(delayed.latencyP50Ms) ms; "
+              + "link counts offered − passed \(delayed.link.packetsDropped) of \(delayed.link.packetsOffered)")
         #expect(delayed.latencyP50Ms >= clean.latencyP50Ms + 60)
-        #expect(delayed.wrongPoses == 0 && delayed.link.packetsDropped == 0)
+        #expect(delayed.wrongPoses == 0)
+        // Nothing dropped: a packet in flight at either reading of the link's counts is all
+        // the count may show (a fresh-clone CI run read 1 or more here on a busy machine).
+        #expect(abs(delayed.link.packetsDropped) <= 2, "netsim dropped \(delayed.link.packetsDropped) packets on a loss-free link")
     }
 
     /// The offer and the answer both carry RTX for the video payload type and NACK/PLI feedback.
