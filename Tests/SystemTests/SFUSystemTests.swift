@@ -347,7 +347,7 @@ struct SFUSystemTests {
         try await publisher.expectCleanExit(timeout: 15)
     }
 
-    @Test("4 subscribers joining at once through Janus, 3 tries: each decodes its first frame within 1.5 s of its connection to Janus and 5 s of its session's start (the target, 2 s, is measured and printed), none restarted by its watchdog")
+    @Test("4 subscribers joining at once through Janus, 3 tries: each decodes its first frame within 2.5 s of its connection to Janus (0.06–0.56 s usually) and 5 s of its session's start (the target, 2 s, is measured and printed), none restarted by its watchdog")
     func joiningAtOnce() async throws {
         guard let net = try SFUNetwork.make(orSkip: "the SFU joining test") else { return }
         defer { net.remove() }
@@ -406,6 +406,9 @@ struct SFUSystemTests {
             // What the SFU path decides is the wait from a subscriber's connection to Janus to
             // its first frame: the keyframe Janus asks for, or the one the subscriber asks for
             // itself. A stall (the FIR requests Janus never passed on: 3.3–3.6 s) fails here.
+            // Usually 0.06–0.56 s; a fresh-clone CI run saw 1.55 s for a subscriber whose own
+            // connection had taken 2.33 s on the loaded machine, so the bound sits between
+            // that and the stall.
             // The connection itself is four processes starting on two cores beside Janus and
             // the publisher (each makes GStreamer's DTLS key, decodes, …): 0.5–2.8 s on these
             // machines, by their load alone; the 2 s target is printed and in
@@ -415,7 +418,7 @@ struct SFUSystemTests {
                 return max(0, Double(Int64(bitPattern: decoded &- up)) / 1e9)
             }
             print("sfu joining, try \(attempt): first frames \(afterConnection.map { String(format: "%.2f", $0) }.joined(separator: ", ")) s after the connection")
-            #expect(afterConnection.allSatisfy { $0 <= 1.5 }, "try \(attempt): from the connection to the first frame \(afterConnection)")
+            #expect(afterConnection.allSatisfy { $0 <= 2.5 }, "try \(attempt): from the connection to the first frame \(afterConnection)")
             #expect(seconds.allSatisfy { $0 < 5 }, "try \(attempt): \(seconds)")
             for peer in peers { peer.process.send("quit") }
             for peer in peers {
