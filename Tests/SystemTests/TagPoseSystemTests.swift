@@ -56,10 +56,26 @@ struct TagPoseSystemTests {
 
     static func numbers(_ value: Any?) -> [Float] { ((value as? [Any]) ?? []).compactMap { ($0 as? NSNumber)?.floatValue } }
 
+    /// How far the expert's `pose` event puts the camera from `truth`: its position, the
+    /// distance in metres and the angle in degrees.
+    static func offset(of pose: [String: Any], from truth: CameraModel) throws -> (position: Vector3, metres: Float, degrees: Float) {
+        let p = numbers(pose["position"]), q = numbers(pose["orientation"])
+        try #require(p.count == 3 && q.count == 4, "\(pose)")
+        let position = Vector3(p[0], p[1], p[2])
+        let dot = abs(q[0] * truth.orientation.x + q[1] * truth.orientation.y + q[2] * truth.orientation.z + q[3] * truth.orientation.w)
+        return (position, position.distance(to: truth.position), 2 * acos(min(1, dot)) * 180 / .pi)
+    }
+
+    /// A fresh directory under the system's temporary one (the caller removes it).
+    static func temporaryDirectory(_ prefix: String) throws -> String {
+        let dir = NSTemporaryDirectory() + "\(prefix)-\(UUID().uuidString.prefix(8))/"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        return dir
+    }
+
     @Test("a picture of two tags as the camera: the expert's frames carry the pose the picture was drawn from (within 1 cm and 1°); a picture with no tag: flagged missing, never a made-up pose")
     func tagsInPicture() async throws {
-        let dir = NSTemporaryDirectory() + "posecast-tags-\(UUID().uuidString.prefix(8))/"
-        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        let dir = try Self.temporaryDirectory("posecast-tags")
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let mapJSON = #"{"tags": [{"id": 0, "size": 0.16, "position": [0, 0, 0]}, {"id": 7, "size": 0.12, "position": [0.3, 0, -0.15]}]}"#
         try Data(mapJSON.utf8).write(to: URL(fileURLWithPath: dir + "map.json"))
@@ -71,13 +87,7 @@ struct TagPoseSystemTests {
         try await Self.writePNG([UInt8](repeating: 150, count: Self.width * Self.height), to: dir + "blank.png")
 
         let (pose, status) = try await Self.poseOnScreen(picture: dir + "tags.png", map: dir + "map.json", dir: dir)
-        let p = Self.numbers(pose["position"]), q = Self.numbers(pose["orientation"])
-        try #require(p.count == 3 && q.count == 4, "\(pose)")
-        let position = Vector3(p[0], p[1], p[2]), orientation = Quaternion(x: q[0], y: q[1], z: q[2], w: q[3])
-        let off = position.distance(to: truth.position)
-        let dot = abs(orientation.x * truth.orientation.x + orientation.y * truth.orientation.y
-                      + orientation.z * truth.orientation.z + orientation.w * truth.orientation.w)
-        let degrees = 2 * acos(min(1, dot)) * 180 / .pi
+        let (position, off, degrees) = try Self.offset(of: pose, from: truth)
         print("apriltag: the expert's frame \(pose["frameId"] ?? "?") says the camera is \(String(format: "%.1f", off * 1000)) mm "
               + "and \(String(format: "%.2f", degrees))° from where the picture was drawn; the publisher: tags \(status["tags_seen"] ?? "?"), "
               + "\(status["tag_frames_with_pose"] ?? "?") of \(status["tag_frames"] ?? "?") frames with a pose, "
@@ -111,8 +121,7 @@ struct TagPoseSystemTests {
 
     @Test("a webcam's barrel lens, calibrated (--intrinsics FILE with its distortion): the picture the expert sees is undistorted, its tags' corners within 1.5 px of where a pinhole puts them (the lens's own picture: over 4 px), and the pose within 1 cm and 1°")
     func calibratedLens() async throws {
-        let dir = NSTemporaryDirectory() + "posecast-lens-\(UUID().uuidString.prefix(8))/"
-        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        let dir = try Self.temporaryDirectory("posecast-lens")
         defer { try? FileManager.default.removeItem(atPath: dir) }
         // Two tags towards the picture's sides, where an ordinary webcam's lens bends most.
         let mapJSON = #"{"tags": [{"id": 0, "size": 0.16, "position": [-0.3, 0, 0]}, {"id": 7, "size": 0.16, "position": [0.3, 0, 0]}]}"#
@@ -152,11 +161,7 @@ struct TagPoseSystemTests {
             let seen = try await Self.readGrey(dir + "seen.png")
             try #require(seen.width == Self.width && seen.height == Self.height)
             let sentOffset = worst(try corners(seen.grey))
-            let p = Self.numbers(pose["position"]), q = Self.numbers(pose["orientation"])
-            try #require(p.count == 3 && q.count == 4, "\(pose)")
-            let off = Vector3(p[0], p[1], p[2]).distance(to: truth.position)
-            let dot = abs(q[0] * truth.orientation.x + q[1] * truth.orientation.y + q[2] * truth.orientation.z + q[3] * truth.orientation.w)
-            let degrees = 2 * acos(min(1, dot)) * 180 / .pi
+            let (_, off, degrees) = try Self.offset(of: pose, from: truth)
             print("calibrated lens: the tags' corners in the picture the expert sees are \(String(format: "%.2f", sentOffset)) px from a pinhole's "
                   + "(\(String(format: "%.2f", lensOffset)) px in the lens's own picture); the pose \(String(format: "%.1f", off * 1000)) mm and "
                   + "\(String(format: "%.2f", degrees))° off")
@@ -189,8 +194,7 @@ struct TagPoseSystemTests {
 
     @Test("a tag map that cannot be used, scene tags without the synthetic camera, a scene path it cannot move along: refused at start with the reason, exit 2 or 64")
     func refusals() async throws {
-        let dir = NSTemporaryDirectory() + "posecast-tags-bad-\(UUID().uuidString.prefix(8))/"
-        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        let dir = try Self.temporaryDirectory("posecast-tags-bad")
         defer { try? FileManager.default.removeItem(atPath: dir) }
         try Data(#"{"tags": [{"id": 3, "size": -1, "position": [0, 0, 0]}]}"#.utf8).write(to: URL(fileURLWithPath: dir + "bad.json"))
         for (arguments, says) in [
