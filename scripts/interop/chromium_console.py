@@ -417,6 +417,13 @@ async def expert(page, args, summary, shots):
 
     # 3. Remove one with its ×, the newest with Delete, the rest with Clear.
     count = await page.js("posecastConsole.state.annotations.length")
+    # The list is redrawn on every list or visibility message (pins going behind the
+    # sphere and back as the camera orbits); its × buttons must stay the same elements,
+    # or a click whose press and release straddle a redraw is lost.
+    await page.js("document.querySelector('#annotations li:first-child button').__kept = true;"
+                  " posecastConsole.renderAnnotations(); 1")
+    if not await page.js("!!(document.querySelector('#annotations li:first-child button') || {}).__kept"):
+        raise chromium.Failure("the annotation list made its × buttons anew while nothing changed")
     await page.click_element("#annotations li:first-child button")
     await page.until("one annotation removed by its ×", f"posecastConsole.state.annotations.length === {count - 1}", 5)
     await page.key("Delete", "Delete", 46)

@@ -69,22 +69,45 @@ export function createAnnotations(app) {
     click.request = app.control.request(message, {click});
   }
 
+  // The list is drawn again on every "annotations" and "annotationVisibility" message,
+  // several times a second. Its items are kept by annotation id and only their text is
+  // changed: an item made anew would drop a click whose press and release fell on
+  // either side of the redraw.
   function render() {
     const list = $("annotations");
-    list.replaceChildren();
-    for (const a of state.annotations) {
-      const item = document.createElement("li");
-      const swatch = document.createElement("span");
-      swatch.className = "swatch"; swatch.style.background = a.color || "#ff00ff";
+    const kept = new Map();
+    for (const item of list.children) kept.set(item.dataset.id, item);
+    const wanted = state.annotations.map((a) => {
+      const item = kept.get(a.id) || listItem(a);
       const p = a.position;
-      const text = document.createTextNode(`${a.kind}${a.label ? ` “${a.label}”` : ""} at ${p.x.toFixed(2)}, ${p.y.toFixed(2)}, ${p.z.toFixed(2)} m`
-        + (a.placement ? ` (${a.placement})` : "") + (state.hiddenAnnotations.has(a.id) ? ", hidden behind something nearer" : ""));
-      const remove = document.createElement("button");
-      remove.textContent = "×"; remove.title = "Remove"; remove.type = "button";
-      remove.onclick = () => app.control.request({type: "removeAnnotation", annotationId: a.id});
-      item.append(swatch, text, remove);
-      list.append(item);
-    }
+      const text = `${a.kind}${a.label ? ` “${a.label}”` : ""} at ${p.x.toFixed(2)}, ${p.y.toFixed(2)}, ${p.z.toFixed(2)} m`
+        + (a.placement ? ` (${a.placement})` : "") + (state.hiddenAnnotations.has(a.id) ? ", hidden behind something nearer" : "");
+      const label = item.querySelector(".text");
+      if (label.textContent !== text) label.textContent = text;
+      const swatch = item.querySelector(".swatch");
+      const color = a.color || "#ff00ff";
+      if (swatch.dataset.color !== color) { swatch.dataset.color = color; swatch.style.background = color; }
+      return item;
+    });
+    // Items move only where the order changed; the gone ones go.
+    wanted.forEach((item, index) => {
+      if (list.children[index] !== item) list.insertBefore(item, list.children[index] || null);
+    });
+    while (list.children.length > wanted.length) list.lastElementChild.remove();
+  }
+
+  function listItem(a) {
+    const item = document.createElement("li");
+    item.dataset.id = a.id;
+    const swatch = document.createElement("span");
+    swatch.className = "swatch";
+    const text = document.createElement("span");
+    text.className = "text";
+    const remove = document.createElement("button");
+    remove.textContent = "×"; remove.title = "Remove"; remove.type = "button";
+    remove.onclick = () => app.control.request({type: "removeAnnotation", annotationId: a.id});
+    item.append(swatch, text, remove);
+    return item;
   }
 
   function removeNewest() {

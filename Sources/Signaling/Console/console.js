@@ -334,7 +334,7 @@ wireInput();
 window.PoseCast = PoseCast;
 window.posecastConsole = {
   state, settings, copy: app.frames.copy, setFrozen: app.frames.setFrozen, join, leave, pictureRect: app.frames.pictureRect,
-  setMuted: app.voice.setMuted, heardLevelAt: app.voice.heardLevelAt, shown: app.status.shown,
+  renderAnnotations: app.annotations.render, setMuted: app.voice.setMuted, heardLevelAt: app.voice.heardLevelAt, shown: app.status.shown,
   get session() { return app.session; },
   get audio() { return state.voice.stats; },
   othersHeard: () => app.transport.othersHeard(),
