@@ -15,8 +15,11 @@ import Glibc
 ///
 /// It sits in webrtcbin's aux-sender slot (`SendPath`), after the retransmission store,
 /// so retransmissions are paced too, and before a `LinkSimulator`, which is the link.
-/// It waits on the thread that pushes the packet (the subscriber branch's queue
-/// thread, or rtprtxsend's for retransmissions); the branch queue holds what piles up.
+/// A packet that must wait is held and let go by the pacer's own thread (`hold`,
+/// Pacer+Holding.swift), never by the streaming thread that brought it: that thread
+/// holds the stream locks every packet of the bundle passes (rtpfunnel's, rtpsession's),
+/// and a voice packet waited behind each paced video frame. As the link simulator's
+/// shaper (`pace`) it waits on the thread that pushes, the link's queue thread.
 public final class Pacer: Sendable {
     private struct Bucket {
         var rateKbps: Double
@@ -28,11 +31,11 @@ public final class Pacer: Sendable {
     public let burstMs: Double
     /// The longest a packet waits.
     public let maxQueueMs: Double
-    private let delayed = Atomic<UInt64>(0)
+    let delayed = Atomic<UInt64>(0)
     /// The youngest packet (µs since its frame's capture) to leave since `takeLowestAgeMs`
     /// (Int64.max: none). The lowest, as the receiver measures the lowest transit: a
     /// retransmission is as old as its original and says nothing of the queue.
-    private let lowestAge = Atomic<Int64>(.max)
+    let lowestAge = Atomic<Int64>(.max)
 
     /// The media's RTP payload type: every other packet through here is a retransmission
     /// (RTX), which `RetransmissionGate` admits first. nil: no gate (the link simulator's shaper).
@@ -42,6 +45,8 @@ public final class Pacer: Sendable {
 
     /// Payload types that never wait here (a voice), their bits still taken from the bucket.
     public let unpacedPayloadTypes: Set<Int>
+    /// The packets held for the pacer's thread (see `hold`).
+    let holding = PacerHolding()
 
     public init(rateKbps: Int, burstMs: Double = 10, maxQueueMs: Double = 150, mediaPayloadType: Int? = nil,
                 retransmissionBudgetKbps: Int? = nil, unpacedPayloadTypes: Set<Int> = []) {
@@ -50,6 +55,8 @@ public final class Pacer: Sendable {
         bucket = Mutex(Bucket(rateKbps: Double(max(rateKbps, 1)), tokens: 0, lastMicros: 0))
         gate = Mutex(RetransmissionGate(budgetKbps: retransmissionBudgetKbps ?? rateKbps))
     }
+
+    deinit { stop() }
 
     /// The rate retransmissions may take (kbit/s), besides the media's.
     public func setRetransmissionBudget(kbps: Int) { gate.withLock { $0.setBudget(kbps: kbps) } }
@@ -111,20 +118,22 @@ public final class Pacer: Sendable {
         }
     }
 
-    /// Blocks the calling streaming thread until a packet of `bytes` may go. `ageMicros`:
-    /// how long ago its frame was captured (nil: unknown). The packets that wait here
-    /// hold up the ones behind them in the subscriber's branch queue, so the backlog is
-    /// judged by age, not by this packet's own wait: one older than `maxQueueMs` goes
-    /// at once and clears the debt (an encoder above the pacing rate, just after a cut,
-    /// would otherwise build a queue of seconds upstream: measured, 600 ms).
-    func pace(bytes: Int, ageMicros: Int64?, payloadType: Int? = nil) {
+    /// Forgets what earlier packets owe: a packet older than `maxQueueMs` goes at once.
+    func clearDebt(nowMicros: Int64) {
+        bucket.withLock { $0.tokens = max($0.tokens, 0); $0.lastMicros = nowMicros }
+    }
+
+    /// Blocks the calling streaming thread until a packet of `bytes` may go: the link
+    /// simulator's shaper, behind the link's own queue (the sender's pacer holds instead,
+    /// `hold`). `ageMicros`: how long ago its frame was captured (nil: unknown). The
+    /// packets that wait here hold up the ones behind them, so the backlog is judged by
+    /// age, not by this packet's own wait: one older than `maxQueueMs` goes at once and
+    /// clears the debt (an encoder above the pacing rate, just after a cut, would
+    /// otherwise build a queue of seconds: measured, 600 ms). `hold` judges the same way.
+    func pace(bytes: Int, ageMicros: Int64?) {
         let now = Int64(g_get_monotonic_time())
-        if let payloadType, unpacedPayloadTypes.contains(payloadType) {
-            _ = reserve(bytes: bytes, nowMicros: now)
-            return
-        }
         if let age = ageMicros, Double(age) > maxQueueMs * 1000 {
-            bucket.withLock { $0.tokens = max($0.tokens, 0); $0.lastMicros = now }
+            clearDebt(nowMicros: now)
             _ = lowestAge.min(age, ordering: .relaxed)
             return
         }

@@ -21,7 +21,7 @@ enum SendPath {
     /// pad (identity pushes a buffer list's packets one by one, so each is paced), then
     /// the simulated link's elements. A packet is numbered for transport-wide feedback
     /// as it leaves the pacer: its departure, after the pacer's hold, before the link.
-    private static func makeBin(pacer: Pacer?, transport: TransportSequencer,
+    static func makeBin(pacer: Pacer?, transport: TransportSequencer,
                                 link: [UnsafeMutablePointer<GstElement>]) -> UnsafeMutableRawPointer? {
         var chain: [UnsafeMutablePointer<GstElement>] = []
         if let pacer, let identity = gst_element_factory_make("identity", nil) {
@@ -29,8 +29,11 @@ enum SendPath {
             if let src = gst_element_get_static_pad(identity, "src") {
                 let data = GstPadProbeType(GST_PAD_PROBE_TYPE_BUFFER.rawValue)
                 let address = Int(bitPattern: UnsafeMutableRawPointer(identity))
+                pacer.attach(pad: src)
                 Pad(takingOwnership: src).addProbe(data) { info in
                     guard let buffer = gst_pad_probe_info_get_buffer(info) else { return GST_PAD_PROBE_OK }
+                    // One the pacer held, now let go by its thread.
+                    if pacer.onPacerThread { transport.stamp(info); return GST_PAD_PROBE_OK }
                     // A retransmission asked again too soon, or over its budget, never leaves.
                     guard pacer.admits(buffer) else { return GST_PAD_PROBE_DROP }
                     // The frame's age: running time now less its timestamp (the capture's
@@ -39,9 +42,14 @@ enum SendPath {
                     let element = UnsafeMutablePointer<GstElement>(bitPattern: address)!
                     let now = gst_element_get_current_running_time(element), pts = buffer.pointee.pts
                     let age = now != GstClockTime.max && pts != GstClockTime.max && now >= pts ? Int64((now - pts) / 1000) : nil
-                    pacer.pace(bytes: Int(gst_buffer_get_size(buffer)), ageMicros: age, payloadType: ProbeInfo.rtpPayloadType(buffer))
-                    transport.stamp(info)
-                    return GST_PAD_PROBE_OK
+                    switch pacer.hold(buffer, bytes: Int(gst_buffer_get_size(buffer)), ageMicros: age,
+                                      payloadType: ProbeInfo.rtpPayloadType(buffer)) {
+                    case .held:
+                        return GST_PAD_PROBE_HANDLED
+                    case .now:
+                        transport.stamp(info)
+                        return GST_PAD_PROBE_OK
+                    }
                 }
             }
             chain.append(identity)

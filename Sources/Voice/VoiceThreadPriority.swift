@@ -19,15 +19,10 @@ package enum VoiceThreadPriority {
     /// Raises the thread that pushes buffers through `pad`, at its first buffer and again
     /// whenever another thread takes over (a restarted source, a new task).
     package static func raise(on pad: Pad) {
-        let last = Atomic<UInt>(0)
-        pad.addProbe(GST_PAD_PROBE_TYPE_BUFFER) { _ in
-            let thread = UInt(pthread_self())
-            guard last.exchange(thread, ordering: .relaxed) != thread else { return GST_PAD_PROBE_OK }
-            if pcg_nice_current_thread(nice) == 0, !refusalSaid.exchange(true, ordering: .relaxed) {
-                FileHandle.standardError.write(Data(("voice: cannot raise the voice threads to nice \(nice) (no permission: root, "
-                                                     + "CAP_SYS_NICE or RLIMIT_NICE); they stay at the video's priority\n").utf8))
-            }
-            return GST_PAD_PROBE_OK
+        StreamingThreadPriority.set(on: pad, nice: nice) {
+            guard !refusalSaid.exchange(true, ordering: .relaxed) else { return }
+            FileHandle.standardError.write(Data(("voice: cannot raise the voice threads to nice \(nice) (no permission: root, "
+                                                 + "CAP_SYS_NICE or RLIMIT_NICE); they stay at the video's priority\n").utf8))
         }
     }
 }

@@ -41,6 +41,7 @@ extension PublisherMedia {
         if voice != nil {
             rtc.jitterBufferLatencyMs = PublisherVoice.receiveLatencyMs
             rtc.unpacedPayloadTypes = [VoiceFormat.payloadType]
+            rtc.receiveThreadNice = VoiceThreadPriority.nice
         }
         let peer = try WebRTCPeer(name: name, pipeline: pipeline, configuration: rtc)
         let queue = try ElementFactory.make("queue", name: "\(name)-queue")

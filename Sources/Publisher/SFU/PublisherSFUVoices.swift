@@ -151,6 +151,7 @@ public final class PublisherSFUVoices: Sendable {
         var rtc = media.config.rtc
         rtc.linkConditions = nil
         rtc.jitterBufferLatencyMs = PublisherVoice.receiveLatencyMs
+        rtc.receiveThreadNice = VoiceThreadPriority.nice
         let peer: WebRTCPeer
         do throws(RTCError) { peer = try WebRTCPeer(name: name, pipeline: media.pipeline, configuration: rtc) } catch {
             return "\(error)"

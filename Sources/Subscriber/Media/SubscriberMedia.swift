@@ -96,7 +96,10 @@ public final class SubscriberMedia: @unchecked Sendable {
         try PoseHeaderExtension.register()
         self.config = config
         pipeline = try Pipeline(name: name)
-        peer = try WebRTCPeer(name: "\(name)-webrtc", pipeline: pipeline, configuration: config.rtc)
+        var rtc = config.rtc
+        // The field's voice reaches its jitter buffer on the receiving thread.
+        if config.voice != nil { rtc.receiveThreadNice = VoiceThreadPriority.nice }
+        peer = try WebRTCPeer(name: "\(name)-webrtc", pipeline: pipeline, configuration: rtc)
         let pipeline = self.pipeline
         do throws(VoiceError) {
             if let options = config.voice {

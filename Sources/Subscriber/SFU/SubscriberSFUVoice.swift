@@ -4,6 +4,7 @@ import RTCSession
 import SFU
 import Signaling
 import Synchronization
+import Voice
 
 /// An expert's voice through Janus, for one session: publishes the microphone as an
 /// audio-only feed in the voice room the publisher named (`voiceRoute`), on the Janus
@@ -188,6 +189,7 @@ final class SubscriberSFUVoice: Sendable {
         var rtc = media.config.rtc
         rtc.linkConditions = nil
         rtc.jitterBufferLatencyMs = Self.heardLatencyMs
+        rtc.receiveThreadNice = VoiceThreadPriority.nice
         let peer = try WebRTCPeer(name: name, pipeline: media.pipeline, configuration: rtc)
         let voice = self.voice
         peer.onIncomingStream { [weak peer] pad in
