@@ -22,7 +22,7 @@ enum SendPath {
     /// the simulated link's elements. A packet is numbered for transport-wide feedback
     /// as it leaves the pacer: its departure, after the pacer's hold, before the link.
     static func makeBin(pacer: Pacer?, transport: TransportSequencer,
-                                link: [UnsafeMutablePointer<GstElement>]) -> UnsafeMutableRawPointer? {
+                        link: [UnsafeMutablePointer<GstElement>]) -> UnsafeMutableRawPointer? {
         var chain: [UnsafeMutablePointer<GstElement>] = []
         if let pacer, let identity = gst_element_factory_make("identity", nil) {
             gst_util_set_object_arg(gcast(identity, to: GObject.self), "silent", "true")

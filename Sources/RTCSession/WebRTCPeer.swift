@@ -117,10 +117,11 @@ public final class WebRTCPeer: @unchecked Sendable {
         // webrtcbin makes a DTLS transport's bins while creating the offer or answer and
         // reads the transport's certificate for the SDP fingerprint right after: setting
         // `pem` on its dtlssrtpdec as the bins are added puts our certificate in both.
+        // The same bins hold the receiving nicesrc, whose thread is raised there.
         let certificateHandler = Signal.connect(webrtc.object, "element-added") { (element: UnsafeMutableRawPointer?) in
             guard let element else { return }
             let added = gcast(element, to: GstElement.self)
-            func setPEM(_ e: UnsafeMutablePointer<GstElement>) {
+            func prepare(_ e: UnsafeMutablePointer<GstElement>) {
                 let factory = Element.factoryName(of: e)
                 if factory == "dtlssrtpdec" {
                     gst_util_set_object_arg(gcast(e, to: GObject.self), "pem", certificate.pem)
@@ -133,8 +134,8 @@ public final class WebRTCPeer: @unchecked Sendable {
                     }
                 }
             }
-            setPEM(added)
-            Element.forEachDescendant(of: added, setPEM)
+            prepare(added)
+            Element.forEachDescendant(of: added, prepare)
         }
         state.withLock { $0.handlerIDs.append(certificateHandler) }
         // A stream the peer may not send on is dropped and named (a pipeline warning),
