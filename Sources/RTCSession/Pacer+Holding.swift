@@ -66,21 +66,16 @@ extension Pacer {
             return .now
         }
         let (departure, start) = holding.locked { () -> (Departure, Bool) in
-            if holding.stopped { return (.now, false) }
+            // Stopped, or never given a pad to push on: nothing is held.
+            if holding.stopped || holding.pad == nil { return (.now, false) }
             if holding.packets.isEmpty, !holding.pushing {
-                if let age = ageMicros, Double(age) > maxQueueMs * 1000 {
-                    clearDebt(nowMicros: now)
-                    _ = lowestAge.min(age, ordering: .relaxed)
+                let wait = departureWait(bytes: bytes, ageMicros: ageMicros, nowMicros: now)
+                if wait == 0 {
+                    if let age = ageMicros { _ = lowestAge.min(age, ordering: .relaxed) }
                     return (.now, false)
                 }
-                let wait = reserve(bytes: bytes, nowMicros: now)
-                if wait == 0 || holding.pad == nil {
-                    if let age = ageMicros { _ = lowestAge.min(age + wait, ordering: .relaxed) }
-                    return (.now, false)
-                }
-                delayed.add(1, ordering: .relaxed)
                 holding.packets.append(.init(buffer: buffer, bytes: bytes, ageMicros: ageMicros, arrivedMicros: now,
-                                             dueMicros: now + min(wait, 500_000)))
+                                             dueMicros: now + min(wait, Self.longestWaitMicros)))
             } else {
                 holding.packets.append(.init(buffer: buffer, bytes: bytes, ageMicros: ageMicros, arrivedMicros: now, dueMicros: nil))
             }
@@ -125,15 +120,8 @@ extension Pacer {
             }
             let now = Int64(g_get_monotonic_time())
             if head.dueMicros == nil {
-                let age = head.ageMicros.map { $0 + now - head.arrivedMicros }
-                if let age, Double(age) > maxQueueMs * 1000 {
-                    clearDebt(nowMicros: now)
-                    head.dueMicros = now
-                } else {
-                    let wait = reserve(bytes: head.bytes, nowMicros: now)
-                    if wait > 0 { delayed.add(1, ordering: .relaxed) }
-                    head.dueMicros = now + min(wait, 500_000)
-                }
+                let wait = departureWait(bytes: head.bytes, ageMicros: head.ageMicros.map { $0 + now - head.arrivedMicros }, nowMicros: now)
+                head.dueMicros = now + min(wait, Self.longestWaitMicros)
                 holding.packets[0] = head
             }
             if let due = head.dueMicros, due > now {

@@ -131,16 +131,24 @@ public final class Pacer: Sendable {
     /// clears the debt (an encoder above the pacing rate, just after a cut, would
     /// otherwise build a queue of seconds: measured, 600 ms). `hold` judges the same way.
     func pace(bytes: Int, ageMicros: Int64?) {
-        let now = Int64(g_get_monotonic_time())
-        if let age = ageMicros, Double(age) > maxQueueMs * 1000 {
-            clearDebt(nowMicros: now)
-            _ = lowestAge.min(age, ordering: .relaxed)
-            return
-        }
-        let wait = reserve(bytes: bytes, nowMicros: now)
+        let wait = departureWait(bytes: bytes, ageMicros: ageMicros, nowMicros: Int64(g_get_monotonic_time()))
         if let age = ageMicros { _ = lowestAge.min(age + wait, ordering: .relaxed) }
-        guard wait > 0 else { return }
-        delayed.add(1, ordering: .relaxed)
-        usleep(useconds_t(min(wait, 500_000)))
+        if wait > 0 { usleep(useconds_t(min(wait, Self.longestWaitMicros))) }
+    }
+
+    /// No packet waits longer than this (µs), whatever it owes.
+    static let longestWaitMicros: Int64 = 500_000
+
+    /// How long (µs) a packet of `bytes`, `ageMicros` old at `nowMicros`, must wait, its
+    /// tokens taken: none for one older than `maxQueueMs`, which clears the debt. Counts
+    /// the packets that wait (`packetsDelayed`).
+    func departureWait(bytes: Int, ageMicros: Int64?, nowMicros: Int64) -> Int64 {
+        if let age = ageMicros, Double(age) > maxQueueMs * 1000 {
+            clearDebt(nowMicros: nowMicros)
+            return 0
+        }
+        let wait = reserve(bytes: bytes, nowMicros: nowMicros)
+        if wait > 0 { delayed.add(1, ordering: .relaxed) }
+        return wait
     }
 }
