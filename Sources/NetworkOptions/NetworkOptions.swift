@@ -19,6 +19,8 @@ public struct NetworkOptions: ParsableArguments {
     public var iceLinkLocal = false
     @Option(help: "Gather only on this local address (repeat for several; default: every one the policy keeps).")
     public var iceAddress: [String] = []
+    @Flag(name: .customLong("ice-tcp"), help: "Also offer ICE-TCP host candidates, for a network that blocks UDP between the peers (off: ICE could pick TCP on a lossy path, where every loss holds back the media behind it; docs/NETWORK.md).")
+    public var iceTCP = false
 
     public init() {}
 
@@ -73,6 +75,7 @@ public struct NetworkOptions: ParsableArguments {
         rtc.stunServer = stun
         rtc.turnServer = (try? turnServer(environment: ProcessInfo.processInfo.environment)) ?? nil
         rtc.relayOnly = iceTransportPolicy == "relay"
+        rtc.iceTCP = iceTCP
         rtc.addresses = ICEAddressPolicy(families: iceFamilies, linkLocal: iceLinkLocal, addresses: iceAddress.isEmpty ? nil : iceAddress)
     }
 }

@@ -25,6 +25,24 @@ extension WebRTCPeer {
     @discardableResult
     package func disableUPnP() -> Bool { setNiceAgent("upnp", "false") }
 
+    /// Gathers ICE-TCP host candidates or not (webrtcbin's libnice backend gathers them by
+    /// default). With them, ICE nominated a TCP pair on a lossy path in 3 of 12 kernel-path
+    /// runs (`scripts/bench-paths`, 1–3 % loss), when the UDP pair's first checks were
+    /// lost: TCP then repairs every loss itself, a lost segment holds back all behind it
+    /// (the receiver read 30–98 ms of queueing at a third of a 3 Mbit/s link, so
+    /// congestion control sent 938 kbit/s instead of 1702), and no NACK or keyframe
+    /// request can help. A relay over TCP (TURN) does not depend on this. Called before
+    /// any gathering (at init); false when the ICE backend is not libnice's.
+    @discardableResult
+    package func setICETCP(_ on: Bool) -> Bool {
+        guard let ice = pcg_object_get_pointer(webrtc.object, "ice-agent") else { return false }
+        defer { g_object_unref(ice) }
+        guard let klass = gcast(ice, to: GTypeInstance.self).pointee.g_class,
+              g_object_class_find_property(gcast(klass, to: GObjectClass.self), "ice-tcp") != nil else { return false }
+        gst_util_set_object_arg(gcast(ice, to: GObject.self), "ice-tcp", on ? "true" : "false")
+        return true
+    }
+
     /// Sets a property of the NiceAgent behind webrtcbin's `ice-agent`; false when there
     /// is none (another ICE backend).
     private func setNiceAgent(_ property: String, _ value: String) -> Bool {

@@ -14,6 +14,9 @@ public struct RTCConfiguration: Sendable {
     public var relayOnly = false
     /// The local addresses ICE gathers host candidates on (no link-local by default).
     public var addresses = ICEAddressPolicy()
+    /// Also gather ICE-TCP host candidates (RFC 6544), for a network that blocks UDP
+    /// between the peers; off by default (see `WebRTCPeer.setICETCP`).
+    public var iceTCP = false
     /// Receive jitter buffer latency in milliseconds (webrtcbin's default is 200).
     public var jitterBufferLatencyMs: Int
     /// Simulated loss/delay on the outgoing RTP (netsim after the retransmission
@@ -111,6 +114,7 @@ public final class WebRTCPeer: @unchecked Sendable {
         let receiveNice = configuration.receiveThreadNice
         let peerName = name, events = sink
         disableUPnP()
+        setICETCP(configuration.iceTCP)
         restrictLocalAddresses(configuration.addresses)
         pipeline.add(webrtc)
         connectSignals()

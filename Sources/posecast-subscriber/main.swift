@@ -38,7 +38,7 @@ struct Subscriber: AsyncParsableCommand {
     var placement = "auto"
     @Option(help: "Hold every control message this many ms before sending (simulates a slow control channel).")
     var controlDelayMs = 0
-    @Option(help: "Receive jitter-buffer latency in ms (default: the latency profile's, tuned 50, baseline 200); it rises from there when retransmissions arrive late, up to two retransmission round trips plus 40 ms (at least 200, at most --max-jitter-latency), and comes back after 10 s without loss.")
+    @Option(help: "Receive jitter-buffer latency in ms (default: the latency profile's, tuned 50, baseline 200); it rises from there when retransmissions arrive late, up to three retransmission round trips plus 40 ms (at least 200, at most --max-jitter-latency), and comes back after 10 s without loss.")
     var jitterLatency: Int?
     @Option(help: "The most the jitter-buffer latency may rise to, in ms (1000 holds a 300 ms round trip's retransmissions).")
     var maxJitterLatency = 1000

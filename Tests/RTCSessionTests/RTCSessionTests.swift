@@ -55,6 +55,34 @@ struct RTCSessionTests {
         #expect(!stats.entries(ofType: "peer-connection").isEmpty)
     }
 
+    @Test("ICE gathers UDP host candidates only, unless ICE-TCP is asked for")
+    func iceTCPOnRequest() async throws {
+        func gathered(iceTCP: Bool) async throws -> [String] {
+            let pipe = try Pipeline(name: "tcp-\(iceTCP)")
+            var config = RTCConfiguration()
+            config.iceTCP = iceTCP
+            let peer = try WebRTCPeer(name: "tcp-\(iceTCP)", pipeline: pipe, configuration: config)
+            try pipe.play()
+            defer { peer.close(); pipe.stop() }
+            _ = try peer.createDataChannel("control")
+            try await peer.setLocalDescription(try await peer.createOffer())
+            var candidates: [String] = []
+            let collect = Task {
+                for await e in peer.events { if case .localCandidate(let c) = e { candidates.append(c.candidate) } }
+                return candidates
+            }
+            try await Task.sleep(for: .seconds(2))
+            collect.cancel()
+            peer.close()
+            return await collect.value
+        }
+        let plain = try await gathered(iceTCP: false)
+        #expect(!plain.isEmpty, "no candidate gathered")
+        #expect(plain.allSatisfy { $0.uppercased().contains(" UDP ") }, "\(plain)")
+        let withTCP = try await gathered(iceTCP: true)
+        #expect(withTCP.contains { $0.uppercased().contains(" TCP ") }, "ICE-TCP asked for, none gathered: \(withTCP)")
+    }
+
     @Test("a missing element is an error naming it, its plugin and the Debian package")
     func missingElement() throws {
         try GStreamer.initialize()

@@ -13,7 +13,7 @@ allowed, the picture's size, frames shown, latency and own pose; per run the fig
 each scenario's target is about, and whether it was met.
 
 Prints one JSON line per scenario and codec and writes OUT/bench-paths-CODEC.png."""
-import argparse, json, os, subprocess, sys, time
+import argparse, json, os, re, subprocess, sys, time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from plots import pyplot  # noqa: E402
@@ -95,6 +95,13 @@ class Path:
         else:
             sh("tc", "-n", self.router, "qdisc", "del", "dev", "rb", "root", check=False)
 
+    def bottleneck_drops(self):
+        """Packets the router's tbf dropped since it was last set (None without one)."""
+        r = subprocess.run(["tc", "-s", "-n", self.router, "qdisc", "show", "dev", "rb"],
+                           capture_output=True, text=True)
+        m = re.search(r"tbf .*?dropped (\d+)", r.stdout, re.S)
+        return int(m.group(1)) if m else None
+
     def exec(self, ns):
         return ["ip", "netns", "exec", ns]
 
@@ -121,6 +128,7 @@ def run(a, path, name, codec, out):
     frame_log = os.path.join(out, f"{tag}-frames.jsonl")
     subscriber = None
     load_before = load_1m()
+    drops_before = path.bottleneck_drops() or 0
     try:
         wait_until(lambda: any("listening" in (o.get("event") or "") for _, o in publisher.events()), 30, f"{tag}: publisher listening")
         subscriber = Proc(f"{tag}-subscriber", path.exec(path.sub) + [
@@ -137,13 +145,17 @@ def run(a, path, name, codec, out):
         wait = start / 1e9 + seconds - time.time()
         if wait > 0:
             time.sleep(wait)
+        drops = path.bottleneck_drops()
+        # tbf's counter lives as long as the qdisc (a step without a rate removes it).
+        drops = None if drops is None else drops - drops_before if drops >= drops_before else drops
     finally:
         if subscriber:
             subscriber.stop("quit")
         publisher.stop()
     rows = per_second(start, seconds, publisher, load_jsonl(frame_log))
     result = judge(name, codec, rows, steps, publisher, subscriber, start)
-    result.update(target=target, load_1m_before=load_before, load_1m_after=load_1m())
+    route = [o.get("transport") for _, o in subscriber.events("mediaRoute")] if subscriber else []
+    result.update(bottleneck_drops=drops, media_transport=route[-1] if route else None, target=target, load_1m_before=load_before, load_1m_after=load_1m())
     return rows, result
 
 

@@ -14,11 +14,17 @@ import RTCModel
 /// - **Up** at once when packets were lost or late since the last update: to the
 ///   retransmission round trip the jitter buffer measured plus `marginMs`, and at least
 ///   `growth` times the current latency, within the ceiling.
-/// - **The ceiling follows the path**: room for two retransmission round trips (a
-///   retransmission lost in turn is asked for again) plus `marginMs`, at least
-///   `shortPathCeilingMs` and at most `maximumMs`. A fixed 200 ms ceiling was shorter than
-///   an intercontinental round trip (202–223 ms measured on a 200 ms path): no
-///   retransmission arrived in time and every loss became a keyframe request.
+/// - **The ceiling follows the path**: room for `roundTrips` retransmission round trips
+///   plus `marginMs`, at least `shortPathCeilingMs` and at most `maximumMs`. Three round
+///   trips are what a second try takes: the first request's round trip, the
+///   retransmission timeout (about one more) before rtpjitterbuffer asks again, and the
+///   second request's. A fixed 200 ms ceiling was shorter than an intercontinental round
+///   trip (202–223 ms measured on a 200 ms path): no retransmission arrived in time and
+///   every loss became a keyframe request. Two round trips left no room for a request or
+///   a retransmission lost in turn (1 % loss each way: about 2 % of the repairs): 3 and 5
+///   keyframe requests a minute on that path with 1 % loss and no queue at the
+///   bottleneck, 1 with the latency held at 700 ms; packets in order pass at once, so the
+///   latency's 95th percentile stayed 314–316 ms either way.
 /// - **Held while retransmission repairs**: at least one retransmission round trip
 ///   plus `marginMs` while the jitter buffer asks for any packet again, and no way down
 ///   until `calmNanos` after the last request. Coming down after `calmNanos` without a
@@ -34,10 +40,11 @@ import RTCModel
 ///   request at a time: 5 requests and a 1.5 s freeze in the first 8 s, none after. The
 ///   round trip comes from the sender's echo of our reception reports
 ///   (`notePathRoundTrip`), a few hundred milliseconds into the session; then the latency
-///   goes to two round trips plus `marginMs` (the floor on a short path): with one round
-///   trip plus the margin, a loss noticed only with the next frame, or a retransmission
-///   lost in turn, still missed it (3 keyframe requests in the first 4 s on the 80 ms
-///   path with 3 % loss), and the latency then climbed there by steps anyway. While the
+///   goes to the ceiling, `roundTrips` round trips plus `marginMs` (the floor on a short
+///   path): with one round trip plus the margin, a loss noticed only with the next frame,
+///   or a retransmission lost in turn, still missed it (3 keyframe requests in the first
+///   4 s on the 80 ms path with 3 % loss), and the latency then climbed there by steps
+///   anyway. While the
 ///   jitter buffer waits for a missing packet nothing passes, but packets in order pass at
 ///   once, so a high start costs only its first frame's wait (rtpjitterbuffer holds the
 ///   first packet for its latency) and repairs that would otherwise be keyframe requests.
@@ -49,6 +56,8 @@ public struct JitterLatency: Sendable {
         /// The ceiling whatever the path (`--max-jitter-latency`).
         public var maximumMs = 1000
         public var marginMs = 40.0
+        /// Retransmission round trips the ceiling leaves room for (see the type's notes).
+        public var roundTrips = 3.0
         public var growth = 1.5
         public var calmNanos: UInt64 = 10_000_000_000
         public var decay = 0.1
@@ -89,19 +98,19 @@ public struct JitterLatency: Sendable {
         let c = configuration
         let rtt = roundTripMs(stats)
         guard rtt > 0 else { return Self.clamp(max(c.shortPathCeilingMs, c.unknownPathMs ?? 0), c) }
-        let path = 2 * rtt + c.marginMs
+        let path = c.roundTrips * rtt + c.marginMs
         return min(c.maximumMs, max(c.shortPathCeilingMs, Int(path.rounded())))
     }
 
     /// The path's round trip measured by the sender's echo of a reception report (ms).
-    /// The first one ends the start: the latency goes to two of it plus `marginMs` unless
-    /// trouble has raised it already. Returns the new latency when it changes.
+    /// The first one ends the start: the latency goes to `roundTrips` of it plus `marginMs`
+    /// unless trouble has raised it already. Returns the new latency when it changes.
     public mutating func notePathRoundTrip(_ ms: Double, nowNanos: UInt64) -> Int? {
         guard ms.isFinite, ms >= 0, ms < 10_000 else { return nil }
         let first = pathRoundTripMs == nil
         pathRoundTripMs = ms
         guard first, lastTroubleNanos == nil, configuration.unknownPathMs != nil else { return nil }
-        let next = Self.clamp(Int((2 * ms + configuration.marginMs).rounded()), configuration)
+        let next = Self.clamp(Int((configuration.roundTrips * ms + configuration.marginMs).rounded()), configuration)
         startedNanos = nil
         guard next != latencyMs else { return nil }
         latencyMs = next
