@@ -32,12 +32,15 @@ struct ChromiumConsoleSystemTests {
         let url = try #require(listening.string("url"))
         let console = url.replacingOccurrences(of: "ws://", with: "http://")
 
-        // Our GStreamer subscribers: one as before, one reading the trailer.
-        let plain = try ManagedProcess("posecast-subscriber", ["--headless", "--json", "--signaling", url, "--role", "viewer"],
-                                       name: "subscriber (header extension)")
+        // Our GStreamer subscribers: one as before, one reading the trailer. On loopback as
+        // the publisher: libnice binds each UDP socket to its address, and 192.0.2.2 does
+        // not reach the publisher's 127.0.0.1 (only ICE-TCP, now off by default, did).
+        let plain = try ManagedProcess("posecast-subscriber", ["--headless", "--json", "--signaling", url, "--role", "viewer",
+                                                               "--ice-address", "127.0.0.1"], name: "subscriber (header extension)")
         defer { plain.signal(SIGTERM) }
         let trailer = try ManagedProcess("posecast-subscriber", ["--headless", "--json", "--signaling", url, "--role", "viewer",
-                                                                 "--pose-transport", "trailer"], name: "subscriber (trailer)")
+                                                                 "--ice-address", "127.0.0.1", "--pose-transport", "trailer"],
+                                         name: "subscriber (trailer)")
         defer { trailer.signal(SIGTERM) }
 
         try await Fault.expectPosedFrames(plain)

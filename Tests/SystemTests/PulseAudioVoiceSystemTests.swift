@@ -39,7 +39,8 @@ struct PulseAudioVoiceSystemTests {
         let (listening, _) = try await publisher.waitForEvent("embedded signaling", timeout: 20) { $0.is(.listening) }
         let url = try #require(listening.string("url"))
         let expert = try ManagedProcess("posecast-subscriber", [
-            "--headless", "--json", "--signaling", url, "--microphone", "tone=2000", "--speaker", "discard"], name: "expert")
+            "--headless", "--json", "--signaling", url, "--ice-address", "127.0.0.1", "--microphone", "tone=2000",
+            "--speaker", "discard"], name: "expert")
         defer { expert.signal(SIGTERM) }
         try await expert.waitForEvent("connected", timeout: 40) { $0.is(.connected) }
         // Quiet first: the field's room is silent (a null sink's monitor gives zeros).
@@ -83,8 +84,8 @@ struct PulseAudioVoiceSystemTests {
         defer { publisher.signal(SIGKILL) }
         let (listening, _) = try await publisher.waitForEvent("embedded signaling", timeout: 20) { $0.is(.listening) }
         let expert = try ManagedProcess("posecast-subscriber", [
-            "--headless", "--json", "--signaling", try #require(listening.string("url")), "--microphone", "tone=2000",
-            "--speaker", "discard"], name: "expert")
+            "--headless", "--json", "--signaling", try #require(listening.string("url")), "--ice-address", "127.0.0.1",
+            "--microphone", "tone=2000", "--speaker", "discard"], name: "expert")
         defer { expert.signal(SIGTERM) }
         try await expert.waitForEvent("connected", timeout: 40) { $0.is(.connected) }
         try await Task.sleep(for: .seconds(2))

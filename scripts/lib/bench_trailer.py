@@ -41,7 +41,9 @@ def main():
                                   "--ice-address", "127.0.0.1", "--allow-origin", "null"])   # the Chromium driver's page is a file
         url = group.wait_event("publisher", lambda e: e.get("event") == EVENT.listening, 30, "listening")["url"]
         for name, extra in (("extension", []), ("trailer", ["--pose-transport", "trailer"])):
-            group.start(name, ["posecast-subscriber", "--headless", "--json", "--signaling", url, "--role", "viewer", *extra],
+            # On loopback as the publisher (see docs/NETWORK.md, ICE-TCP).
+            group.start(name, ["posecast-subscriber", "--headless", "--json", "--signaling", url, "--role", "viewer",
+                               "--ice-address", "127.0.0.1", *extra],
                         stdin=subprocess.PIPE)
         browser = asyncio.run(console_counts(url.replace("ws://", "http://") + "?role=viewer", args.seconds))
         publisher = group.wait_event("publisher", lambda e: e.get("event") == EVENT.status and e.get("trailer_frames"), 5,
