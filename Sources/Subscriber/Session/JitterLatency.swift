@@ -44,10 +44,10 @@ import RTCModel
 ///   path): with one round trip plus the margin, a loss noticed only with the next frame,
 ///   or a retransmission lost in turn, still missed it (3 keyframe requests in the first
 ///   4 s on the 80 ms path with 3 % loss), and the latency then climbed there by steps
-///   anyway. While the
-///   jitter buffer waits for a missing packet nothing passes, but packets in order pass at
-///   once, so a high start costs only its first frame's wait (rtpjitterbuffer holds the
-///   first packet for its latency) and repairs that would otherwise be keyframe requests.
+///   anyway. While the jitter buffer waits for a missing packet nothing passes, but
+///   packets in order pass at once, so a high start costs only its first frame's wait
+///   (rtpjitterbuffer holds the first packet for its latency) and repairs that would
+///   otherwise be keyframe requests.
 public struct JitterLatency: Sendable {
     public struct Configuration: Sendable, Hashable {
         public var floorMs: Int
