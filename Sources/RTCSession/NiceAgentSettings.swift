@@ -35,12 +35,7 @@ extension WebRTCPeer {
     /// any gathering (at init); false when the ICE backend is not libnice's.
     @discardableResult
     package func setICETCP(_ on: Bool) -> Bool {
-        guard let ice = pcg_object_get_pointer(webrtc.object, "ice-agent") else { return false }
-        defer { g_object_unref(ice) }
-        guard let klass = gcast(ice, to: GTypeInstance.self).pointee.g_class,
-              g_object_class_find_property(gcast(klass, to: GObjectClass.self), "ice-tcp") != nil else { return false }
-        gst_util_set_object_arg(gcast(ice, to: GObject.self), "ice-tcp", on ? "true" : "false")
-        return true
+        withICEObject(having: "ice-tcp") { ice in gst_util_set_object_arg(gcast(ice, to: GObject.self), "ice-tcp", on ? "true" : "false") }
     }
 
     /// Sets a property of the NiceAgent behind webrtcbin's `ice-agent`; false when there
@@ -52,14 +47,25 @@ extension WebRTCPeer {
     /// Runs `body` with the NiceAgent behind webrtcbin's `ice-agent` (borrowed for the
     /// call); false when there is none (another ICE backend).
     func withNiceAgent(_ body: (UnsafeMutableRawPointer) -> Void) -> Bool {
+        var found = false
+        // The libnice backend exposes its NiceAgent; other backends have no such property.
+        _ = withICEObject(having: "agent") { ice in
+            guard let agent = pcg_object_get_pointer(ice, "agent") else { return }
+            defer { g_object_unref(agent) }
+            body(agent)
+            found = true
+        }
+        return found
+    }
+
+    /// Runs `body` with webrtcbin's ICE object (`ice-agent`, borrowed for the call) when
+    /// its class has `property`; false when it has not (another ICE backend) or is absent.
+    private func withICEObject(having property: String, _ body: (UnsafeMutableRawPointer) -> Void) -> Bool {
         guard let ice = pcg_object_get_pointer(webrtc.object, "ice-agent") else { return false }
         defer { g_object_unref(ice) }
-        // The libnice backend exposes its NiceAgent; other backends have no such property.
         guard let klass = gcast(ice, to: GTypeInstance.self).pointee.g_class,
-              g_object_class_find_property(gcast(klass, to: GObjectClass.self), "agent") != nil,
-              let agent = pcg_object_get_pointer(ice, "agent") else { return false }
-        defer { g_object_unref(agent) }
-        body(agent)
+              g_object_class_find_property(gcast(klass, to: GObjectClass.self), property) != nil else { return false }
+        body(ice)
         return true
     }
 }
